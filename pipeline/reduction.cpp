@@ -1,0 +1,130 @@
+#include "pipeline/reduction.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "pipeline/half.hpp"
+
+namespace rulestream {
+
+std::string_view reduction_name(Reduction reduction) {
+  switch (reduction) {
+    case Reduction::Min:
+      return "min";
+    case Reduction::Max:
+      return "max";
+    case Reduction::Mean:
+      return "mean";
+    case Reduction::Prod:
+      return "prod";
+    case Reduction::Std:
+      return "std";
+    case Reduction::Variance:
+      return "variance";
+    case Reduction::Sum:
+      return "sum";
+    case Reduction::L1:
+      return "l1";
+    case Reduction::L2:
+      return "l2";
+  }
+  return "min";
+}
+
+std::string reduction_key_name(ReductionKey key) {
+  return (key.abs ? "abs_" : "") + std::string(reduction_name(key.reduction));
+}
+
+std::optional<Reduction> reduction_from_name(std::string_view name) {
+  if (name == "l1_norm") return Reduction::L1;
+  if (name == "l2_norm") return Reduction::L2;
+  for (const Reduction reduction : kAllReductions) {
+    if (reduction_name(reduction) == name) return reduction;
+  }
+  return std::nullopt;
+}
+
+std::optional<ReductionKey> reduction_key_from_name(std::string_view name) {
+  bool abs = false;
+  if (name.starts_with("abs_")) {
+    abs = true;
+    name.remove_prefix(4);
+  }
+  const auto reduction = reduction_from_name(name);
+  if (!reduction) return std::nullopt;
+  return ReductionKey{*reduction, abs};
+}
+
+Scalar Scalar::of_double(DType dtype, double value) {
+  if (!is_floating(dtype)) {
+    throw std::invalid_argument("Scalar::of_double: " + std::string(dtype_name(dtype)) +
+                                " is not a floating dtype");
+  }
+  Scalar scalar;
+  scalar.dtype_ = dtype;
+  // Store what the dtype can hold, so a float32 scalar reads back as a float32 would.
+  switch (dtype) {
+    case DType::Float16:
+      scalar.double_ = float16_to_float(double_to_float16(value));
+      break;
+    case DType::BFloat16:
+      scalar.double_ = bfloat16_to_float(float_to_bfloat16(static_cast<float>(value)));
+      break;
+    case DType::Float32:
+      scalar.double_ = static_cast<float>(value);
+      break;
+    default:
+      scalar.double_ = value;
+  }
+  return scalar;
+}
+
+Scalar Scalar::of_int(DType dtype, std::int64_t value) {
+  if (!is_signed_integer(dtype)) {
+    throw std::invalid_argument("Scalar::of_int: " + std::string(dtype_name(dtype)) +
+                                " is not a signed integer dtype");
+  }
+  Scalar scalar;
+  scalar.dtype_ = dtype;
+  scalar.int_ = value;
+  return scalar;
+}
+
+Scalar Scalar::of_uint(DType dtype, std::uint64_t value) {
+  if (!is_unsigned_integer(dtype)) {
+    throw std::invalid_argument("Scalar::of_uint: " + std::string(dtype_name(dtype)) +
+                                " is not an unsigned integer dtype");
+  }
+  Scalar scalar;
+  scalar.dtype_ = dtype;
+  scalar.uint_ = value;
+  return scalar;
+}
+
+Scalar Scalar::of_bool(bool value) {
+  Scalar scalar;
+  scalar.dtype_ = DType::Bool;
+  scalar.uint_ = value ? 1 : 0;
+  return scalar;
+}
+
+double Scalar::as_double() const {
+  if (is_floating(dtype_)) return double_;
+  if (is_signed_integer(dtype_)) return static_cast<double>(int_);
+  return static_cast<double>(uint_);
+}
+
+std::int64_t Scalar::as_int() const {
+  if (is_signed_integer(dtype_)) return int_;
+  if (is_floating(dtype_)) return static_cast<std::int64_t>(double_);
+  return static_cast<std::int64_t>(uint_);
+}
+
+std::uint64_t Scalar::as_uint() const {
+  if (is_unsigned_integer(dtype_) || dtype_ == DType::Bool) return uint_;
+  if (is_floating(dtype_)) return static_cast<std::uint64_t>(double_);
+  return static_cast<std::uint64_t>(int_);
+}
+
+}  // namespace rulestream

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/shared_bytes.hpp"
+
+namespace rulestream {
+
+// One file of a trial, named relative to the trial's root ("index/000000000/..._worker_0.json").
+struct StoredObject {
+  std::string path;
+  std::uint64_t size = 0;
+  std::int64_t modified_ns = 0;  // modification time, nanoseconds since the epoch
+
+  friend bool operator==(const StoredObject&, const StoredObject&) = default;
+};
+
+// Where a trial's files live: a local folder or an S3 prefix. Implementations are safe to call
+// from many threads at once. Paths are relative to the trial root and use '/'.
+// Errors are StorageError naming the root and the path.
+class Storage {
+ public:
+  virtual ~Storage() = default;
+
+  // "/data/job1" or "s3://bucket/prefix": for messages.
+  virtual std::string describe() const = 0;
+
+  // Whether the trial root itself exists (a folder, or a prefix with objects).
+  virtual bool root_exists() const = 0;
+
+  // Files whose relative path starts with `prefix`, sorted by path. Files still being written
+  // under a temporary name (*.tmp) are not listed. `start_after` skips paths <= it.
+  virtual std::vector<StoredObject> list(std::string_view prefix,
+                                         std::string_view start_after = {}) const = 0;
+
+  virtual bool exists(std::string_view path) const = 0;
+
+  // The whole file, or `length` bytes from `offset` (fewer if the file is shorter).
+  virtual SharedBytes read(std::string_view path) const = 0;
+  virtual SharedBytes read_range(std::string_view path, std::uint64_t offset,
+                                 std::uint64_t length) const = 0;
+};
+
+}  // namespace rulestream

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of rulestream from Debian 12 packages.
+# Nothing else is downloaded: the build itself never reaches the network.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git clang-format
+  libtbb-dev
+  libcurl4-openssl-dev
+  libprotobuf-dev protobuf-compiler
+  zlib1g-dev
+  libboost1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "rulestream: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "rulestream: all build dependencies are installed"
+fi

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/mode.hpp"
+#include "pipeline/shared_bytes.hpp"
+#include "pipeline/tensor_value.hpp"
+
+namespace rulestream {
+
+// One tensor found in an Event record.
+struct DecodedTensor {
+  std::string name;  // the Summary.Value tag
+  std::int64_t step = 0;
+  double wall_time = 0.0;
+  std::optional<Mode> mode;               // from the "mode" plugin data, when present
+  std::optional<std::int64_t> mode_step;  // from the "mode_step" plugin data, when present
+  TensorValue value;
+};
+
+// Decodes one Event payload (a TFRecord's data). Numeric data in tensor_content is not copied:
+// the returned values share `payload`. Typed repeated fields (float_val, half_val, ...) are
+// decoded too, and a single typed value with a larger shape is broadcast as TensorFlow does.
+// Events without tensors (file_version, simple_value summaries) yield nothing.
+// Malformed data throws FormatError naming `where` (file and offset).
+std::vector<DecodedTensor> decode_event(const SharedBytes& payload, const std::string& where);
+
+// Encodes a tensor exactly as smdebug's FileWriter does: numeric data raw in tensor_content,
+// dims named "<tag>_<size>", plugin data "mode_step" then "mode", strings with dtype left at
+// DT_INVALID and one string_val each, step omitted when 0.
+std::string encode_tensor_event(const std::string& name, const TensorValue& value,
+                                std::int64_t step, Mode mode, std::int64_t mode_step,
+                                double wall_time);
+
+}  // namespace rulestream

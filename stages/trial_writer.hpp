@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/collection.hpp"
+#include "pipeline/mode.hpp"
+#include "pipeline/reduction.hpp"
+#include "pipeline/tensor_value.hpp"
+#include "stages/collections_file.hpp"
+#include "stages/index_file.hpp"
+#include "stages/tfrecord_writer.hpp"
+
+namespace rulestream {
+
+// Writes one worker's share of a trial exactly as smdebug lays it out: an event file and an
+// index file per saved step, the collections file at close, and the end-of-job marker.
+// Files are written under "<name>.tmp" and renamed into place, as smdebug does, so a reader
+// never sees half a file unless it asks for that (see Options::atomic_rename).
+// Not thread-safe: one writer per worker.
+class TrialWriter {
+ public:
+  struct Options {
+    std::filesystem::path root;
+    std::string worker = "worker_0";
+    FooterStyle footer = FooterStyle::SmdebugPlaceholder;
+    Compression compression = Compression::None;  // smdebug never compresses; TF can
+    bool atomic_rename = true;  // false: write in place (to test readers against growing files)
+  };
+
+  explicit TrialWriter(Options options);
+
+  // Starts the step's event file. Steps are global steps; mode_step counts within the mode.
+  void begin_step(std::int64_t global_step, Mode mode, std::int64_t mode_step);
+  // A raw tensor of the current step.
+  void add_tensor(const std::string& name, const TensorValue& value);
+  // A saved reduction of `name` (a 0-d tensor of the source dtype), written as smdebug does.
+  void add_reduction(const std::string& name, ReductionKey key, const TensorValue& scalar);
+  // A saved shape (collections with save_shape).
+  void add_shape(const std::string& name, const Shape& shape);
+  // Writes the step's event file and then its index file.
+  void end_step();
+
+  // Writes collections/000000000/<worker>_collections.json.
+  void write_collections(const CollectionsFile& collections);
+  // Writes training_job_end.ts (empty). Call once, from one worker, after all steps.
+  void write_end_marker();
+
+  const Options& options() const { return options_; }
+  // Bytes written to event files so far.
+  std::uint64_t event_bytes_written() const { return event_bytes_written_; }
+
+ private:
+  void write_file(const std::filesystem::path& relative, std::string_view content);
+
+  Options options_;
+  bool in_step_ = false;
+  std::int64_t step_ = 0;
+  IndexFile index_;
+  std::string events_;
+  std::uint64_t event_bytes_written_ = 0;
+};
+
+}  // namespace rulestream

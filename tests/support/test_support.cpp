@@ -1,0 +1,72 @@
+#include "tests/support/test_support.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace rulestream::testing {
+
+TempDir::TempDir() {
+  static std::atomic<int> counter{0};
+  path_ = std::filesystem::temp_directory_path() /
+          ("rulestream-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::remove_all(path_);
+  std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::optional<std::filesystem::path> samples_dir() {
+  std::filesystem::path dir = RULESTREAM_SAMPLES_DIR;
+  if (const char* env = std::getenv("RULESTREAM_SAMPLES"); env != nullptr && *env != '\0') {
+    dir = env;
+  }
+  if (!std::filesystem::exists(dir / "trials")) return std::nullopt;
+  return dir;
+}
+
+std::filesystem::path rulestream_binary() {
+  if (const char* env = std::getenv("RULESTREAM_BINARY"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return RULESTREAM_BINARY_PATH;
+}
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+void write_text_file(const std::filesystem::path& path, std::string_view content) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+CommandResult run_command(const std::string& command) {
+  TempDir scratch;
+  const auto out_path = scratch.path() / "out";
+  const auto err_path = scratch.path() / "err";
+  const std::string full = command + " >'" + out_path.string() + "' 2>'" + err_path.string() + "'";
+  const int status = std::system(full.c_str());
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_text_file(out_path);
+  result.err = read_text_file(err_path);
+  return result;
+}
+
+}  // namespace rulestream::testing

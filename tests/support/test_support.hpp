@@ -1,0 +1,41 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace rulestream::testing {
+
+// A fresh folder under the system temp dir, removed with its contents when destroyed.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// smdebug-samples: $RULESTREAM_SAMPLES if set, else ../shared/smdebug-samples beside the
+// project. nullopt when absent (tests then GTEST_SKIP with a clear message).
+std::optional<std::filesystem::path> samples_dir();
+
+// The rulestream binary built with the tests.
+std::filesystem::path rulestream_binary();
+
+std::string read_text_file(const std::filesystem::path& path);
+void write_text_file(const std::filesystem::path& path, std::string_view content);
+
+// Runs a command through /bin/sh; returns its exit status and what it printed to stdout
+// (stderr is captured separately).
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+CommandResult run_command(const std::string& command);
+
+}  // namespace rulestream::testing
