@@ -52,6 +52,13 @@ ShapeUnavailableForStep::ShapeUnavailableForStep(std::string tensor, std::int64_
     : RulestreamError("shape of tensor '" + tensor + "' is not available for " +
                       step_text(step, mode)) {}
 
+InvalidWorker::InvalidWorker(std::string worker, std::string tensor, std::int64_t step)
+    : RulestreamError("worker '" + worker + "' did not save tensor '" + tensor + "' at step " +
+                      std::to_string(step)) {}
+
+CollectionUnavailable::CollectionUnavailable(std::string collection)
+    : RulestreamError("the training job declared no collection named '" + collection + "'") {}
+
 FormatError::FormatError(std::string where, std::string what)
     : RulestreamError(where + ": " + what), where_(std::move(where)) {}
 

@@ -98,6 +98,18 @@ class ShapeUnavailableForStep : public RulestreamError {
   ShapeUnavailableForStep(std::string tensor, std::int64_t step, Mode mode);
 };
 
+// A worker name that did not save this tensor at this step.
+class InvalidWorker : public RulestreamError {
+ public:
+  InvalidWorker(std::string worker, std::string tensor, std::int64_t step);
+};
+
+// A collection name the training job did not declare.
+class CollectionUnavailable : public RulestreamError {
+ public:
+  explicit CollectionUnavailable(std::string collection);
+};
+
 // A reduction that cannot be taken of this value (strings, min of an empty tensor, ...).
 class ReductionUnsupported : public RulestreamError {
  public:

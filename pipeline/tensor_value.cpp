@@ -2,14 +2,21 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "pipeline/half.hpp"
 
 namespace rulestream {
 
 std::int64_t element_count(const Shape& shape) {
+  // Shapes come from records on disk: a corrupt one must not overflow (undefined behaviour).
   std::int64_t count = 1;
-  for (const auto dim : shape) count *= dim;
+  for (const auto dim : shape) {
+    if (dim < 0) throw std::invalid_argument("TensorValue: negative dimension in shape");
+    if (__builtin_mul_overflow(count, dim, &count)) {
+      throw std::invalid_argument("TensorValue: shape has more than 2^63 elements");
+    }
+  }
   return count;
 }
 
@@ -22,10 +29,13 @@ TensorValue::TensorValue(DType dtype, Shape shape, SharedBytes bytes)
     throw std::invalid_argument("TensorValue: numeric constructor used with dtype " +
                                 std::string(dtype_name(dtype_)));
   }
-  for (const auto dim : shape_) {
-    if (dim < 0) throw std::invalid_argument("TensorValue: negative dimension in shape");
+  const std::uint64_t element_size = dtype_size(dtype_);
+  const auto count = static_cast<std::uint64_t>(count_);
+  if (count > std::numeric_limits<std::uint64_t>::max() / element_size) {
+    throw std::invalid_argument("TensorValue: " + std::to_string(count_) + " elements of " +
+                                std::string(dtype_name(dtype_)) + " do not fit in memory");
   }
-  const auto expected = static_cast<std::uint64_t>(count_) * dtype_size(dtype_);
+  const std::uint64_t expected = count * element_size;
   if (bytes_.size() != expected) {
     throw std::invalid_argument("TensorValue: " + std::to_string(bytes_.size()) + " bytes for " +
                                 std::to_string(count_) + " elements of " +

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pipeline/collection.hpp"
@@ -20,15 +21,25 @@ namespace rulestream {
 // index file per saved step, the collections file at close, and the end-of-job marker.
 // Files are written under "<name>.tmp" and renamed into place, as smdebug does, so a reader
 // never sees half a file unless it asks for that (see Options::atomic_rename).
-// Not thread-safe: one writer per worker.
+// Records keep the order of the add_* calls, except that a tensor's saved reductions always
+// precede its raw value, as smdebug's hooks write them: reductions added right after the raw
+// tensor they belong to (nothing else in between) move before it. A name saved twice in a step
+// gives two records, as smdebug can write.
+// Misuse (add_* outside a step, a step begun twice) is std::logic_error; a file that cannot be
+// written is StorageError naming it. Not thread-safe: one writer per worker.
 class TrialWriter {
  public:
   struct Options {
     std::filesystem::path root;
     std::string worker = "worker_0";
     FooterStyle footer = FooterStyle::SmdebugPlaceholder;
-    Compression compression = Compression::None;  // smdebug never compresses; TF can
+    // smdebug never compresses; TensorFlow can. Index offsets then count uncompressed bytes.
+    Compression compression = Compression::None;
     bool atomic_rename = true;  // false: write in place (to test readers against growing files)
+    // smdebug writes "shape_payload" into every index file, empty at steps that saved no shape
+    // (all the sample trials show it, whatever their collections' save_shape). false: only at
+    // steps that called add_shape, to test readers against index files without the key.
+    bool always_write_shape_payload = true;
   };
 
   explicit TrialWriter(Options options);
@@ -41,7 +52,8 @@ class TrialWriter {
   void add_reduction(const std::string& name, ReductionKey key, const TensorValue& scalar);
   // A saved shape (collections with save_shape).
   void add_shape(const std::string& name, const Shape& shape);
-  // Writes the step's event file and then its index file.
+  // Writes the step's event file (none when the step has no tensor) and then its index file.
+  // The step is closed even when writing fails.
   void end_step();
 
   // Writes collections/000000000/<worker>_collections.json.
@@ -54,9 +66,18 @@ class TrialWriter {
   std::uint64_t event_bytes_written() const { return event_bytes_written_; }
 
  private:
+  // One save of a tensor within the step: its reductions first, then its raw value.
+  struct PendingTensor {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> reductions;  // record name, Event payload
+    std::optional<std::string> raw;                                // Event payload
+  };
+
+  void require_step(const char* operation) const;
   void write_file(const std::filesystem::path& relative, std::string_view content);
 
   Options options_;
+  std::vector<PendingTensor> pending_;
   bool in_step_ = false;
   std::int64_t step_ = 0;
   IndexFile index_;

@@ -1,6 +1,10 @@
 #include <iostream>
+#include <string>
+#include <vector>
 
-int main() {
-  std::cerr << "rulestream: the command line is being assembled\n";
-  return 2;
+#include "pipeline/cli/cli.hpp"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return rulestream::cli::run(args, std::cout, std::cerr);
 }

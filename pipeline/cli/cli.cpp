@@ -1,0 +1,54 @@
+#include "pipeline/cli/cli.hpp"
+
+#include <functional>
+#include <map>
+#include <ostream>
+
+#include "pipeline/cli/commands.hpp"
+
+namespace rulestream::cli {
+namespace {
+
+struct Command {
+  std::string summary;
+  std::function<int(const std::vector<std::string>&, std::ostream&, std::ostream&)> run;
+};
+
+const std::map<std::string, Command>& commands() {
+  static const std::map<std::string, Command> table{
+      {"inspect", {"summarise a trial, or one tensor's steps and reductions", run_inspect}},
+      {"simulate", {"write a synthetic training job in smdebug's format", run_simulate}},
+  };
+  return table;
+}
+
+void print_usage(std::ostream& out) {
+  out << "usage: rulestream <command> [options]\n\ncommands:\n";
+  for (const auto& [name, command] : commands()) {
+    out << "  " << name << std::string(10 - std::min<std::size_t>(name.size(), 9), ' ')
+        << command.summary << "\n";
+  }
+  out << "\n'rulestream <command> --help' describes a command.\n";
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) {
+    print_usage(err);
+    return kExitError;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_usage(out);
+    return kExitOk;
+  }
+  const auto it = commands().find(args[0]);
+  if (it == commands().end()) {
+    err << "rulestream: unknown command '" << args[0] << "'\n";
+    print_usage(err);
+    return kExitError;
+  }
+  return it->second.run(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+}
+
+}  // namespace rulestream::cli

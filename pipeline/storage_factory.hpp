@@ -1,0 +1,14 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "pipeline/storage.hpp"
+
+namespace rulestream {
+
+// The storage for a trial path: a local folder, or an s3://bucket/prefix.
+// Throws StorageError for a path it cannot serve.
+std::shared_ptr<const Storage> open_storage(const std::string& path);
+
+}  // namespace rulestream

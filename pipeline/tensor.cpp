@@ -1,0 +1,240 @@
+#include "pipeline/tensor.hpp"
+
+#include <algorithm>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/trial_store.hpp"
+#include "stages/reductions.hpp"
+
+namespace rulestream {
+namespace {
+
+// What a query resolved to: copies, so no lock is held while reading files.
+struct ResolvedSave {
+  std::int64_t global_step = 0;
+  WorkerSave save;
+};
+
+template <typename T>
+T first_element(const TensorValue& value) {
+  return value.elements<T>()[0];
+}
+
+// A saved reduction is a 0-d tensor of the source dtype.
+Scalar scalar_of(const TensorValue& value, const std::string& where) {
+  if (value.size() < 1 || value.is_string()) {
+    throw FormatError(where, "a saved reduction must hold one number");
+  }
+  const DType dtype = value.dtype();
+  if (is_floating(dtype)) return Scalar::of_double(dtype, value.as_double(0));
+  switch (dtype) {
+    case DType::Int8:
+      return Scalar::of_int(dtype, first_element<std::int8_t>(value));
+    case DType::Int16:
+      return Scalar::of_int(dtype, first_element<std::int16_t>(value));
+    case DType::Int32:
+      return Scalar::of_int(dtype, first_element<std::int32_t>(value));
+    case DType::Int64:
+      return Scalar::of_int(dtype, first_element<std::int64_t>(value));
+    case DType::UInt8:
+      return Scalar::of_uint(dtype, first_element<std::uint8_t>(value));
+    case DType::UInt16:
+      return Scalar::of_uint(dtype, first_element<std::uint16_t>(value));
+    case DType::UInt32:
+      return Scalar::of_uint(dtype, first_element<std::uint32_t>(value));
+    case DType::UInt64:
+      return Scalar::of_uint(dtype, first_element<std::uint64_t>(value));
+    case DType::Bool:
+      return Scalar::of_bool(first_element<std::uint8_t>(value) != 0);
+    default:
+      break;
+  }
+  throw FormatError(where, "a saved reduction of dtype " + std::string(dtype_name(dtype)) +
+                               " cannot be read as a number");
+}
+
+// Finds the tensor's entry for (step, mode) visible at generation g; nullptr when absent.
+const TensorStep* find_step(const TrialStore& store, const std::string& tensor, std::int64_t step,
+                            Mode mode, std::uint64_t g, std::int64_t* global_out) {
+  const auto history = store.tensors().find(tensor);
+  if (history == store.tensors().end() || history->second.generation > g) return nullptr;
+  std::int64_t global = step;
+  if (mode != Mode::Global) {
+    const auto mode_it = store.mode_steps().find(mode);
+    if (mode_it == store.mode_steps().end()) return nullptr;
+    const auto it = mode_it->second.find(step);
+    if (it == mode_it->second.end() || it->second.second > g) return nullptr;
+    global = it->second.first;
+  }
+  const auto it = history->second.steps.find(global);
+  if (it == history->second.steps.end()) return nullptr;
+  const auto& saves = it->second.saves;
+  if (std::none_of(saves.begin(), saves.end(),
+                   [&](const WorkerSave& save) { return save.generation <= g; })) {
+    return nullptr;
+  }
+  if (global_out != nullptr) *global_out = global;
+  return &it->second;
+}
+
+}  // namespace
+
+class TensorAccess {
+ public:
+  // smdebug's Tensor._step: the save for (step, mode, worker), or the exception that says why
+  // there is none.
+  static ResolvedSave resolve(const Tensor& tensor, std::int64_t step, Mode mode,
+                              const std::optional<std::string>& worker) {
+    const Trial& trial = tensor.trial();
+    auto attempt = [&](std::uint64_t g) -> std::optional<ResolvedSave> {
+      auto lock = trial.store_->read_lock();
+      std::int64_t global = 0;
+      const TensorStep* found = find_step(*trial.store_, tensor.name(), step, mode, g, &global);
+      if (found == nullptr) return std::nullopt;
+      const WorkerSave* chosen = nullptr;
+      for (const auto& save : found->saves) {
+        if (save.generation > g) continue;
+        if (worker ? save.worker == *worker : (chosen == nullptr || save.worker < chosen->worker)) {
+          chosen = &save;
+        }
+      }
+      if (chosen == nullptr) throw InvalidWorker(*worker, tensor.name(), step);
+      return ResolvedSave{global, *chosen};
+    };
+
+    if (auto resolved = attempt(trial.view())) return std::move(*resolved);
+    if (!trial.is_pinned()) {
+      trial.store_->maybe_refresh();
+      if (auto resolved = attempt(trial.store_->generation())) return std::move(*resolved);
+    }
+    switch (trial.has_passed_step(step, mode)) {
+      case StepState::Available:
+        throw TensorUnavailableForStep(tensor.name(), step, mode);
+      case StepState::Unavailable:
+        throw StepUnavailable(step, mode);
+      case StepState::NotYetAvailable:
+        if (trial.loaded_all_steps()) {
+          const auto known = trial.steps(mode);
+          throw NoMoreData("looking for " + std::string(mode_name(mode)) + " step " +
+                           std::to_string(step) + "; the last step saved is " +
+                           (known.empty() ? std::string("none") : std::to_string(known.back())));
+        }
+        throw StepNotYetAvailable(step, mode);
+    }
+    throw StepUnavailable(step, mode);
+  }
+
+  static const TrialStore& store(const Tensor& tensor) { return *tensor.trial().store_; }
+  static std::uint64_t view(const Tensor& tensor) { return tensor.trial().view(); }
+};
+
+std::vector<std::int64_t> Tensor::steps(Mode mode, bool show_incomplete_steps) const {
+  const std::uint64_t g = TensorAccess::view(*this);
+  const TrialStore& store = TensorAccess::store(*this);
+  const TrialStatus status = store.status(g);
+  auto lock = store.read_lock();
+  std::vector<std::int64_t> result;
+  const auto history = store.tensors().find(name_);
+  if (history == store.tensors().end() || history->second.generation > g) return result;
+  for (const auto& [global, tensor_step] : history->second.steps) {
+    if (mode != Mode::Global && tensor_step.mode != mode) continue;
+    const auto visible =
+        std::count_if(tensor_step.saves.begin(), tensor_step.saves.end(),
+                      [&](const WorkerSave& save) { return save.generation <= g; });
+    if (visible == 0) continue;
+    const bool complete = show_incomplete_steps || status.loaded_all_steps ||
+                          status.last_complete_step >= global || visible >= status.num_workers;
+    if (complete) result.push_back(mode == Mode::Global ? global : tensor_step.mode_step);
+  }
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+TensorValue Tensor::value(std::int64_t step, Mode mode,
+                          const std::optional<std::string>& worker) const {
+  const ResolvedSave resolved = TensorAccess::resolve(*this, step, mode, worker);
+  if (!resolved.save.raw) {
+    throw TensorUnavailableForStep(name_, step, mode,
+                                   resolved.save.reductions.empty()
+                                       ? "no value was saved"
+                                       : "only reductions of it were saved");
+  }
+  return TensorAccess::store(*this).read_record(*resolved.save.raw, name_);
+}
+
+Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode,
+                               const std::optional<std::string>& worker, bool abs) const {
+  const ResolvedSave resolved = TensorAccess::resolve(*this, step, mode, worker);
+  const ReductionKey key{reduction, abs};
+  const TrialStore& store = TensorAccess::store(*this);
+  for (const auto& [saved_key, ref] : resolved.save.reductions) {
+    if (saved_key == key) {
+      const TensorValue saved = store.read_record(ref, name_);
+      return scalar_of(saved, store.storage().describe() + "/" + *ref.file + " (tensor '" +
+                                  ref.record_name + "')");
+    }
+  }
+  if (!resolved.save.raw) {
+    throw TensorUnavailableForStep(
+        name_, step, mode, "neither " + reduction_key_name(key) + " nor the value was saved");
+  }
+  return compute_reduction(store.read_record(*resolved.save.raw, name_), key);
+}
+
+std::map<ReductionKey, Scalar> Tensor::reduction_values(
+    std::int64_t step, Mode mode, const std::optional<std::string>& worker) const {
+  const ResolvedSave resolved = TensorAccess::resolve(*this, step, mode, worker);
+  const TrialStore& store = TensorAccess::store(*this);
+  std::map<ReductionKey, Scalar> result;
+  for (const auto& [key, ref] : resolved.save.reductions) {
+    result[key] =
+        scalar_of(store.read_record(ref, name_), store.storage().describe() + "/" + *ref.file);
+  }
+  return result;
+}
+
+std::vector<ReductionKey> Tensor::saved_reductions(std::int64_t step, Mode mode,
+                                                   const std::optional<std::string>& worker) const {
+  const ResolvedSave resolved = TensorAccess::resolve(*this, step, mode, worker);
+  std::vector<ReductionKey> keys;
+  for (const auto& [key, ref] : resolved.save.reductions) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+std::map<std::int64_t, TensorValue> Tensor::values(Mode mode,
+                                                   const std::optional<std::string>& worker) const {
+  std::map<std::int64_t, TensorValue> result;
+  for (const std::int64_t step : steps(mode)) result.emplace(step, value(step, mode, worker));
+  return result;
+}
+
+std::vector<std::string> Tensor::workers(std::int64_t step, Mode mode) const {
+  const std::uint64_t g = TensorAccess::view(*this);
+  const TrialStore& store = TensorAccess::store(*this);
+  auto lock = store.read_lock();
+  const TensorStep* found = find_step(store, name_, step, mode, g, nullptr);
+  if (found == nullptr) throw TensorUnavailableForStep(name_, step, mode);
+  std::vector<std::string> result;
+  for (const auto& save : found->saves) {
+    if (save.generation <= g) result.push_back(save.worker);
+  }
+  return result;
+}
+
+std::vector<std::int64_t> Tensor::prev_steps(std::int64_t step, std::optional<std::size_t> n,
+                                             Mode mode) const {
+  std::vector<std::int64_t> all = steps(mode);
+  all.erase(std::upper_bound(all.begin(), all.end(), step), all.end());
+  if (n && all.size() > *n) all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(*n));
+  return all;
+}
+
+Shape Tensor::shape(std::int64_t step, Mode mode, const std::optional<std::string>& worker) const {
+  const ResolvedSave resolved = TensorAccess::resolve(*this, step, mode, worker);
+  if (resolved.save.shape) return *resolved.save.shape;
+  if (!resolved.save.raw) throw ShapeUnavailableForStep(name_, step, mode);
+  return TensorAccess::store(*this).read_record(*resolved.save.raw, name_).shape();
+}
+
+}  // namespace rulestream

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/mode.hpp"
+#include "pipeline/reduction.hpp"
+#include "pipeline/tensor_value.hpp"
+#include "pipeline/trial.hpp"
+
+namespace rulestream {
+
+// One tensor of a trial across steps and workers, as smdebug's Tensor presents it.
+// `step` arguments are steps of `mode` (global steps for Mode::Global). `worker` defaults to
+// the lexicographically first worker that saved the tensor at that step.
+// Missing data raises smdebug's exceptions: TensorUnavailableForStep (saved, but not at this
+// step), StepUnavailable (nothing saved at this step), StepNotYetAvailable (not seen yet),
+// NoMoreData (the job ended before it), InvalidWorker.
+class Tensor {
+ public:
+  const std::string& name() const { return name_; }
+
+  std::vector<std::int64_t> steps(Mode mode = Mode::Global,
+                                  bool show_incomplete_steps = false) const;
+
+  TensorValue value(std::int64_t step, Mode mode = Mode::Global,
+                    const std::optional<std::string>& worker = std::nullopt) const;
+
+  // A saved reduction when the job saved it, else computed from the value.
+  Scalar reduction_value(std::int64_t step, Reduction reduction, Mode mode = Mode::Global,
+                         const std::optional<std::string>& worker = std::nullopt,
+                         bool abs = false) const;
+
+  // Only the reductions the job saved (smdebug does not compute the others here).
+  std::map<ReductionKey, Scalar> reduction_values(
+      std::int64_t step, Mode mode = Mode::Global,
+      const std::optional<std::string>& worker = std::nullopt) const;
+
+  // Which reductions were saved at this step for this worker, without reading them.
+  std::vector<ReductionKey> saved_reductions(
+      std::int64_t step, Mode mode = Mode::Global,
+      const std::optional<std::string>& worker = std::nullopt) const;
+
+  std::map<std::int64_t, TensorValue> values(
+      Mode mode = Mode::Global, const std::optional<std::string>& worker = std::nullopt) const;
+
+  // Workers that saved the tensor at the step, in the order their files were loaded.
+  std::vector<std::string> workers(std::int64_t step, Mode mode = Mode::Global) const;
+
+  // The last n steps of `mode` up to and including `step` (all of them when n is nullopt).
+  std::vector<std::int64_t> prev_steps(std::int64_t step, std::optional<std::size_t> n,
+                                       Mode mode = Mode::Global) const;
+
+  // The saved shape, else the value's shape; ShapeUnavailableForStep when neither exists.
+  Shape shape(std::int64_t step, Mode mode = Mode::Global,
+              const std::optional<std::string>& worker = std::nullopt) const;
+
+  const Trial& trial() const { return trial_; }
+
+ private:
+  friend class Trial;
+  Tensor(Trial trial, std::string name) : trial_(std::move(trial)), name_(std::move(name)) {}
+
+  Trial trial_;
+  std::string name_;
+};
+
+}  // namespace rulestream

@@ -1,0 +1,351 @@
+#include "pipeline/trial.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/storage_factory.hpp"
+#include "pipeline/tensor.hpp"
+#include "pipeline/trial_store.hpp"
+#include "stages/trial_layout.hpp"
+
+namespace rulestream {
+
+std::string_view step_state_name(StepState state) {
+  switch (state) {
+    case StepState::Unavailable:
+      return "UNAVAILABLE";
+    case StepState::Available:
+      return "AVAILABLE";
+    case StepState::NotYetAvailable:
+      return "NOT_YET_AVAILABLE";
+  }
+  return "UNAVAILABLE";
+}
+
+namespace {
+
+std::string default_trial_name(const std::string& path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const auto slash = trimmed.rfind('/');
+  return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+}
+
+bool any_regex_matches(const std::vector<std::regex>& patterns, const std::string& name) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::regex& pattern) { return std::regex_search(name, pattern); });
+}
+
+std::vector<std::regex> compile_regexes(const std::vector<std::string>& patterns) {
+  std::vector<std::regex> compiled;
+  for (const auto& pattern : patterns) {
+    try {
+      compiled.emplace_back(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& error) {
+      throw std::invalid_argument("invalid tensor regex '" + pattern + "': " + error.what());
+    }
+  }
+  return compiled;
+}
+
+}  // namespace
+
+Trial Trial::open(const std::string& path, TrialOptions options) {
+  if (options.name.empty()) options.name = default_trial_name(path);
+  return open(open_storage(path), std::move(options));
+}
+
+Trial Trial::open(std::shared_ptr<const Storage> storage, TrialOptions options) {
+  if (!storage->root_exists()) {
+    throw StorageError(storage->describe() + ": no such trial folder");
+  }
+  if (options.name.empty()) options.name = default_trial_name(storage->describe());
+  const bool looks_like_trial =
+      storage->exists(kEndOfJobMarker) || !storage->list(kIndexDir).empty() ||
+      !storage->list(kCollectionsDir).empty() || !storage->list(kEventsDir).empty();
+  if (!looks_like_trial) {
+    throw StorageError(storage->describe() +
+                       ": not an smdebug trial (no collections/, index/ or events/ files)");
+  }
+  auto store = std::make_shared<TrialStore>(std::move(storage), std::move(options));
+  store->refresh();
+  Trial trial(store, std::nullopt);
+  const auto generation = store->generation();
+  if (store->status(generation).training_ended && !store->collections(generation) &&
+      store->steps().empty()) {
+    throw MissingCollectionFiles(store->storage().describe());
+  }
+  return trial;
+}
+
+const std::string& Trial::name() const {
+  return store_->options().name;
+}
+std::string Trial::path() const {
+  return store_->storage().describe();
+}
+
+void Trial::refresh() const {
+  store_->refresh();
+}
+
+Trial Trial::pinned() const {
+  return Trial(store_, generation_.value_or(store_->generation()));
+}
+
+std::uint64_t Trial::view() const {
+  if (generation_) return *generation_;
+  store_->maybe_refresh();
+  return store_->generation();
+}
+
+std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const {
+  const auto regexes = compile_regexes(query.regex);
+  const std::uint64_t g = view();
+  std::optional<Collection> collection;
+  if (query.collection) collection = this->collection(*query.collection);
+
+  auto lock = store_->read_lock();
+  std::set<std::string> candidates;
+  if (!query.step) {
+    if (query.mode == Mode::Global) {
+      for (const auto& [name, history] : store_->tensors()) {
+        if (history.generation <= g) candidates.insert(name);
+      }
+    } else if (auto it = store_->mode_tensors().find(query.mode);
+               it != store_->mode_tensors().end()) {
+      for (const auto& [name, added] : it->second) {
+        if (added <= g) candidates.insert(name);
+      }
+    }
+  } else {
+    std::optional<std::int64_t> global = *query.step;
+    if (query.mode != Mode::Global) {
+      global.reset();
+      if (auto mode_it = store_->mode_steps().find(query.mode);
+          mode_it != store_->mode_steps().end()) {
+        if (auto it = mode_it->second.find(*query.step);
+            it != mode_it->second.end() && it->second.second <= g) {
+          global = it->second.first;
+        }
+      }
+    }
+    if (global) {
+      if (auto it = store_->steps().find(*global);
+          it != store_->steps().end() && it->second.generation <= g) {
+        for (const auto& [name, added] : it->second.tensors) {
+          if (added <= g) candidates.insert(name);
+        }
+      }
+    }
+  }
+  if (regexes.empty() && !collection) return {candidates.begin(), candidates.end()};
+
+  // A name passes when it matches a regex or belongs to the collection (by name or by the
+  // collection's include_regex), as smdebug's union of the two filters.
+  const auto collection_regexes =
+      collection ? compile_regexes(collection->include_regex) : std::vector<std::regex>{};
+  std::vector<std::string> result;
+  for (const auto& name : candidates) {
+    const bool by_regex = any_regex_matches(regexes, name);
+    const bool by_collection = collection && (collection->tensor_names.contains(name) ||
+                                              any_regex_matches(collection_regexes, name));
+    if (by_regex || by_collection) result.push_back(name);
+  }
+  return result;
+}
+
+Tensor Trial::tensor(const std::string& name) const {
+  if (!has_tensor(name)) throw TensorUnavailable(name);
+  return Tensor(*this, name);
+}
+
+bool Trial::has_tensor(const std::string& name) const {
+  auto seen = [&](std::uint64_t g) {
+    auto lock = store_->read_lock();
+    const auto it = store_->tensors().find(name);
+    return it != store_->tensors().end() && it->second.generation <= g;
+  };
+  if (generation_) return seen(*generation_);
+  if (seen(store_->generation())) return true;
+  store_->maybe_refresh();
+  return seen(store_->generation());
+}
+
+std::vector<std::int64_t> Trial::steps(Mode mode, bool show_incomplete_steps) const {
+  const std::uint64_t g = view();
+  const TrialStatus status = store_->status(g);
+  auto lock = store_->read_lock();
+  std::vector<std::int64_t> result;
+  auto complete = [&](std::int64_t global) {
+    if (show_incomplete_steps || status.loaded_all_steps || status.last_complete_step >= global) {
+      return true;
+    }
+    const auto& workers = store_->steps().at(global).workers;
+    const auto visible = std::count_if(workers.begin(), workers.end(),
+                                       [&](const auto& entry) { return entry.second <= g; });
+    return visible >= status.num_workers;
+  };
+  if (mode == Mode::Global) {
+    for (const auto& [step, info] : store_->steps()) {
+      if (info.generation <= g && complete(step)) result.push_back(step);
+    }
+  } else if (auto it = store_->mode_steps().find(mode); it != store_->mode_steps().end()) {
+    for (const auto& [mode_step, entry] : it->second) {
+      if (entry.second <= g && complete(entry.first)) result.push_back(mode_step);
+    }
+  }
+  return result;
+}
+
+std::vector<Mode> Trial::modes() const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  std::vector<Mode> result;
+  for (const auto& [mode, steps] : store_->mode_steps()) {
+    if (std::any_of(steps.begin(), steps.end(),
+                    [&](const auto& entry) { return entry.second.second <= g; })) {
+      result.push_back(mode);
+    }
+  }
+  return result;
+}
+
+std::optional<Mode> Trial::mode(std::int64_t global_step) const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  const auto it = store_->steps().find(global_step);
+  if (it == store_->steps().end() || it->second.generation > g) return std::nullopt;
+  return it->second.mode;
+}
+
+std::optional<std::int64_t> Trial::mode_step(std::int64_t global_step) const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  const auto it = store_->steps().find(global_step);
+  if (it == store_->steps().end() || it->second.generation > g) return std::nullopt;
+  return it->second.mode_step;
+}
+
+std::optional<std::int64_t> Trial::global_step(Mode mode, std::int64_t mode_step) const {
+  // smdebug treats a GLOBAL "mode step" as the global step itself, seen or not.
+  if (mode == Mode::Global) return mode_step;
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  const auto mode_it = store_->mode_steps().find(mode);
+  if (mode_it == store_->mode_steps().end()) return std::nullopt;
+  const auto it = mode_it->second.find(mode_step);
+  if (it == mode_it->second.end() || it->second.second > g) return std::nullopt;
+  return it->second.first;
+}
+
+std::vector<std::string> Trial::workers() const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  std::vector<std::string> result;
+  for (const auto& [worker, added] : store_->workers()) {
+    if (added <= g) result.push_back(worker);
+  }
+  return result;
+}
+
+int Trial::num_workers() const {
+  return store_->status(view()).num_workers;
+}
+
+std::map<std::string, Collection> Trial::collections() const {
+  const auto collections = store_->collections(view());
+  return collections ? *collections : std::map<std::string, Collection>{};
+}
+
+Collection Trial::collection(const std::string& name) const {
+  const auto collections = store_->collections(view());
+  if (!collections) throw CollectionUnavailable(name);
+  const auto it = collections->find(name);
+  if (it == collections->end()) throw CollectionUnavailable(name);
+  return it->second;
+}
+
+StepState Trial::has_passed_step(std::int64_t step, Mode mode) const {
+  const std::uint64_t g = view();
+  const TrialStatus status = store_->status(g);
+  auto lock = store_->read_lock();
+
+  // Steps of `mode` seen so far (complete or not), with their global steps.
+  std::map<std::int64_t, std::int64_t> known;
+  if (mode == Mode::Global) {
+    for (const auto& [global, info] : store_->steps()) {
+      if (info.generation <= g) known.emplace(global, global);
+    }
+  } else if (auto it = store_->mode_steps().find(mode); it != store_->mode_steps().end()) {
+    for (const auto& [mode_step, entry] : it->second) {
+      if (entry.second <= g) known.emplace(mode_step, entry.first);
+    }
+  }
+
+  const auto next = known.lower_bound(step);
+  if (next == known.end()) {
+    return status.loaded_all_steps ? StepState::Unavailable : StepState::NotYetAvailable;
+  }
+  const std::int64_t global = next->second;
+  if (next->first > step) {
+    // A gap: it will never be filled once every worker has written a later step.
+    return status.last_complete_step >= global || status.loaded_all_steps
+               ? StepState::Unavailable
+               : StepState::NotYetAvailable;
+  }
+  const auto& workers = store_->steps().at(global).workers;
+  const auto visible = std::count_if(workers.begin(), workers.end(),
+                                     [&](const auto& entry) { return entry.second <= g; });
+  if (visible >= status.num_workers || status.loaded_all_steps ||
+      global <= status.last_complete_step) {
+    return StepState::Available;
+  }
+  return StepState::NotYetAvailable;
+}
+
+void Trial::wait_for_steps(const std::vector<std::int64_t>& steps, Mode mode,
+                           std::optional<std::chrono::milliseconds> timeout) const {
+  const auto started = std::chrono::steady_clock::now();
+  auto timed_out = [&] {
+    return timeout.has_value() && std::chrono::steady_clock::now() - started >= *timeout;
+  };
+  for (const std::int64_t step : steps) {
+    while (true) {
+      if (!generation_) store_->refresh();
+      const StepState state = has_passed_step(step, mode);
+      if (state == StepState::Available) break;
+      if (state == StepState::Unavailable) {
+        if (!loaded_all_steps()) throw StepUnavailable(step, mode);
+        const auto known = this->steps(mode, true);
+        if (!known.empty() && step < known.back()) throw StepUnavailable(step, mode);
+        throw NoMoreData("waiting for " + std::string(mode_name(mode)) + " step " +
+                         std::to_string(step) + "; the last step saved is " +
+                         (known.empty() ? std::string("none") : std::to_string(known.back())));
+      }
+      if (generation_ || timed_out()) {
+        throw StepNotYetAvailable(step, mode);
+      }
+      std::this_thread::sleep_for(store_->options().poll_interval);
+    }
+  }
+}
+
+bool Trial::loaded_all_steps() const {
+  return store_->status(view()).loaded_all_steps;
+}
+bool Trial::has_training_ended() const {
+  return store_->status(view()).training_ended;
+}
+std::int64_t Trial::last_complete_step() const {
+  return store_->status(view()).last_complete_step;
+}
+std::vector<TrialProblem> Trial::problems() const {
+  return store_->problems(view());
+}
+
+}  // namespace rulestream

@@ -1,0 +1,122 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/collection.hpp"
+#include "pipeline/mode.hpp"
+#include "pipeline/storage.hpp"
+
+namespace rulestream {
+
+class Tensor;
+class TrialStore;
+
+// smdebug's StepState: whether the trial has passed a step.
+enum class StepState { Unavailable, Available, NotYetAvailable };
+std::string_view step_state_name(StepState state);  // "UNAVAILABLE", "AVAILABLE", ...
+
+struct TrialOptions {
+  // Defaults to the last component of the path, as smdebug does.
+  std::string name;
+  // Load only steps in [begin, end) (smdebug's range_steps); either end may be open.
+  std::optional<std::int64_t> range_begin;
+  std::optional<std::int64_t> range_end;
+  // Queries on a live trial refresh first (smdebug's default). Off: only refresh() does.
+  bool auto_refresh = true;
+  // Check payload CRCs of records whose footer is a real CRC (smdebug's placeholder footer is
+  // always accepted; the length CRC is always checked).
+  bool check_data_crc = true;
+  // Once the end-of-job marker appears, files may still land for this long (slow workers); the
+  // trial declares all steps loaded only after it. A marker older than this counts at once.
+  std::chrono::milliseconds end_of_job_grace{1000};
+  // How often wait_for_steps polls.
+  std::chrono::milliseconds poll_interval{200};
+};
+
+// Arguments of Trial::tensor_names; every field is optional, as in smdebug:
+// trial.tensor_names({.step = 10, .mode = Mode::Train, .regex = {"relu"}}).
+struct TensorNameQuery {
+  std::optional<std::int64_t> step;  // a step of `mode` (global step for Mode::Global)
+  Mode mode = Mode::Global;
+  std::vector<std::string> regex;  // ECMAScript regexes, searched (not anchored), any may match
+  std::optional<std::string> collection;
+};
+
+// Something wrong with the data that was reported and skipped (never silently ignored).
+struct TrialProblem {
+  std::string path;
+  std::string message;
+};
+
+// A training job's saved tensors, as smdebug's Trial presents them (seed 001).
+//
+// A Trial is a cheap, copyable handle onto a shared store that many threads may query while
+// new files are being loaded. By default each query on a live trial first picks up new files
+// (as smdebug does); `pinned()` returns a handle that sees one fixed state of the trial, so a
+// rule invocation gets stable answers however long it runs.
+class Trial {
+ public:
+  // Opens a local folder (or, later, an s3:// prefix). Throws StorageError when the path does
+  // not exist or holds no smdebug trial, MissingCollectionFiles when an ended job saved
+  // nothing.
+  static Trial open(const std::string& path, TrialOptions options = {});
+  static Trial open(std::shared_ptr<const Storage> storage, TrialOptions options = {});
+
+  const std::string& name() const;
+  std::string path() const;
+
+  // Loads files that appeared since the last refresh.
+  void refresh() const;
+  // A handle that sees the trial as it is now and never refreshes.
+  Trial pinned() const;
+  bool is_pinned() const { return generation_.has_value(); }
+
+  std::vector<std::string> tensor_names(const TensorNameQuery& query = {}) const;
+  Tensor tensor(const std::string& name) const;  // throws TensorUnavailable
+  bool has_tensor(const std::string& name) const;
+
+  // Steps of `mode` (mode steps, or global steps for Mode::Global). Without
+  // show_incomplete_steps, only steps every worker has written (or that can no longer
+  // complete) are listed.
+  std::vector<std::int64_t> steps(Mode mode = Mode::Global,
+                                  bool show_incomplete_steps = false) const;
+  std::vector<Mode> modes() const;  // never GLOBAL unless data was saved as GLOBAL
+  std::optional<Mode> mode(std::int64_t global_step) const;
+  std::optional<std::int64_t> mode_step(std::int64_t global_step) const;
+  std::optional<std::int64_t> global_step(Mode mode, std::int64_t mode_step) const;
+
+  std::vector<std::string> workers() const;  // sorted
+  int num_workers() const;
+  std::map<std::string, Collection> collections() const;
+  Collection collection(const std::string& name) const;  // throws CollectionUnavailable
+
+  // Blocks until each step is available. Throws StepUnavailable for a step that will never
+  // come, NoMoreData when the job ended before it, StepNotYetAvailable if `timeout` passes.
+  void wait_for_steps(const std::vector<std::int64_t>& steps, Mode mode = Mode::Global,
+                      std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
+  StepState has_passed_step(std::int64_t step, Mode mode = Mode::Global) const;
+
+  bool loaded_all_steps() const;            // the job ended and every file has been loaded
+  bool has_training_ended() const;          // the end-of-job marker exists
+  std::int64_t last_complete_step() const;  // -1 before any
+  std::vector<TrialProblem> problems() const;
+
+ private:
+  friend class Tensor;
+  friend class TensorAccess;
+  Trial(std::shared_ptr<TrialStore> store, std::optional<std::uint64_t> generation)
+      : store_(std::move(store)), generation_(generation) {}
+  // Refreshes when allowed, then returns the generation this query sees.
+  std::uint64_t view() const;
+
+  std::shared_ptr<TrialStore> store_;
+  std::optional<std::uint64_t> generation_;
+};
+
+}  // namespace rulestream

@@ -1,0 +1,329 @@
+#include "pipeline/trial_store.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "pipeline/exceptions.hpp"
+#include "stages/collections_file.hpp"
+#include "stages/event_codec.hpp"
+#include "stages/index_file.hpp"
+#include "stages/tfrecord_reader.hpp"
+#include "stages/trial_layout.hpp"
+
+namespace rulestream {
+
+struct TrialStore::PendingIndex {
+  std::string path;
+  std::int64_t step = 0;
+  std::string worker;
+  IndexFile index;
+};
+
+struct TrialStore::PendingCollections {
+  std::shared_ptr<const std::map<std::string, Collection>> collections;
+  std::optional<int> num_workers;
+  std::vector<std::string> workers;
+};
+
+namespace {
+
+std::string_view frame_status_text(FrameStatus status) {
+  switch (status) {
+    case FrameStatus::Record:
+      return "a whole record";
+    case FrameStatus::Incomplete:
+      return "a record cut short (the index points past the end of the file)";
+    case FrameStatus::BadLengthCrc:
+      return "a record whose length CRC does not match";
+    case FrameStatus::BadDataCrc:
+      return "a record whose data CRC does not match";
+  }
+  return "an unreadable record";
+}
+
+// The key that sorts just before every index file of `step`, for start-after listing.
+std::string index_listing_start(std::int64_t step) {
+  std::string key = index_file_path(step, "w");
+  return key.substr(0, key.rfind('_'));
+}
+
+}  // namespace
+
+TrialStore::TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options)
+    : storage_(std::move(storage)), options_(std::move(options)) {}
+
+std::uint64_t TrialStore::generation() const {
+  std::shared_lock lock(mutex_);
+  return generation_;
+}
+
+TrialStatus TrialStore::status(std::uint64_t generation) const {
+  std::shared_lock lock(mutex_);
+  return statuses_.at(std::min<std::size_t>(generation, statuses_.size() - 1));
+}
+
+std::shared_ptr<const std::map<std::string, Collection>> TrialStore::collections(
+    std::uint64_t generation) const {
+  std::shared_lock lock(mutex_);
+  std::shared_ptr<const std::map<std::string, Collection>> visible;
+  for (const auto& [added, collections] : collections_) {
+    if (added <= generation) visible = collections;
+  }
+  return visible;
+}
+
+std::vector<TrialProblem> TrialStore::problems(std::uint64_t generation) const {
+  std::shared_lock lock(mutex_);
+  std::vector<TrialProblem> visible;
+  for (const auto& [added, problem] : problems_) {
+    if (added <= generation) visible.push_back(problem);
+  }
+  return visible;
+}
+
+void TrialStore::maybe_refresh() {
+  if (!options_.auto_refresh) return;
+  if (status(generation()).loaded_all_steps) return;
+  refresh();
+}
+
+bool TrialStore::in_range(std::int64_t step) const {
+  if (options_.range_begin && step < *options_.range_begin) return false;
+  if (options_.range_end && step >= *options_.range_end) return false;
+  return true;
+}
+
+void TrialStore::refresh() {
+  std::lock_guard refresh_lock(refresh_mutex_);
+  const TrialStatus before = status(generation());
+  if (before.loaded_all_steps) return;
+
+  // The end marker is looked at before listing: files the job wrote before it are then
+  // certain to be listed below.
+  bool training_ended = false;
+  bool final_pass = false;
+  for (const auto& object : storage_->list(kEndOfJobMarker)) {
+    if (object.path != kEndOfJobMarker) continue;
+    training_ended = true;
+    const auto now = std::chrono::steady_clock::now();
+    if (!end_marker_seen_at_) {
+      end_marker_seen_at_ = now;
+      const auto age = std::chrono::system_clock::now().time_since_epoch() -
+                       std::chrono::nanoseconds(object.modified_ns);
+      final_pass = age >= options_.end_of_job_grace;
+    } else {
+      final_pass = now - *end_marker_seen_at_ >= options_.end_of_job_grace;
+    }
+  }
+
+  std::vector<TrialProblem> problems;
+
+  // Collections: the first file (in listing order) defines them, as in smdebug; every file
+  // names a worker.
+  PendingCollections pending_collections;
+  {
+    const bool have_collections = static_cast<bool>(collections(generation()));
+    for (const auto& object : storage_->list(kCollectionsDir)) {
+      if (seen_collection_files_.contains(object.path)) continue;
+      const auto worker = parse_collections_worker(object.path);
+      if (!worker) continue;
+      seen_collection_files_[object.path] = true;
+      pending_collections.workers.push_back(*worker);
+      if (have_collections || pending_collections.collections) continue;
+      const std::string where = storage_->describe() + "/" + object.path;
+      try {
+        const SharedBytes bytes = storage_->read(object.path);
+        CollectionsFile file = parse_collections_file(bytes.as_string_view(), where);
+        pending_collections.num_workers = file.num_workers;
+        pending_collections.collections =
+            std::make_shared<const std::map<std::string, Collection>>(std::move(file.collections));
+      } catch (const RulestreamError& error) {
+        problems.push_back({where, error.what()});
+      }
+    }
+  }
+
+  // Index files of steps that are not complete yet (earlier ones are all loaded).
+  std::vector<StoredObject> new_files;
+  const std::string start_after =
+      before.last_complete_step >= 0 ? index_listing_start(before.last_complete_step + 1) : "";
+  for (auto& object : storage_->list(kIndexDir, start_after)) {
+    if (seen_index_files_.contains(object.path)) continue;
+    new_files.push_back(std::move(object));
+  }
+
+  std::vector<std::optional<PendingIndex>> parsed(new_files.size());
+  std::vector<std::optional<TrialProblem>> parse_problems(new_files.size());
+  tbb::parallel_for(std::size_t{0}, new_files.size(), [&](std::size_t i) {
+    const StoredObject& object = new_files[i];
+    const std::string where = storage_->describe() + "/" + object.path;
+    const auto name = parse_step_file_name(object.path);
+    if (!name) return;  // not an index file (smdebug ignores these too)
+    if (!in_range(name->step)) return;
+    if (object.path.ends_with(".csv")) {
+      parse_problems[i] = TrialProblem{where, "CSV index files are not supported; skipped"};
+      return;
+    }
+    if (!object.path.ends_with(".json")) return;
+    try {
+      const SharedBytes bytes = storage_->read(object.path);
+      parsed[i] = PendingIndex{object.path, name->step, name->worker,
+                               parse_index_file(bytes.as_string_view(), where)};
+    } catch (const RulestreamError& error) {
+      parse_problems[i] = TrialProblem{where, error.what()};
+    }
+  });
+
+  std::vector<PendingIndex> indexes;
+  for (std::size_t i = 0; i < new_files.size(); ++i) {
+    seen_index_files_[new_files[i].path] = true;
+    if (parsed[i]) indexes.push_back(std::move(*parsed[i]));
+    if (parse_problems[i]) problems.push_back(std::move(*parse_problems[i]));
+  }
+  std::sort(indexes.begin(), indexes.end(), [](const PendingIndex& a, const PendingIndex& b) {
+    return std::tie(a.step, a.worker) < std::tie(b.step, b.worker);
+  });
+
+  apply(indexes, pending_collections, problems, training_ended, final_pass);
+}
+
+void TrialStore::apply(std::vector<PendingIndex>& indexes, PendingCollections& collections,
+                       std::vector<TrialProblem>& problems, bool training_ended, bool final_pass) {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t next = generation_ + 1;
+  bool changed = false;
+
+  if (collections.collections) {
+    collections_.emplace_back(next, collections.collections);
+    declared_num_workers_ = collections.num_workers;
+    changed = true;
+  }
+  for (const auto& worker : collections.workers) {
+    if (workers_.emplace(worker, next).second) changed = true;
+  }
+  for (const auto& index : indexes) {
+    add_index(index, next);
+    changed = true;
+  }
+  for (auto& problem : problems) {
+    problems_.emplace_back(next, std::move(problem));
+    changed = true;
+  }
+
+  const TrialStatus& previous = statuses_.back();
+  TrialStatus status = previous;
+  status.training_ended = training_ended;
+  status.num_workers = declared_num_workers_.value_or(static_cast<int>(workers_.size()));
+  if (status.num_workers <= 0) status.num_workers = 1;
+  for (auto it = steps_.upper_bound(status.last_complete_step); it != steps_.end(); ++it) {
+    if (static_cast<int>(it->second.workers.size()) >= status.num_workers) {
+      status.last_complete_step = it->first;
+    }
+  }
+  if (final_pass) {
+    status.loaded_all_steps = true;
+    if (!steps_.empty()) status.last_complete_step = steps_.rbegin()->first;
+  }
+  if (status.last_complete_step != previous.last_complete_step ||
+      status.loaded_all_steps != previous.loaded_all_steps ||
+      status.training_ended != previous.training_ended ||
+      status.num_workers != previous.num_workers) {
+    changed = true;
+  }
+  if (!changed) return;
+  generation_ = next;
+  statuses_.push_back(status);
+}
+
+void TrialStore::add_index(const PendingIndex& pending, std::uint64_t generation) {
+  const IndexFile& index = pending.index;
+  const Mode mode = index.mode;
+  auto [step_it, new_step] = steps_.try_emplace(pending.step);
+  StepInfo& info = step_it->second;
+  if (new_step) {
+    info.mode = mode;
+    info.mode_step = index.mode_step;
+    info.generation = generation;
+  }
+  if (mode != Mode::Global) {
+    mode_steps_[mode].try_emplace(index.mode_step, pending.step, generation);
+  }
+  if (std::none_of(info.workers.begin(), info.workers.end(),
+                   [&](const auto& entry) { return entry.first == pending.worker; })) {
+    info.workers.emplace_back(pending.worker, generation);
+  }
+  workers_.try_emplace(pending.worker, generation);
+
+  auto file = std::make_shared<const std::string>(index.event_file_name.value_or(""));
+  auto save_for = [&](const std::string& tensor) -> WorkerSave& {
+    info.tensors.try_emplace(tensor, generation);
+    if (mode != Mode::Global) mode_tensors_[mode].try_emplace(tensor, generation);
+    auto [history_it, new_tensor] = tensors_.try_emplace(tensor);
+    if (new_tensor) history_it->second.generation = generation;
+    auto [tstep_it, new_tstep] = history_it->second.steps.try_emplace(pending.step);
+    TensorStep& tensor_step = tstep_it->second;
+    if (new_tstep) {
+      tensor_step.mode = mode;
+      tensor_step.mode_step = index.mode_step;
+    }
+    for (auto& save : tensor_step.saves) {
+      if (save.worker == pending.worker) return save;
+    }
+    tensor_step.saves.push_back(WorkerSave{pending.worker, generation, {}, {}, {}});
+    return tensor_step.saves.back();
+  };
+
+  for (const auto& location : index.tensors) {
+    RecordRef ref{file, location.start, location.length, location.tensor_name};
+    if (auto reduction = parse_reduction_tensor_name(location.tensor_name)) {
+      WorkerSave& save = save_for(reduction->first);
+      auto existing =
+          std::find_if(save.reductions.begin(), save.reductions.end(),
+                       [&](const auto& entry) { return entry.first == reduction->second; });
+      if (existing != save.reductions.end()) {
+        existing->second = std::move(ref);
+      } else {
+        save.reductions.emplace_back(reduction->second, std::move(ref));
+      }
+    } else {
+      save_for(location.tensor_name).raw = std::move(ref);
+    }
+  }
+  if (index.shapes) {
+    for (const auto& shape : *index.shapes) save_for(shape.tensor_name).shape = shape.shape;
+  }
+}
+
+TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& tensor) const {
+  const std::string where = storage_->describe() + "/" + *ref.file + " at offset " +
+                            std::to_string(ref.start) + " (tensor '" + tensor + "')";
+  if (ref.file->empty()) throw FormatError(where, "the index names no event file");
+  SharedBytes bytes = storage_->read_range(*ref.file, ref.start, ref.length);
+  const FramingOptions framing{options_.check_data_crc};
+  Frame frame = frame_record_at(bytes.span(), 0, framing);
+  if (frame.status != FrameStatus::Record && frame.status != FrameStatus::BadDataCrc) {
+    // TensorFlow can write whole-file compressed TFRecords; offsets then refer to the
+    // inflated stream.
+    SharedBytes whole = storage_->read(*ref.file);
+    const auto head = whole.span().first(std::min<std::size_t>(whole.size(), 64));
+    if (const Compression compression = detect_compression(head);
+        compression != Compression::None) {
+      bytes = decompress_file(whole, compression, storage_->describe() + "/" + *ref.file);
+      frame = frame_record_at(bytes.span(), ref.start, framing);
+    }
+  }
+  if (frame.status != FrameStatus::Record) {
+    throw FormatError(where, "expected a TFRecord of " + std::to_string(ref.length) +
+                                 " bytes, found " + std::string(frame_status_text(frame.status)));
+  }
+  const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
+  const SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
+  for (auto& decoded : decode_event(payload, where)) {
+    if (decoded.name == ref.record_name) return std::move(decoded.value);
+  }
+  throw FormatError(where, "the record holds no tensor named '" + ref.record_name + "'");
+}
+
+}  // namespace rulestream

@@ -1,0 +1,144 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pipeline/collection.hpp"
+#include "pipeline/mode.hpp"
+#include "pipeline/reduction.hpp"
+#include "pipeline/storage.hpp"
+#include "pipeline/tensor_value.hpp"
+#include "pipeline/trial.hpp"
+
+namespace rulestream {
+
+// Where one saved tensor (or saved reduction) sits: a whole TFRecord in an event file.
+struct RecordRef {
+  std::shared_ptr<const std::string> file;  // relative to the trial root
+  std::uint64_t start = 0;
+  std::uint64_t length = 0;
+  std::string record_name;  // the tag inside the record (the reduction's own name for those)
+};
+
+// What one worker saved of one tensor at one step.
+struct WorkerSave {
+  std::string worker;
+  std::uint64_t generation = 0;
+  std::optional<RecordRef> raw;
+  std::vector<std::pair<ReductionKey, RecordRef>> reductions;
+  std::optional<Shape> shape;
+};
+
+struct TensorStep {
+  Mode mode = Mode::Global;
+  std::int64_t mode_step = 0;
+  std::vector<WorkerSave> saves;  // in load order
+};
+
+struct TensorHistory {
+  std::uint64_t generation = 0;              // when the tensor was first seen
+  std::map<std::int64_t, TensorStep> steps;  // by global step
+};
+
+struct StepInfo {
+  Mode mode = Mode::Global;
+  std::int64_t mode_step = 0;
+  std::uint64_t generation = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> workers;  // worker, generation
+  std::map<std::string, std::uint64_t> tensors;                // tensor, generation
+};
+
+// Trial-wide figures as of one generation.
+struct TrialStatus {
+  std::int64_t last_complete_step = -1;
+  bool loaded_all_steps = false;
+  bool training_ended = false;
+  int num_workers = 0;
+};
+
+// The shared, append-only state behind Trial handles.
+//
+// Every refresh that finds something new makes a new generation; every entry records the
+// generation that added it, and nothing is ever changed once published. A query at
+// generation g ignores later entries, so a pinned handle keeps seeing exactly what it saw,
+// while other threads keep loading. Readers hold the shared lock; a refresh does its I/O
+// without the lock and takes it exclusively only to publish.
+class TrialStore {
+ public:
+  TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options);
+
+  const Storage& storage() const { return *storage_; }
+  const TrialOptions& options() const { return options_; }
+
+  void refresh();
+  // Refreshes unless all steps are loaded or auto refresh is off.
+  void maybe_refresh();
+
+  std::uint64_t generation() const;
+  TrialStatus status(std::uint64_t generation) const;
+
+  std::shared_lock<std::shared_mutex> read_lock() const {
+    return std::shared_lock<std::shared_mutex>(mutex_);
+  }
+
+  // Read these only under read_lock(), filtering entries by generation.
+  const std::map<std::string, TensorHistory>& tensors() const { return tensors_; }
+  const std::map<std::int64_t, StepInfo>& steps() const { return steps_; }
+  const std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>>& mode_steps()
+      const {
+    return mode_steps_;
+  }
+  const std::map<Mode, std::map<std::string, std::uint64_t>>& mode_tensors() const {
+    return mode_tensors_;
+  }
+  const std::map<std::string, std::uint64_t>& workers() const { return workers_; }
+  std::shared_ptr<const std::map<std::string, Collection>> collections(
+      std::uint64_t generation) const;
+  std::vector<TrialProblem> problems(std::uint64_t generation) const;
+
+  // Reads and decodes the record (outside any lock). Throws FormatError / StorageError.
+  TensorValue read_record(const RecordRef& ref, const std::string& tensor) const;
+
+ private:
+  struct PendingIndex;
+  struct PendingCollections;
+
+  void apply(std::vector<PendingIndex>& indexes, PendingCollections& collections,
+             std::vector<TrialProblem>& problems, bool training_ended, bool final_pass);
+  void add_index(const PendingIndex& index, std::uint64_t generation);
+  bool in_range(std::int64_t step) const;
+
+  std::shared_ptr<const Storage> storage_;
+  TrialOptions options_;
+
+  std::mutex refresh_mutex_;  // one refresh at a time
+  mutable std::shared_mutex mutex_;
+
+  // Published state (guarded by mutex_).
+  std::uint64_t generation_ = 0;
+  std::vector<TrialStatus> statuses_{TrialStatus{}};  // by generation
+  std::map<std::string, TensorHistory> tensors_;
+  std::map<std::int64_t, StepInfo> steps_;
+  std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>> mode_steps_;
+  std::map<Mode, std::map<std::string, std::uint64_t>> mode_tensors_;
+  std::map<std::string, std::uint64_t> workers_;
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<const std::map<std::string, Collection>>>>
+      collections_;  // (generation, collections) in load order
+  std::optional<int> declared_num_workers_;
+  std::vector<std::pair<std::uint64_t, TrialProblem>> problems_;
+
+  // Refresh bookkeeping (guarded by refresh_mutex_).
+  std::map<std::string, bool> seen_index_files_;
+  std::map<std::string, bool> seen_collection_files_;
+  std::optional<std::chrono::steady_clock::time_point> end_marker_seen_at_;
+};
+
+}  // namespace rulestream

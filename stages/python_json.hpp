@@ -1,0 +1,27 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+
+namespace rulestream {
+
+// smdebug writes its JSON files with Python's json.dumps defaults: separators ", " and ": ",
+// keys in insertion order, ensure_ascii=True (everything outside printable ASCII as \uXXXX,
+// lowercase hex, astral code points as surrogate pairs), floats as repr() does, NaN/Infinity
+// bare. Writing the same bytes lets a trial made by rulestream be compared byte for byte with
+// one made by smdebug.
+
+// Appends `value` as json.dumps(value) would. Objects keep their insertion order.
+// Throws std::invalid_argument if a string is not valid UTF-8.
+void append_python_json(std::string& out, const boost::json::value& value);
+std::string dump_python_json(const boost::json::value& value);
+
+// Appends the quoted, escaped string. Throws std::invalid_argument if `utf8` is not valid UTF-8.
+void append_python_json_string(std::string& out, std::string_view utf8);
+
+// Appends repr(value) as json.dumps writes it: "1.0", "0.0001", "1e-05", "1e+16", "NaN",
+// "Infinity", "-Infinity".
+void append_python_float(std::string& out, double value);
+
+}  // namespace rulestream

@@ -1,0 +1,230 @@
+#include "stages/reductions.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/half.hpp"
+#include "stages/reductions_kernels.hpp"
+
+namespace rulestream {
+namespace {
+
+using reduction_kernels::FloatStats;
+using reduction_kernels::Int128;
+using reduction_kernels::IntProduct;
+using reduction_kernels::IntStats;
+using reduction_kernels::ShiftedMoments;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr Int128 kInt64Min = std::numeric_limits<std::int64_t>::min();
+constexpr Int128 kInt64Max = std::numeric_limits<std::int64_t>::max();
+constexpr Int128 kUInt64Max = std::numeric_limits<std::uint64_t>::max();
+
+// An integer product has a loop of its own; a single reduction needs only one of the two.
+struct Parts {
+  bool stats = true;
+  bool product = true;
+};
+
+// Rounds to the nearest bfloat16, once. Scalar::of_double narrows double -> float -> bfloat16,
+// which can round twice the wrong way at a tie; narrowing to float with round-to-odd first makes
+// the second rounding exact (the float keeps 16 more bits than bfloat16).
+double round_to_bfloat16(double value) {
+  if (!std::isfinite(value)) return value;
+  float narrowed = static_cast<float>(value);
+  if (std::isinf(narrowed)) {
+    narrowed = std::copysign(std::numeric_limits<float>::max(), narrowed);  // odd, and > bf16 max
+  } else if (static_cast<double>(narrowed) != value) {
+    auto bits = std::bit_cast<std::uint32_t>(narrowed);
+    if (std::fabs(static_cast<double>(narrowed)) > std::fabs(value)) --bits;  // toward zero
+    narrowed = std::bit_cast<float>(bits | 1u);
+  }
+  return bfloat16_to_float(float_to_bfloat16(narrowed));
+}
+
+Scalar floating(DType dtype, double value) {
+  return Scalar::of_double(dtype, dtype == DType::BFloat16 ? round_to_bfloat16(value) : value);
+}
+
+// ((sum d^2) - (sum d)^2 / n) / n with d = x - K: rounding may leave a variance of 0 a hair
+// below zero, never more.
+double population_variance(const ShiftedMoments& moments, double count) {
+  const double mean_offset = moments.shifted_sum / count;
+  const double variance = (moments.shifted_squares - mean_offset * moments.shifted_sum) / count;
+  return variance < 0 ? 0.0 : variance;  // keeps NaN
+}
+
+// numpy subtracts the mean before squaring, so any Inf element makes the variance NaN, while
+// finite elements whose squares overflow make it Inf.
+double float_variance(const ShiftedMoments& moments, double count, bool has_inf) {
+  if (has_inf) return kNaN;
+  const double variance = population_variance(moments, count);
+  return std::isfinite(variance) ? variance : kInf;
+}
+
+void set_both(ReductionSet& set, Reduction reduction, const Scalar& value) {
+  set.set({reduction, false}, value);
+  set.set({reduction, true}, value);
+}
+
+// Sum 0, l1/l2 0, mean/std/variance NaN; min/max stay absent.
+void fill_empty(ReductionSet& set, const Scalar& zero, const Scalar& zero_norm, const Scalar& nan) {
+  set_both(set, Reduction::Sum, zero);
+  set_both(set, Reduction::L1, zero_norm);
+  set_both(set, Reduction::L2, zero_norm);
+  set_both(set, Reduction::Mean, nan);
+  set_both(set, Reduction::Std, nan);
+  set_both(set, Reduction::Variance, nan);
+}
+
+void fill_float_stats(ReductionSet& set, DType dtype, const FloatStats& stats) {
+  const auto put = [&](Reduction reduction, bool abs, double value) {
+    set.set({reduction, abs}, floating(dtype, value));
+  };
+  if (stats.count == 0) {
+    fill_empty(set, floating(dtype, 0.0), floating(dtype, 0.0), floating(dtype, kNaN));
+    return;
+  }
+  if (std::isnan(stats.abs_sum)) {  // some element is NaN: numpy propagates it everywhere
+    for (const Reduction reduction : kAllReductions) {
+      if (reduction != Reduction::Prod) set_both(set, reduction, floating(dtype, kNaN));
+    }
+    return;
+  }
+  const double count = static_cast<double>(stats.count);
+  const bool has_inf = std::isinf(stats.abs_max);
+  const double l1 = stats.abs_sum;
+  const double l2 = std::sqrt(stats.squares);
+  const double variance = float_variance(stats.plain, count, has_inf);
+  const double abs_variance = float_variance(stats.abs, count, has_inf);
+
+  put(Reduction::Min, false, stats.min);
+  put(Reduction::Max, false, stats.max);
+  put(Reduction::Sum, false, stats.sum);
+  put(Reduction::Mean, false, stats.sum / count);
+  put(Reduction::Variance, false, variance);
+  put(Reduction::Std, false, std::sqrt(variance));
+  put(Reduction::Min, true, stats.abs_min);
+  put(Reduction::Max, true, stats.abs_max);
+  put(Reduction::Sum, true, l1);
+  put(Reduction::Mean, true, l1 / count);
+  put(Reduction::Variance, true, abs_variance);
+  put(Reduction::Std, true, std::sqrt(abs_variance));
+  set_both(set, Reduction::L1, floating(dtype, l1));
+  set_both(set, Reduction::L2, floating(dtype, l2));
+}
+
+void fill_float_product(ReductionSet& set, DType dtype, double product) {
+  // |prod x| == prod |x| exactly: IEEE rounding is symmetric in sign.
+  set.set({Reduction::Prod, false}, floating(dtype, product));
+  set.set({Reduction::Prod, true}, floating(dtype, std::fabs(product)));
+}
+
+// An exact integer result in int64 (uint64 for unsigned tensors) when it fits, float64 when it
+// does not: rulestream does not wrap around as numpy does.
+Scalar integer_result(DType dtype, Int128 value) {
+  if (is_unsigned_integer(dtype)) {
+    if (value >= 0 && value <= kUInt64Max) {
+      return Scalar::of_uint(DType::UInt64, static_cast<std::uint64_t>(value));
+    }
+  } else if (value >= kInt64Min && value <= kInt64Max) {
+    return Scalar::of_int(DType::Int64, static_cast<std::int64_t>(value));
+  }
+  return Scalar::of_double(DType::Float64, static_cast<double>(value));
+}
+
+// An element (or |element|) in the tensor's own dtype; |INT_MIN| does not fit and becomes float64.
+Scalar element_result(DType dtype, Int128 value) {
+  if (dtype == DType::Bool) return Scalar::of_bool(value != 0);
+  if (is_unsigned_integer(dtype)) return Scalar::of_uint(dtype, static_cast<std::uint64_t>(value));
+  const Int128 dtype_max = (Int128{1} << (8 * dtype_size(dtype) - 1)) - 1;
+  if (value > dtype_max) return Scalar::of_double(DType::Float64, static_cast<double>(value));
+  return Scalar::of_int(dtype, static_cast<std::int64_t>(value));
+}
+
+void fill_int_stats(ReductionSet& set, DType dtype, const IntStats& stats) {
+  const auto real = [](double value) { return Scalar::of_double(DType::Float64, value); };
+  if (stats.count == 0) {
+    fill_empty(set, integer_result(dtype, 0), real(0.0), real(kNaN));
+    return;
+  }
+  const double count = static_cast<double>(stats.count);
+  const double l1 = static_cast<double>(stats.abs_sum);
+  const double variance = population_variance(stats.plain, count);
+  const double abs_variance = population_variance(stats.abs, count);
+
+  set.set({Reduction::Min, false}, element_result(dtype, stats.min));
+  set.set({Reduction::Max, false}, element_result(dtype, stats.max));
+  set.set({Reduction::Sum, false}, integer_result(dtype, stats.sum));
+  set.set({Reduction::Mean, false}, real(static_cast<double>(stats.sum) / count));
+  set.set({Reduction::Variance, false}, real(variance));
+  set.set({Reduction::Std, false}, real(std::sqrt(variance)));
+  set.set({Reduction::Min, true}, element_result(dtype, stats.abs_min));
+  set.set({Reduction::Max, true}, element_result(dtype, stats.abs_max));
+  set.set({Reduction::Sum, true}, integer_result(dtype, stats.abs_sum));
+  set.set({Reduction::Mean, true}, real(l1 / count));
+  set.set({Reduction::Variance, true}, real(abs_variance));
+  set.set({Reduction::Std, true}, real(std::sqrt(abs_variance)));
+  set_both(set, Reduction::L1, real(l1));
+  set_both(set, Reduction::L2, real(std::sqrt(stats.squares)));
+}
+
+void fill_int_product(ReductionSet& set, DType dtype, const IntProduct& product) {
+  if (!product.exact) {
+    set.set({Reduction::Prod, false}, Scalar::of_double(DType::Float64, product.approx));
+    set.set({Reduction::Prod, true}, Scalar::of_double(DType::Float64, std::fabs(product.approx)));
+    return;
+  }
+  const Int128 magnitude = product.value < 0 ? -product.value : product.value;
+  set.set({Reduction::Prod, false}, integer_result(dtype, product.value));
+  set.set({Reduction::Prod, true}, integer_result(dtype, magnitude));
+}
+
+std::string unsupported_dtype(ReductionKey key, DType dtype) {
+  return "cannot compute " + reduction_key_name(key) + " of a " + std::string(dtype_name(dtype)) +
+         " tensor: reductions need real numbers";
+}
+
+void fill(ReductionSet& set, const TensorValue& value, Parts parts) {
+  const DType dtype = value.dtype();
+  const std::byte* data = value.bytes().data();
+  const auto count = static_cast<std::size_t>(value.size());
+  if (is_floating(dtype)) {
+    // The floating product rides along in the same pass.
+    const FloatStats stats = reduction_kernels::float_stats(dtype, data, count);
+    fill_float_stats(set, dtype, stats);
+    fill_float_product(set, dtype, stats.product);
+    return;
+  }
+  if (parts.stats) fill_int_stats(set, dtype, reduction_kernels::int_stats(dtype, data, count));
+  if (parts.product) {
+    fill_int_product(set, dtype, reduction_kernels::int_product(dtype, data, count));
+  }
+}
+
+}  // namespace
+
+ReductionSet compute_reductions(const TensorValue& value) {
+  ReductionSet set;
+  if (is_real_numeric(value.dtype())) fill(set, value, Parts{});
+  return set;
+}
+
+Scalar compute_reduction(const TensorValue& value, ReductionKey key) {
+  if (!is_real_numeric(value.dtype())) {
+    throw ReductionUnsupported(unsupported_dtype(key, value.dtype()));
+  }
+  const bool product = key.reduction == Reduction::Prod;
+  ReductionSet set;
+  fill(set, value, Parts{.stats = !product, .product = product});
+  if (const auto& result = set.get(key)) return *result;
+  throw ReductionUnsupported("cannot compute " + reduction_key_name(key) + " of an empty " +
+                             std::string(dtype_name(value.dtype())) + " tensor");
+}
+
+}  // namespace rulestream

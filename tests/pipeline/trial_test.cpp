@@ -1,0 +1,258 @@
+// Trial/Tensor semantics on trials written by the project's own writer: round trips, live
+// trials with lagging workers, exceptions, pinned views, range_steps and bad input.
+#include "pipeline/trial.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/tensor.hpp"
+#include "stages/trial_writer.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using rulestream::testing::TempDir;
+
+TensorValue floats(std::vector<float> values, Shape shape) {
+  return TensorValue::from_values(DType::Float32, std::move(shape), values);
+}
+
+CollectionsFile default_collections(int num_workers) {
+  CollectionsFile file;
+  Collection gradients;
+  gradients.name = "gradients";
+  gradients.include_regex = {"^gradient"};
+  file.collections["gradients"] = gradients;
+  Collection losses;
+  losses.name = "losses";
+  losses.include_regex = {"[Ll]oss_(?!input).*output"};
+  file.collections["losses"] = losses;
+  file.num_workers = num_workers;
+  return file;
+}
+
+// Writes one step for one worker: a loss and a gradient whose values encode step and worker.
+void write_step(TrialWriter& writer, std::int64_t step, Mode mode, std::int64_t mode_step,
+                float worker_offset) {
+  writer.begin_step(step, mode, mode_step);
+  writer.add_tensor("Loss_output_0", floats({static_cast<float>(step) + worker_offset}, {}));
+  if (mode == Mode::Train) {
+    writer.add_tensor(
+        "gradient/fc.weight",
+        floats({1.0f + worker_offset, -2.0f, 3.0f, static_cast<float>(step)}, {2, 2}));
+  }
+  writer.end_step();
+}
+
+TrialOptions quick_options() {
+  TrialOptions options;
+  options.end_of_job_grace = std::chrono::milliseconds(0);
+  options.poll_interval = std::chrono::milliseconds(10);
+  return options;
+}
+
+TEST(Trial, RoundTripsWhatTheWriterSaved) {
+  TempDir dir;
+  TrialWriter writer({.root = dir.path()});
+  write_step(writer, 0, Mode::Train, 0, 0.0f);
+  write_step(writer, 1, Mode::Train, 1, 0.0f);
+  write_step(writer, 2, Mode::Eval, 0, 0.0f);
+  writer.write_collections(default_collections(1));
+  writer.write_end_marker();
+
+  const Trial trial = Trial::open(dir.path().string(), quick_options());
+  EXPECT_EQ(trial.tensor_names(),
+            (std::vector<std::string>{"Loss_output_0", "gradient/fc.weight"}));
+  EXPECT_EQ(trial.steps(), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(trial.steps(Mode::Train), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(trial.steps(Mode::Eval), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(trial.modes(), (std::vector<Mode>{Mode::Train, Mode::Eval}));
+  EXPECT_EQ(trial.mode(2), Mode::Eval);
+  EXPECT_EQ(trial.mode_step(2), 0);
+  EXPECT_EQ(trial.global_step(Mode::Eval, 0), 2);
+  EXPECT_EQ(trial.global_step(Mode::Eval, 7), std::nullopt);
+  EXPECT_EQ(trial.workers(), (std::vector<std::string>{"worker_0"}));
+  EXPECT_TRUE(trial.loaded_all_steps());
+  EXPECT_EQ(trial.tensor_names({.collection = "gradients"}),
+            (std::vector<std::string>{"gradient/fc.weight"}));
+  EXPECT_EQ(trial.tensor_names({.step = 0, .mode = Mode::Eval}),
+            (std::vector<std::string>{"Loss_output_0"}));
+
+  const Tensor gradient = trial.tensor("gradient/fc.weight");
+  const TensorValue value = gradient.value(1);
+  EXPECT_EQ(value.dtype(), DType::Float32);
+  EXPECT_EQ(value.shape(), (Shape{2, 2}));
+  EXPECT_EQ(value.as_double(3), 1.0);
+  EXPECT_DOUBLE_EQ(gradient.reduction_value(1, Reduction::Mean).as_double(), 3.0 / 4.0);
+  EXPECT_DOUBLE_EQ(
+      gradient.reduction_value(1, Reduction::Mean, Mode::Global, std::nullopt, true).as_double(),
+      7.0 / 4.0);
+  EXPECT_EQ(gradient.value(1, Mode::Train).as_double(3), 1.0);
+  EXPECT_EQ(gradient.prev_steps(1, 5), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(gradient.shape(0), (Shape{2, 2}));
+}
+
+TEST(Trial, ExceptionsSaySmdebugsReasons) {
+  TempDir dir;
+  TrialWriter writer({.root = dir.path()});
+  write_step(writer, 0, Mode::Train, 0, 0.0f);
+  write_step(writer, 2, Mode::Eval, 0, 0.0f);
+  writer.write_collections(default_collections(1));
+  writer.write_end_marker();
+  const Trial trial = Trial::open(dir.path().string(), quick_options());
+
+  EXPECT_THROW(trial.tensor("nope"), TensorUnavailable);
+  const Tensor gradient = trial.tensor("gradient/fc.weight");
+  EXPECT_THROW(gradient.value(2), TensorUnavailableForStep);  // EVAL step: no gradients
+  EXPECT_THROW(gradient.value(1), StepUnavailable);           // a gap
+  EXPECT_THROW(gradient.value(3), StepUnavailable);           // past the end of an ended job
+  EXPECT_THROW(gradient.value(0, Mode::Global, std::string("worker_9")), InvalidWorker);
+  EXPECT_THROW(trial.collection("weights"), CollectionUnavailable);
+  EXPECT_EQ(trial.has_passed_step(0), StepState::Available);
+  EXPECT_EQ(trial.has_passed_step(1), StepState::Unavailable);
+  EXPECT_EQ(trial.has_passed_step(5), StepState::Unavailable);
+  EXPECT_THROW(trial.wait_for_steps({1}), StepUnavailable);
+  EXPECT_THROW(trial.wait_for_steps({9}), NoMoreData);
+  try {
+    gradient.value(2);
+  } catch (const TensorUnavailableForStep& error) {
+    EXPECT_NE(std::string(error.what()).find("gradient/fc.weight"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("step 2"), std::string::npos);
+  }
+}
+
+TEST(Trial, LiveTrialWithALaggingWorker) {
+  TempDir dir;
+  TrialWriter fast({.root = dir.path(), .worker = "worker_0"});
+  TrialWriter slow({.root = dir.path(), .worker = "worker_1"});
+  fast.write_collections(default_collections(2));
+  slow.write_collections(default_collections(2));
+  for (std::int64_t step = 0; step < 3; ++step) write_step(fast, step, Mode::Train, step, 0.0f);
+  write_step(slow, 0, Mode::Train, 0, 100.0f);
+
+  const Trial trial = Trial::open(dir.path().string(), quick_options());
+  EXPECT_EQ(trial.num_workers(), 2);
+  EXPECT_EQ(trial.last_complete_step(), 0);
+  EXPECT_EQ(trial.steps(), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(trial.steps(Mode::Global, true), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(trial.has_passed_step(0), StepState::Available);
+  EXPECT_EQ(trial.has_passed_step(1), StepState::NotYetAvailable);
+  EXPECT_EQ(trial.has_passed_step(7), StepState::NotYetAvailable);
+  const Tensor loss = trial.tensor("Loss_output_0");
+  EXPECT_EQ(loss.workers(0), (std::vector<std::string>{"worker_0", "worker_1"}));
+  EXPECT_EQ(loss.value(0, Mode::Global, std::string("worker_1")).as_double(0), 100.0);
+  EXPECT_EQ(loss.value(0).as_double(0), 0.0);  // default worker: the first by name
+  EXPECT_EQ(loss.value(1).as_double(0), 1.0);  // incomplete step: worker_0's value
+  EXPECT_THROW(loss.value(9), StepNotYetAvailable);
+  EXPECT_THROW(trial.wait_for_steps({1}, Mode::Global, std::chrono::milliseconds(50)),
+               StepNotYetAvailable);
+
+  // A pinned view keeps its answers while the slow worker catches up.
+  const Trial pinned = trial.pinned();
+  std::thread catch_up([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    write_step(slow, 1, Mode::Train, 1, 100.0f);
+    write_step(slow, 2, Mode::Train, 2, 100.0f);
+  });
+  trial.wait_for_steps({1, 2}, Mode::Global, std::chrono::seconds(20));
+  catch_up.join();
+  EXPECT_EQ(trial.last_complete_step(), 2);
+  EXPECT_EQ(trial.steps(), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(pinned.steps(), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(pinned.tensor("Loss_output_0").workers(1), (std::vector<std::string>{"worker_0"}));
+  EXPECT_EQ(trial.tensor("Loss_output_0").workers(1),
+            (std::vector<std::string>{"worker_0", "worker_1"}));
+
+  fast.write_end_marker();
+  trial.refresh();
+  EXPECT_TRUE(trial.loaded_all_steps());
+  EXPECT_EQ(trial.has_passed_step(7), StepState::Unavailable);
+}
+
+TEST(Trial, RangeStepsLoadsOnlyThoseSteps) {
+  TempDir dir;
+  TrialWriter writer({.root = dir.path()});
+  for (std::int64_t step = 0; step < 6; ++step) write_step(writer, step, Mode::Train, step, 0.0f);
+  writer.write_collections(default_collections(1));
+  writer.write_end_marker();
+  TrialOptions options = quick_options();
+  options.range_begin = 2;
+  options.range_end = 4;
+  const Trial trial = Trial::open(dir.path().string(), options);
+  EXPECT_EQ(trial.steps(), (std::vector<std::int64_t>{2, 3}));
+}
+
+TEST(Trial, CorruptIndexFileIsReportedAndSkipped) {
+  TempDir dir;
+  TrialWriter writer({.root = dir.path()});
+  for (std::int64_t step = 0; step < 3; ++step) write_step(writer, step, Mode::Train, step, 0.0f);
+  writer.write_collections(default_collections(1));
+  writer.write_end_marker();
+  rulestream::testing::write_text_file(dir.path() / "index/000000000/000000000001_worker_0.json",
+                                       "{\"meta\": {\"mode\": ");
+  const Trial trial = Trial::open(dir.path().string(), quick_options());
+  EXPECT_EQ(trial.steps(), (std::vector<std::int64_t>{0, 2}));
+  ASSERT_EQ(trial.problems().size(), 1u);
+  EXPECT_NE(trial.problems()[0].message.find("000000000001_worker_0.json"), std::string::npos);
+}
+
+TEST(Trial, CorruptRecordNamesFileAndOffset) {
+  TempDir dir;
+  TrialWriter writer({.root = dir.path()});
+  write_step(writer, 0, Mode::Train, 0, 0.0f);
+  writer.write_collections(default_collections(1));
+  writer.write_end_marker();
+  const auto event_file = dir.path() / "events/000000000000/000000000000_worker_0.tfevents";
+  {
+    std::fstream file(event_file, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(2);
+    file.put('\x7f');  // inside the first record's length
+  }
+  const Trial trial = Trial::open(dir.path().string(), quick_options());
+  try {
+    trial.tensor("Loss_output_0").value(0);
+    FAIL() << "a corrupt record must not decode";
+  } catch (const FormatError& error) {
+    EXPECT_NE(std::string(error.what()).find("000000000000_worker_0.tfevents"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("offset 0"), std::string::npos);
+  }
+  // The other tensor of the step is still readable.
+  EXPECT_EQ(trial.tensor("gradient/fc.weight").value(0).size(), 4);
+}
+
+TEST(Trial, MissingAndNonTrialPathsAreClearErrors) {
+  TempDir dir;
+  EXPECT_THROW(Trial::open((dir.path() / "absent").string()), StorageError);
+  rulestream::testing::write_text_file(dir.path() / "notes.txt", "hello");
+  EXPECT_THROW(Trial::open(dir.path().string()), StorageError);
+}
+
+TEST(Trial, SavedReductionsAreServedAsReductions) {
+  TempDir dir;
+  TrialWriter writer({.root = dir.path()});
+  writer.begin_step(0, Mode::Train, 0);
+  writer.add_reduction("fc.weight", {Reduction::Max, false}, floats({7.5f}, {}));
+  writer.add_reduction("fc.weight", {Reduction::Mean, true}, floats({0.25f}, {}));
+  writer.add_shape("fc.weight", {4, 8});
+  writer.end_step();
+  writer.write_collections(default_collections(1));
+  writer.write_end_marker();
+  const Trial trial = Trial::open(dir.path().string(), quick_options());
+  EXPECT_EQ(trial.tensor_names(), (std::vector<std::string>{"fc.weight"}));
+  const Tensor weight = trial.tensor("fc.weight");
+  EXPECT_EQ(weight.reduction_value(0, Reduction::Max).as_double(), 7.5);
+  EXPECT_EQ(
+      weight.reduction_value(0, Reduction::Mean, Mode::Global, std::nullopt, true).as_double(),
+      0.25);
+  EXPECT_THROW(weight.reduction_value(0, Reduction::Min), TensorUnavailableForStep);
+  EXPECT_THROW(weight.value(0), TensorUnavailableForStep);
+  EXPECT_EQ(weight.shape(0), (Shape{4, 8}));
+  EXPECT_EQ(weight.reduction_values(0).size(), 2u);
+}
+
+}  // namespace
+}  // namespace rulestream

@@ -1,0 +1,360 @@
+#include "sources/local_storage.hpp"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/exceptions.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::string> paths_of(const std::vector<StoredObject>& objects) {
+  std::vector<std::string> paths;
+  for (const auto& object : objects) paths.push_back(object.path);
+  return paths;
+}
+
+std::string text_of(const SharedBytes& bytes) {
+  return std::string(bytes.as_string_view());
+}
+
+std::string storage_error(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const StorageError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "no StorageError";
+  return {};
+}
+
+// A trial folder in smdebug's layout, with files still being written (*.tmp) among them. Every
+// test runs with reads copied (pread), mapped, and mapped only from one page up.
+class LocalStorageTest : public ::testing::TestWithParam<std::uint64_t> {
+ protected:
+  void SetUp() override {
+    for (const char* file : {
+             "collections/000000000/worker_0_collections.json",
+             "collections/000000000/worker_1_collections.json.tmp",
+             "events/000000000000/000000000000_worker_0.tfevents",
+             "events/000000000005/000000000005_worker_0.tfevents",
+             "events/000000000005/000000000005_worker_1.tfevents.tmp",
+             "index/000000000/000000000000_worker_0.json",
+             "index/000000000/000000000005_worker_0.json",
+             "index/000000000/000000000005_worker_1.json.tmp",
+             "index/000000001/000000001000_worker_0.json",
+             "index/000000001/000000001005_worker_0.json",
+             "index/000000002/000000002000_worker_0.json",
+             "index-notes.txt",
+             "training_job_end.ts",
+         }) {
+      write(file, std::string("content of ") + file);
+    }
+    write("training_job_end.ts", "");
+  }
+
+  void write(const std::string& relative, std::string_view content) {
+    testing::write_text_file(dir_.path() / relative, content);
+  }
+
+  testing::TempDir dir_;
+  LocalStorage storage_{dir_.path(), GetParam()};
+};
+
+TEST_P(LocalStorageTest, ListsEverythingSortedWithoutTemporaryFiles) {
+  EXPECT_THAT(paths_of(storage_.list("")),
+              ElementsAre("collections/000000000/worker_0_collections.json",
+                          "events/000000000000/000000000000_worker_0.tfevents",
+                          "events/000000000005/000000000005_worker_0.tfevents", "index-notes.txt",
+                          "index/000000000/000000000000_worker_0.json",
+                          "index/000000000/000000000005_worker_0.json",
+                          "index/000000001/000000001000_worker_0.json",
+                          "index/000000001/000000001005_worker_0.json",
+                          "index/000000002/000000002000_worker_0.json", "training_job_end.ts"));
+}
+
+TEST_P(LocalStorageTest, ListsUnderAPrefix) {
+  EXPECT_THAT(paths_of(storage_.list("index/")),
+              ElementsAre("index/000000000/000000000000_worker_0.json",
+                          "index/000000000/000000000005_worker_0.json",
+                          "index/000000001/000000001000_worker_0.json",
+                          "index/000000001/000000001005_worker_0.json",
+                          "index/000000002/000000002000_worker_0.json"));
+  EXPECT_THAT(paths_of(storage_.list("index/000000001/")),
+              ElementsAre("index/000000001/000000001000_worker_0.json",
+                          "index/000000001/000000001005_worker_0.json"));
+  // A prefix need not end at a folder boundary.
+  EXPECT_THAT(paths_of(storage_.list("index/000000001/000000001005")),
+              ElementsAre("index/000000001/000000001005_worker_0.json"));
+  EXPECT_THAT(paths_of(storage_.list("index")),
+              ElementsAre("index-notes.txt", "index/000000000/000000000000_worker_0.json",
+                          "index/000000000/000000000005_worker_0.json",
+                          "index/000000001/000000001000_worker_0.json",
+                          "index/000000001/000000001005_worker_0.json",
+                          "index/000000002/000000002000_worker_0.json"));
+  EXPECT_THAT(paths_of(storage_.list("training_job_end.ts")), ElementsAre("training_job_end.ts"));
+}
+
+TEST_P(LocalStorageTest, ListsAfterAStartKey) {
+  EXPECT_THAT(paths_of(storage_.list("index/", "index/000000000/000000000005_worker_0.json")),
+              ElementsAre("index/000000001/000000001000_worker_0.json",
+                          "index/000000001/000000001005_worker_0.json",
+                          "index/000000002/000000002000_worker_0.json"));
+  EXPECT_THAT(paths_of(storage_.list("index/", "index/000000001/")),
+              ElementsAre("index/000000001/000000001000_worker_0.json",
+                          "index/000000001/000000001005_worker_0.json",
+                          "index/000000002/000000002000_worker_0.json"));
+  EXPECT_THAT(paths_of(storage_.list("index/", "index/000000002/000000002000_worker_0.json")),
+              ElementsAre());
+  EXPECT_THAT(paths_of(storage_.list("index/000000000/", "index/000000001/")), ElementsAre());
+}
+
+TEST_P(LocalStorageTest, ListingAgreesWithFilteringTheWholeTree) {
+  // Folders are pruned by prefix and start key; whatever is pruned must be what a plain filter
+  // of the full listing drops.
+  const auto all = storage_.list("");
+  std::vector<std::string> probes = {"",
+                                     "i",
+                                     "index/",
+                                     "index/000000001",
+                                     "index/000000001/",
+                                     "index/000000001/000000001005_worker_0.json",
+                                     "index/1",
+                                     "events/",
+                                     "z",
+                                     "index/000000000/000000000005_worker_0.jsonz"};
+  for (const auto& object : all) probes.push_back(object.path);
+  for (const auto& prefix : probes) {
+    for (const auto& start_after : probes) {
+      std::vector<std::string> expected;
+      for (const auto& object : all) {
+        if (object.path.starts_with(prefix) && object.path > start_after) {
+          expected.push_back(object.path);
+        }
+      }
+      EXPECT_EQ(paths_of(storage_.list(prefix, start_after)), expected)
+          << "prefix '" << prefix << "' start_after '" << start_after << "'";
+    }
+  }
+}
+
+TEST_P(LocalStorageTest, ReportsSizeAndModificationTime) {
+  const std::string path = "events/000000000005/000000000005_worker_0.tfevents";
+  const timespec times[2] = {{1'700'000'000, 123'456'789}, {1'700'000'001, 987'654'321}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir_.path() / path).c_str(), times, 0), 0);
+  const auto objects = storage_.list(path);
+  ASSERT_EQ(objects.size(), 1u);
+  EXPECT_EQ(objects[0].size, std::string("content of ").size() + path.size());
+  EXPECT_EQ(objects[0].modified_ns, 1'700'000'001'987'654'321);
+  EXPECT_EQ(storage_.list("training_job_end.ts").at(0).size, 0u);
+}
+
+TEST_P(LocalStorageTest, MissingFoldersListAsEmpty) {
+  EXPECT_TRUE(storage_.list("tensorboard/").empty());
+  EXPECT_TRUE(storage_.list("index/000000099/").empty());
+  EXPECT_TRUE(storage_.list("training_job_end.ts/").empty());  // a file, not a folder
+  LocalStorage missing(dir_.path() / "no-such-trial");
+  EXPECT_FALSE(missing.root_exists());
+  EXPECT_TRUE(missing.list("").empty());
+  EXPECT_TRUE(storage_.root_exists());
+}
+
+TEST_P(LocalStorageTest, FollowsLinkedFilesButNotLinkedFolders) {
+  std::filesystem::create_symlink(dir_.path() / "index/000000000/000000000000_worker_0.json",
+                                  dir_.path() / "index/000000002/000000002001_worker_0.json");
+  std::filesystem::create_directory_symlink(dir_.path(), dir_.path() / "index/loop");
+  std::filesystem::create_symlink(dir_.path() / "gone", dir_.path() / "index/dangling.json");
+  const auto objects = storage_.list("index/000000002/");
+  ASSERT_EQ(objects.size(), 2u);
+  EXPECT_EQ(objects[1].path, "index/000000002/000000002001_worker_0.json");
+  EXPECT_EQ(objects[1].size,
+            std::string("content of index/000000000/000000000000_worker_0.json").size());
+  EXPECT_THAT(paths_of(storage_.list("index/")),
+              ::testing::Not(::testing::Contains(HasSubstr("loop"))));
+  EXPECT_THAT(paths_of(storage_.list("index/")),
+              ::testing::Not(::testing::Contains(HasSubstr("dangling"))));
+}
+
+TEST_P(LocalStorageTest, SkipsFifosWhenListing) {
+  ASSERT_EQ(::mkfifo((dir_.path() / "index/000000000/000000000009_worker_0.json").c_str(), 0600),
+            0);
+  EXPECT_EQ(storage_.list("index/000000000/").size(), 2u);
+}
+
+TEST_P(LocalStorageTest, ExistsForFilesOnly) {
+  EXPECT_TRUE(storage_.exists("training_job_end.ts"));
+  EXPECT_TRUE(storage_.exists("index/000000000/000000000005_worker_1.json.tmp"));
+  EXPECT_FALSE(storage_.exists("index/000000000"));
+  EXPECT_FALSE(storage_.exists("index/000000000/000000000007_worker_0.json"));
+  EXPECT_FALSE(storage_.exists("training_job_end.ts/x"));
+}
+
+TEST_P(LocalStorageTest, ReadsWholeFiles) {
+  EXPECT_EQ(text_of(storage_.read("index/000000001/000000001005_worker_0.json")),
+            "content of index/000000001/000000001005_worker_0.json");
+  EXPECT_TRUE(storage_.read("training_job_end.ts").empty());
+}
+
+TEST_P(LocalStorageTest, ReadsLargeFilesIntact) {
+  std::string content(5 << 20, '\0');
+  for (std::size_t i = 0; i < content.size(); ++i)
+    content[i] = static_cast<char>(i * 131 + (i >> 12));
+  write("events/big.tfevents", content);
+  EXPECT_EQ(text_of(storage_.read("events/big.tfevents")), content);
+  EXPECT_EQ(text_of(storage_.read_range("events/big.tfevents", 3'000'001, 1'234'567)),
+            content.substr(3'000'001, 1'234'567));
+}
+
+TEST_P(LocalStorageTest, ReadsRanges) {
+  write("events/x.tfevents", "0123456789");
+  EXPECT_EQ(text_of(storage_.read_range("events/x.tfevents", 2, 3)), "234");
+  EXPECT_EQ(text_of(storage_.read_range("events/x.tfevents", 0, 10)), "0123456789");
+  EXPECT_EQ(text_of(storage_.read_range("events/x.tfevents", 7, 10)), "789");  // short file
+  EXPECT_TRUE(storage_.read_range("events/x.tfevents", 10, 4).empty());        // at EOF
+  EXPECT_TRUE(storage_.read_range("events/x.tfevents", 11, 4).empty());        // after EOF
+  EXPECT_TRUE(storage_.read_range("events/x.tfevents", 3, 0).empty());
+  // A corrupt index entry asking for an absurd length gets what the file has.
+  EXPECT_EQ(text_of(storage_.read_range("events/x.tfevents", 8, ~0ull)), "89");
+  EXPECT_TRUE(storage_.read_range("events/x.tfevents", ~0ull - 1, ~0ull).empty());
+}
+
+TEST_P(LocalStorageTest, BytesOutliveTheStorage) {
+  SharedBytes bytes;
+  {
+    LocalStorage other(dir_.path(), GetParam());
+    bytes = other.read("index/000000000/000000000000_worker_0.json");
+  }
+  // Also once the file is gone: a mapping keeps the unlinked file alive.
+  std::filesystem::remove(dir_.path() / "index/000000000/000000000000_worker_0.json");
+  EXPECT_EQ(text_of(bytes), "content of index/000000000/000000000000_worker_0.json");
+}
+
+TEST_P(LocalStorageTest, ReadsConcurrently) {
+  std::string content;
+  for (int i = 0; i < 100'000; ++i) content += static_cast<char>('a' + i % 26);
+  write("events/shared.tfevents", content);
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(8, 0);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        const std::uint64_t offset = static_cast<std::uint64_t>((t * 7919 + i * 104'729) % 99'000);
+        if (text_of(storage_.read_range("events/shared.tfevents", offset, 1000)) !=
+            content.substr(offset, 1000)) {
+          ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_THAT(mismatches, ::testing::Each(0));
+}
+
+TEST_P(LocalStorageTest, MissingFilesAreStorageErrorsNamingThePath) {
+  const std::string message = storage_error([&] { storage_.read("events/nope.tfevents"); });
+  EXPECT_THAT(message, HasSubstr((dir_.path() / "events/nope.tfevents").string()));
+  EXPECT_THAT(message, HasSubstr("No such file or directory"));
+  EXPECT_THAT(storage_error([&] { storage_.read_range("events/nope.tfevents", 0, 4); }),
+              HasSubstr("events/nope.tfevents"));
+}
+
+TEST_P(LocalStorageTest, FoldersAndFifosAreNotReadable) {
+  EXPECT_THAT(storage_error([&] { storage_.read("index/000000000"); }),
+              HasSubstr("not a regular file"));
+  // A fifo must fail at once rather than block waiting for a writer.
+  ASSERT_EQ(::mkfifo((dir_.path() / "events/pipe").c_str(), 0600), 0);
+  EXPECT_THAT(storage_error([&] { storage_.read("events/pipe"); }),
+              HasSubstr("not a regular file"));
+}
+
+TEST_P(LocalStorageTest, UnreadableFilesAndFoldersAreStorageErrors) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: permissions are not enforced";
+  const auto file = dir_.path() / "events/000000000000/000000000000_worker_0.tfevents";
+  std::filesystem::permissions(file, std::filesystem::perms::none);
+  const std::string message =
+      storage_error([&] { storage_.read(file.lexically_relative(dir_.path()).string()); });
+  EXPECT_THAT(message, HasSubstr(file.string()));
+  EXPECT_THAT(message, HasSubstr("Permission denied"));
+
+  const auto folder = dir_.path() / "index/000000001";
+  std::filesystem::permissions(folder, std::filesystem::perms::none);
+  EXPECT_THAT(storage_error([&] { storage_.list("index/"); }), HasSubstr("Permission denied"));
+  std::filesystem::permissions(folder, std::filesystem::perms::owner_all);
+}
+
+TEST_P(LocalStorageTest, PathsMayNotLeaveTheTrial) {
+  EXPECT_THAT(storage_error([&] { storage_.read("../etc/passwd"); }),
+              HasSubstr("not inside the trial"));
+  EXPECT_THAT(storage_error([&] { storage_.read("events/../../x"); }),
+              HasSubstr("not inside the trial"));
+  EXPECT_THAT(storage_error([&] { storage_.read_range("/etc/passwd", 0, 1); }),
+              HasSubstr("not inside the trial"));
+  EXPECT_THAT(storage_error([&] { storage_.exists(".."); }), HasSubstr("not inside the trial"));
+  EXPECT_THAT(storage_error([&] { storage_.list("../"); }), HasSubstr("not inside the trial"));
+  // Names that merely contain dots are fine.
+  write("events/..hidden", "h");
+  EXPECT_EQ(text_of(storage_.read("events/..hidden")), "h");
+}
+
+INSTANTIATE_TEST_SUITE_P(ReadModes, LocalStorageTest,
+                         ::testing::Values(LocalStorage::kNeverMap, 1, 4096),
+                         [](const ::testing::TestParamInfo<std::uint64_t>& param_info) {
+                           return param_info.param == LocalStorage::kNeverMap
+                                      ? std::string("Pread")
+                                      : "MapFrom" + std::to_string(param_info.param);
+                         });
+
+// Mapped reads share the page cache, so an in-place rewrite shows through (the documented
+// catch); copied reads are a snapshot. This also shows which path each threshold takes.
+TEST(LocalStorageMappingTest, MappedBytesFollowInPlaceRewritesCopiedOnesDoNot) {
+  testing::TempDir dir;
+  const std::string big(8192, 'a');
+  testing::write_text_file(dir.path() / "events/e.tfevents", big);
+  const LocalStorage copying(dir.path(), LocalStorage::kNeverMap);
+  const LocalStorage mapping(dir.path(), 4096);
+  const SharedBytes copied = copying.read("events/e.tfevents");
+  const SharedBytes mapped = mapping.read("events/e.tfevents");
+  const SharedBytes small_range = mapping.read_range("events/e.tfevents", 100, 10);  // < 4096
+  {
+    std::fstream file(dir.path() / "events/e.tfevents",
+                      std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(100);
+    file.write("ZZZZ", 4);
+  }
+  EXPECT_EQ(text_of(copied), big);
+  EXPECT_EQ(text_of(small_range), "aaaaaaaaaa");
+  EXPECT_EQ(text_of(mapped).substr(98, 8), "aaZZZZaa");
+}
+
+TEST(LocalStorageSamplesTest, ListsAndReadsASampleTrial) {
+  const auto samples = testing::samples_dir();
+  if (!samples) GTEST_SKIP() << "smdebug-samples not found (set RULESTREAM_SAMPLES)";
+  const LocalStorage storage(*samples / "trials/pt-mlp-basic");
+  EXPECT_EQ(storage.describe(), (*samples / "trials/pt-mlp-basic").string());
+  const auto index_files = storage.list("index/");
+  EXPECT_EQ(index_files.size(), 200u);
+  EXPECT_TRUE(std::is_sorted(index_files.begin(), index_files.end(),
+                             [](const auto& a, const auto& b) { return a.path < b.path; }));
+  EXPECT_EQ(storage.list("collections/").size(), 1u);
+  EXPECT_TRUE(storage.exists("training_job_end.ts"));
+  const auto first = storage.list("events/").front();
+  EXPECT_EQ(storage.read(first.path).size(), first.size);
+}
+
+}  // namespace
+}  // namespace rulestream
