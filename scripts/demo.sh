@@ -15,5 +15,5 @@ echo "== rulestream inspect: what the job saved =="
 "$binary" inspect "$demo_dir/job"
 
 echo
-echo "== rulestream inspect --tensor: one gradient, step by step (mean collapses at step 30) =="
+echo "== rulestream inspect --tensor: one gradient, step by step (its mean of |values| collapses at step 30) =="
 "$binary" inspect "$demo_dir/job" --tensor gradient/MLP_fc1.weight

@@ -104,8 +104,8 @@ class MessageReader {
       : bytes_(bytes),
         context_(context),
         message_(message),
-        input_(reinterpret_cast<const std::uint8_t*>(bytes.data()), static_cast<int>(bytes.size())) {
-  }
+        input_(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+               static_cast<int>(bytes.size())) {}
 
   // Advances to the next field; false at the end of the message.
   bool next() {
@@ -433,8 +433,9 @@ SharedBytes typed_bytes(const TensorParts& parts, DType dtype, std::uint64_t cou
       return materialise<std::uint64_t>(parts.uint64_val, "uint64_val", 1, count, dtype, context,
                                         kSame);
     case DType::Bool:
-      return materialise<std::uint8_t>(parts.bool_val, "bool_val", 1, count, dtype, context,
-                                       [](bool value) { return static_cast<std::uint8_t>(value ? 1 : 0); });
+      return materialise<std::uint8_t>(
+          parts.bool_val, "bool_val", 1, count, dtype, context,
+          [](bool value) { return static_cast<std::uint8_t>(value ? 1 : 0); });
     case DType::Float16:
     case DType::BFloat16:
       // half_val holds the 16-bit patterns in int32s.
@@ -477,8 +478,8 @@ TensorValue to_tensor_value(TensorParts& parts, const SharedBytes& payload,
                             const ErrorContext& context) {
   const std::uint64_t count = checked_element_count(parts.shape, context);
   // smdebug leaves strings at DT_INVALID; an empty DT_INVALID tensor is an empty string list.
-  if (parts.tf_dtype == 7 || (parts.tf_dtype == 0 && !parts.has_content &&
-                              (!parts.string_val.empty() || count == 0))) {
+  if (parts.tf_dtype == 7 ||
+      (parts.tf_dtype == 0 && !parts.has_content && (!parts.string_val.empty() || count == 0))) {
     return string_tensor(parts, count, context);
   }
   const auto dtype = dtype_from_tf(parts.tf_dtype);
@@ -531,8 +532,9 @@ void parse_plugin_data(std::span<const std::byte> bytes, const ErrorContext& con
   if (plugin == "mode") {
     const auto number = parse_decimal(content, plugin, context);
     tensor.mode = mode_from_number(number);
-    if (!tensor.mode) fail(context, "plugin data 'mode' holds unknown ModeKeys value " +
-                                        std::to_string(number));
+    if (!tensor.mode) {
+      fail(context, "plugin data 'mode' holds unknown ModeKeys value " + std::to_string(number));
+    }
   } else if (plugin == "mode_step") {
     tensor.mode_step = parse_decimal(content, plugin, context);
   }
@@ -676,14 +678,20 @@ std::string encode_tensor_event(const std::string& name, const TensorValue& valu
   mode_data->set_plugin_name("mode");
   mode_data->set_content(std::to_string(static_cast<int>(mode)));
 
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream output(&stream);
-    output.SetSerializationDeterministic(true);
-    if (!event.SerializeToCodedStream(&output)) {
-      throw std::runtime_error("encode_tensor_event: cannot serialise tensor '" + name + "'");
-    }
+  // Sized up front and written in one pass. Deterministic output only matters for maps, which
+  // these messages have none of; it is asked for so that the bytes stay stable if one comes.
+  const std::size_t size = event.ByteSizeLong();
+  if (size > static_cast<std::size_t>(INT_MAX)) {
+    throw std::invalid_argument("encode_tensor_event: tensor '" + name + "' makes an event of " +
+                                std::to_string(size) + " bytes, over protobuf's 2 GiB limit");
+  }
+  std::string bytes(size, '\0');
+  google::protobuf::io::ArrayOutputStream array(bytes.data(), static_cast<int>(size));
+  google::protobuf::io::CodedOutputStream output(&array);
+  output.SetSerializationDeterministic(true);
+  event.SerializeWithCachedSizes(&output);
+  if (output.HadError()) {
+    throw std::runtime_error("encode_tensor_event: cannot serialise tensor '" + name + "'");
   }
   return bytes;
 }

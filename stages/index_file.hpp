@@ -40,8 +40,10 @@ struct IndexFile {
   friend bool operator==(const IndexFile&, const IndexFile&) = default;
 };
 
-// Parses an index file. Throws FormatError naming `path` (and the field at fault) on malformed
-// JSON, a missing field, an unknown mode or a negative offset.
+// Parses an index file. A missing tensor_payload means no tensors (older writers). Throws
+// FormatError naming `path` and the field at fault ("tensor_payload[3].start_idx") on malformed
+// JSON (with line, column and byte), a missing or mistyped field, an unknown mode, a negative
+// number, or tensors without meta.event_file_name.
 IndexFile parse_index_file(std::string_view json, const std::string& path);
 
 // Serialises as smdebug does (Python json.dumps with default separators, one line), so a

@@ -16,8 +16,7 @@ namespace rulestream {
 namespace {
 
 double wall_time_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string errno_text(int error) {

@@ -70,7 +70,7 @@ class TrialWriter {
   struct PendingTensor {
     std::string name;
     std::vector<std::pair<std::string, std::string>> reductions;  // record name, Event payload
-    std::optional<std::string> raw;                                // Event payload
+    std::optional<std::string> raw;                               // Event payload
   };
 
   void require_step(const char* operation) const;

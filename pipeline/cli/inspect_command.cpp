@@ -10,6 +10,7 @@
 #include "pipeline/exceptions.hpp"
 #include "pipeline/tensor.hpp"
 #include "pipeline/trial.hpp"
+#include "stages/python_json.hpp"
 #include "stages/reductions.hpp"
 
 namespace rulestream::cli {
@@ -121,10 +122,10 @@ void print_tensor_human(const std::string& name, const std::vector<TensorStepRep
   out << "tensor " << name << ": " << reports.size() << " saved (step, worker) pairs\n";
   out << std::left << std::setw(8) << "step" << std::setw(9) << "mode" << std::setw(10)
       << "mode_step" << std::setw(12) << "worker" << std::setw(10) << "dtype" << std::setw(14)
-      << "shape" << std::setw(14) << "min" << std::setw(14) << "max"
-      << "mean\n";
-  auto figure = [](const TensorStepReport& report, Reduction reduction) {
-    const auto& scalar = report.reductions.get({reduction, false});
+      << "shape" << std::setw(14) << "min" << std::setw(14) << "max" << std::setw(14) << "mean"
+      << "abs_mean\n";
+  auto figure = [](const TensorStepReport& report, Reduction reduction, bool abs = false) {
+    const auto& scalar = report.reductions.get({reduction, abs});
     return scalar ? format_double(scalar->as_double()) : std::string("-");
   };
   for (const auto& report : reports) {
@@ -140,7 +141,8 @@ void print_tensor_human(const std::string& name, const std::vector<TensorStepRep
         << std::setw(10) << report.mode_step << std::setw(12) << report.worker << std::setw(10)
         << (report.dtype ? std::string(dtype_name(*report.dtype)) : "-") << std::setw(14) << shape
         << std::setw(14) << figure(report, Reduction::Min) << std::setw(14)
-        << figure(report, Reduction::Max) << figure(report, Reduction::Mean) << "\n";
+        << figure(report, Reduction::Max) << std::setw(14) << figure(report, Reduction::Mean)
+        << figure(report, Reduction::Mean, true) << "\n";
   }
 }
 
@@ -266,12 +268,12 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
       const std::string name = options["tensor"].as<std::string>();
       const auto reports = report_tensor(trial, name);
       if (json) {
-        out << boost::json::serialize(tensor_json(name, reports)) << "\n";
+        out << dump_python_json(tensor_json(name, reports)) << "\n";
       } else {
         print_tensor_human(name, reports, out);
       }
     } else if (json) {
-      out << boost::json::serialize(summary_json(trial)) << "\n";
+      out << dump_python_json(summary_json(trial)) << "\n";
     } else {
       print_summary_human(trial, out);
     }

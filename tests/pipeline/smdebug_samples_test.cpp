@@ -84,8 +84,7 @@ TEST_P(SmdebugTrialTest, StepsPerMode) {
     for (const auto& entry : as_object(member(expected(), key, "trial"), key)) {
       const std::string mode(entry.key());
       log.expect_equal(where(), std::string(key) + "." + mode,
-                       trial().steps(mode_named(mode), incomplete),
-                       json_ints(entry.value(), key));
+                       trial().steps(mode_named(mode), incomplete), json_ints(entry.value(), key));
     }
   }
 }

@@ -6,13 +6,12 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <boost/json/parse.hpp>
 
 #include "pipeline/exceptions.hpp"
 #include "tests/support/mismatch_log.hpp"
@@ -71,7 +70,7 @@ TEST(Float16, RoundsToNearestEven) {
   EXPECT_EQ(round_to_float16(1.0L + std::ldexp(1.0L, -11)), 1.0);  // tie, to even
   EXPECT_EQ(round_to_float16(1.0L + 3 * std::ldexp(1.0L, -11)), 1.0 + std::ldexp(1.0, -9));
   EXPECT_EQ(round_to_float16(65519.0L), 65504.0);
-  EXPECT_TRUE(std::isinf(round_to_float16(65520.0L)));  // the tie above the largest rounds up
+  EXPECT_TRUE(std::isinf(round_to_float16(65520.0L)));      // the tie above the largest rounds up
   EXPECT_EQ(round_to_float16(std::ldexp(1.0L, -25)), 0.0);  // half the smallest subnormal
   EXPECT_EQ(round_to_float16(3 * std::ldexp(1.0L, -25)), std::ldexp(1.0, -23));
   EXPECT_EQ(round_to_float16(-2.5L), -2.5);
@@ -86,8 +85,8 @@ TensorValue int_tensor(DType dtype, const std::vector<std::int64_t>& values) {
 }
 
 TEST(ReferenceReductions, IntegerSumAndProductAreExact) {
-  const DecodedElements elements = decode_elements(
-      int_tensor(DType::Int64, {std::int64_t{1} << 40, std::int64_t{1} << 40, -3}));
+  const DecodedElements elements =
+      decode_elements(int_tensor(DType::Int64, {std::int64_t{1} << 40, std::int64_t{1} << 40, -3}));
   const ReferenceReduction prod = reference_reduction(elements, {Reduction::Prod, false});
   EXPECT_TRUE(prod.overflows);
   EXPECT_EQ(prod.dtype, DType::Float64);
@@ -100,8 +99,8 @@ TEST(ReferenceReductions, IntegerSumAndProductAreExact) {
 }
 
 TEST(ReferenceReductions, ProductWithAZeroIsZeroWhateverCameBefore) {
-  const DecodedElements elements = decode_elements(int_tensor(
-      DType::Int64, {std::numeric_limits<std::int64_t>::max(), 7, 0, 5}));
+  const DecodedElements elements = decode_elements(
+      int_tensor(DType::Int64, {std::numeric_limits<std::int64_t>::max(), 7, 0, 5}));
   const ReferenceReduction prod = reference_reduction(elements, {Reduction::Prod, false});
   EXPECT_FALSE(prod.overflows);
   EXPECT_TRUE(prod.exact.has_value() && *prod.exact == 0);
@@ -153,7 +152,8 @@ std::vector<std::string> failures_of(Body body) {
     body();
   }
   std::vector<std::string> messages;
-  for (int i = 0; i < results.size(); ++i) messages.push_back(results.GetTestPartResult(i).message());
+  for (int i = 0; i < results.size(); ++i)
+    messages.push_back(results.GetTestPartResult(i).message());
   return messages;
 }
 
@@ -239,8 +239,7 @@ TEST_F(ReductionRules, ErrorsMustMatchByName) {
 }
 
 TEST(ReductionRulesIntegers, WrappedSumsMustBeTheExactResultInFloat64) {
-  const TensorValue value =
-      int_tensor(DType::Int64, {std::numeric_limits<std::int64_t>::max(), 2});
+  const TensorValue value = int_tensor(DType::Int64, {std::numeric_limits<std::int64_t>::max(), 2});
   const DecodedElements elements = decode_elements(value);
   // numpy wraps: INT64_MAX + 2 == INT64_MIN + 1.
   const json::value expected = json::parse(R"({"dtype": "int64", "v": -9223372036854775807})");
@@ -249,9 +248,9 @@ TEST(ReductionRulesIntegers, WrappedSumsMustBeTheExactResultInFloat64) {
     outcome.value = ours;
     return failures_of([&] {
       MismatchLog log;
-      check_reduction(ReductionCase{{Reduction::Sum, false}, expected, outcome, false, &value,
-                                    &elements},
-                      Where{"t", {}, {}, Mode::Global, {}}, log);
+      check_reduction(
+          ReductionCase{{Reduction::Sum, false}, expected, outcome, false, &value, &elements},
+          Where{"t", {}, {}, Mode::Global, {}}, log);
     });
   };
   EXPECT_TRUE(run(Scalar::of_double(DType::Float64, 9223372036854775809.0)).empty());

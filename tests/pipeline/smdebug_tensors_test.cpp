@@ -83,7 +83,8 @@ void check_value(const Outcome<TensorValue>& ours, const json::value& wanted, co
     if (ours.ok()) {
       log.fail(at, key, "rulestream returned a value, smdebug raised " + *error);
     } else if (ours.error != *error) {
-      log.fail(at, key, "rulestream raised " + ours.describe_error() + ", smdebug raised " + *error);
+      log.fail(at, key,
+               "rulestream raised " + ours.describe_error() + ", smdebug raised " + *error);
     }
     return;
   }
@@ -102,8 +103,7 @@ TEST_P(SmdebugTensorTest, Steps) {
       for (const auto& entry : as_object(member(e, key, at.tensor), key)) {
         const std::string mode(entry.key());
         log.expect_equal(at, std::string(key) + "." + mode,
-                         tensor.steps(mode_named(mode), incomplete),
-                         json_ints(entry.value(), key));
+                         tensor.steps(mode_named(mode), incomplete), json_ints(entry.value(), key));
       }
     }
   });
@@ -151,7 +151,8 @@ TEST_P(SmdebugTensorTest, ValuesShapesAndWorkers) {
         // smdebug hashes only numeric values: the value must be the first worker's strings.
         const auto first_value =
             capture([&] { return tensor.value(step, Mode::Global, first_worker); });
-        log.expect_equal(at_step, "default_worker_value_sha (null: strings of " + first_worker + ")",
+        log.expect_equal(at_step,
+                         "default_worker_value_sha (null: strings of " + first_worker + ")",
                          default_value.value->is_string() && first_value.ok() &&
                              default_value.value->identical_to(*first_value.value),
                          true);
@@ -161,100 +162,105 @@ TEST_P(SmdebugTensorTest, ValuesShapesAndWorkers) {
       }
     }
 
-    for_each_step_and_worker(e, at, [&](std::int64_t step, const std::string& worker,
-                                        const json::object& wanted, const Where& here) {
-      const auto value = capture([&] { return tensor.value(step, Mode::Global, worker); });
-      const json::value& wanted_value = member(wanted, "value", "by_worker");
-      if (smdebug_lost_value(value, wanted_value, tensor.name(), step, worker)) {
-        // No fingerprint to compare with: the value must have the saved shape and agree with
-        // every reduction the job saved of it.
-        if (const auto shape = member(wanted, "shape", "by_worker"); !json_error(shape)) {
-          log.expect_equal(here, "value.shape (value smdebug lost to its shape)",
-                           value.value->shape(), json_ints(shape, "shape"));
-        }
-        if (is_real_numeric(value.value->dtype())) {
-          const DecodedElements elements = decode_elements(*value.value);
-          const json::object& reductions =
-              as_object(member(wanted, "reductions", "by_worker"), "reductions");
-          for (const auto& name :
-               json_strings(member(wanted, "saved_reductions", "by_worker"), "saved")) {
-            const auto key = reduction_key_from_name(name);
-            if (key && reductions.contains(name)) {
-              check_saved_against_value(*key, reductions.at(name), elements, here, log);
+    for_each_step_and_worker(
+        e, at,
+        [&](std::int64_t step, const std::string& worker, const json::object& wanted,
+            const Where& here) {
+          const auto value = capture([&] { return tensor.value(step, Mode::Global, worker); });
+          const json::value& wanted_value = member(wanted, "value", "by_worker");
+          if (smdebug_lost_value(value, wanted_value, tensor.name(), step, worker)) {
+            // No fingerprint to compare with: the value must have the saved shape and agree with
+            // every reduction the job saved of it.
+            if (const auto shape = member(wanted, "shape", "by_worker"); !json_error(shape)) {
+              log.expect_equal(here, "value.shape (value smdebug lost to its shape)",
+                               value.value->shape(), json_ints(shape, "shape"));
             }
+            if (is_real_numeric(value.value->dtype())) {
+              const DecodedElements elements = decode_elements(*value.value);
+              const json::object& reductions =
+                  as_object(member(wanted, "reductions", "by_worker"), "reductions");
+              for (const auto& name :
+                   json_strings(member(wanted, "saved_reductions", "by_worker"), "saved")) {
+                const auto key = reduction_key_from_name(name);
+                if (key && reductions.contains(name)) {
+                  check_saved_against_value(*key, reductions.at(name), elements, here, log);
+                }
+              }
+            }
+          } else {
+            check_value(value, wanted_value, here, "value", log);
           }
-        }
-      } else {
-        check_value(value, wanted_value, here, "value", log);
-      }
 
-      const json::value& shape = member(wanted, "shape", "by_worker");
-      const auto our_shape = capture([&] { return tensor.shape(step, Mode::Global, worker); });
-      if (const auto error = json_error(shape)) {
-        if (our_shape.ok() || our_shape.error != *error) {
-          log.fail(here, "shape",
-                   (our_shape.ok() ? "rulestream gives " + printed(*our_shape.value)
-                                   : "rulestream raised " + our_shape.describe_error()) +
-                       ", smdebug raised " + *error);
-        }
-      } else if (!our_shape.ok()) {
-        log.fail(here, "shape", "rulestream raised " + our_shape.describe_error());
-      } else {
-        log.expect_equal(here, "shape", *our_shape.value, json_ints(shape, "shape"));
-      }
+          const json::value& shape = member(wanted, "shape", "by_worker");
+          const auto our_shape = capture([&] { return tensor.shape(step, Mode::Global, worker); });
+          if (const auto error = json_error(shape)) {
+            if (our_shape.ok() || our_shape.error != *error) {
+              log.fail(here, "shape",
+                       (our_shape.ok() ? "rulestream gives " + printed(*our_shape.value)
+                                       : "rulestream raised " + our_shape.describe_error()) +
+                           ", smdebug raised " + *error);
+            }
+          } else if (!our_shape.ok()) {
+            log.fail(here, "shape", "rulestream raised " + our_shape.describe_error());
+          } else {
+            log.expect_equal(here, "shape", *our_shape.value, json_ints(shape, "shape"));
+          }
 
-      const auto saved = capture([&] { return tensor.saved_reductions(step, Mode::Global, worker); });
-      if (!saved.ok()) {
-        log.fail(here, "saved_reductions", "rulestream raised " + saved.describe_error());
-      } else {
-        std::vector<std::string> names;
-        for (const ReductionKey& key : *saved.value) names.push_back(reduction_key_name(key));
-        std::sort(names.begin(), names.end());
-        std::vector<std::string> wanted_names =
-            json_strings(member(wanted, "saved_reductions", "by_worker"), "saved_reductions");
-        std::sort(wanted_names.begin(), wanted_names.end());
-        log.expect_equal(here, "saved_reductions", names, wanted_names);
-      }
-    });
+          const auto saved =
+              capture([&] { return tensor.saved_reductions(step, Mode::Global, worker); });
+          if (!saved.ok()) {
+            log.fail(here, "saved_reductions", "rulestream raised " + saved.describe_error());
+          } else {
+            std::vector<std::string> names;
+            for (const ReductionKey& key : *saved.value) names.push_back(reduction_key_name(key));
+            std::sort(names.begin(), names.end());
+            std::vector<std::string> wanted_names =
+                json_strings(member(wanted, "saved_reductions", "by_worker"), "saved_reductions");
+            std::sort(wanted_names.begin(), wanted_names.end());
+            log.expect_equal(here, "saved_reductions", names, wanted_names);
+          }
+        });
   });
 }
 
 TEST_P(SmdebugTensorTest, Reductions) {
   MismatchLog log;
   for_each_tensor(log, [&](const Tensor& tensor, const json::object& e, const Where& at) {
-    for_each_step_and_worker(e, at, [&](std::int64_t step, const std::string& worker,
-                                        const json::object& wanted, const Where& here) {
-      // The test's own view of the value, for the reference figures and the tolerances.
-      const auto value = capture([&] { return tensor.value(step, Mode::Global, worker); });
-      std::optional<DecodedElements> elements;
-      if (value.ok() && is_real_numeric(value.value->dtype())) {
-        elements = decode_elements(*value.value);
-      }
-      const bool lost = smdebug_lost_value(value, member(wanted, "value", "by_worker"),
-                                           tensor.name(), step, worker);
-      std::vector<std::string> saved =
-          json_strings(member(wanted, "saved_reductions", "by_worker"), "saved_reductions");
-      std::sort(saved.begin(), saved.end());
+    for_each_step_and_worker(
+        e, at,
+        [&](std::int64_t step, const std::string& worker, const json::object& wanted,
+            const Where& here) {
+          // The test's own view of the value, for the reference figures and the tolerances.
+          const auto value = capture([&] { return tensor.value(step, Mode::Global, worker); });
+          std::optional<DecodedElements> elements;
+          if (value.ok() && is_real_numeric(value.value->dtype())) {
+            elements = decode_elements(*value.value);
+          }
+          const bool lost = smdebug_lost_value(value, member(wanted, "value", "by_worker"),
+                                               tensor.name(), step, worker);
+          std::vector<std::string> saved =
+              json_strings(member(wanted, "saved_reductions", "by_worker"), "saved_reductions");
+          std::sort(saved.begin(), saved.end());
 
-      const json::object& reductions =
-          as_object(member(wanted, "reductions", "by_worker"), "reductions");
-      for (const auto& entry : reductions) {
-        const std::string name(entry.key());
-        const auto key = reduction_key_from_name(name);
-        if (!key) {
-          log.fail(here, "reductions." + name, "the suite does not know this reduction");
-          continue;
-        }
-        const auto ours = capture([&] {
-          return tensor.reduction_value(step, key->reduction, Mode::Global, worker, key->abs);
+          const json::object& reductions =
+              as_object(member(wanted, "reductions", "by_worker"), "reductions");
+          for (const auto& entry : reductions) {
+            const std::string name(entry.key());
+            const auto key = reduction_key_from_name(name);
+            if (!key) {
+              log.fail(here, "reductions." + name, "the suite does not know this reduction");
+              continue;
+            }
+            const auto ours = capture([&] {
+              return tensor.reduction_value(step, key->reduction, Mode::Global, worker, key->abs);
+            });
+            check_reduction(ReductionCase{*key, entry.value(), ours,
+                                          std::binary_search(saved.begin(), saved.end(), name),
+                                          value.ok() ? &*value.value : nullptr,
+                                          elements ? &*elements : nullptr, lost},
+                            here, log);
+          }
         });
-        check_reduction(ReductionCase{*key, entry.value(), ours,
-                                      std::binary_search(saved.begin(), saved.end(), name),
-                                      value.ok() ? &*value.value : nullptr,
-                                      elements ? &*elements : nullptr, lost},
-                        here, log);
-      }
-    });
   });
 }
 
@@ -276,7 +282,8 @@ TEST_P(SmdebugTensorTest, ModeRelativeAccess) {
         const std::string first = *std::min_element(workers.value->begin(), workers.value->end());
         if (smdebug_lost_value(value, wanted, tensor.name(), *global, first)) {
           // Checked per worker in ValuesShapesAndWorkers: here only that it is the same value.
-          const auto by_global = capture([&] { return tensor.value(*global, Mode::Global, first); });
+          const auto by_global =
+              capture([&] { return tensor.value(*global, Mode::Global, first); });
           log.expect_equal(here, "mode_relative_access (value smdebug lost to its shape)",
                            by_global.ok() && value.value->identical_to(*by_global.value), true);
           continue;

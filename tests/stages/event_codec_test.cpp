@@ -113,10 +113,10 @@ std::vector<std::pair<std::string, TensorValue>> every_numeric_dtype() {
       {"uint32", values<std::uint32_t>(DType::UInt32, {3}, {0, 3000000000u, 4294967295u})},
       {"uint64", values<std::uint64_t>(DType::UInt64, {3}, {0, 1ull << 63, ~0ull})},
       {"bool", values<std::uint8_t>(DType::Bool, {3}, {1, 0, 1})},
-      {"complex64", values<std::uint64_t>(DType::Complex64, {2},
-                                          {std::bit_cast<std::uint64_t>(std::complex<float>(1, 2)),
-                                           std::bit_cast<std::uint64_t>(
-                                               std::complex<float>(-3, 0.5f))})},
+      {"complex64",
+       values<std::uint64_t>(DType::Complex64, {2},
+                             {std::bit_cast<std::uint64_t>(std::complex<float>(1, 2)),
+                              std::bit_cast<std::uint64_t>(std::complex<float>(-3, 0.5f))})},
       {"complex128", raw<double>(DType::Complex128, {2}, {1, -2, 3.5, 4})},
       {"float32_4d", values<float>(DType::Float32, {1, 2, 1, 2}, {1, 2, 3, 4})},
       {"float32_0d", values<float>(DType::Float32, {}, {42.0f})},
@@ -237,7 +237,7 @@ using TypedAdder = std::function<void(tfproto::TensorProto&, Encoding, std::size
 struct TypedCase {
   std::string label;
   tfproto::DataType tf_dtype;
-  TensorValue expected;  // shape [3]
+  TensorValue expected;     // shape [3]
   std::size_t per_element;  // 2 for complex (real, imaginary)
   TypedAdder add_values;
 };
@@ -285,29 +285,27 @@ std::vector<TypedCase> typed_cases() {
        adder<I32>(7, {kMinI32, -1, 9}, [](TP& t, I32 v) { t.add_int_val(v); })},
       {"uint8", tfproto::DT_UINT8, raw<std::uint8_t>(DType::UInt8, {3}, {128, 0, 255}), 1,
        adder<I32>(7, {128, 0, 255}, [](TP& t, I32 v) { t.add_int_val(v); })},
-      {"uint16", tfproto::DT_UINT16, raw<std::uint16_t>(DType::UInt16, {3}, {40000, 0, 65535}),
-       1, adder<I32>(7, {40000, 0, 65535}, [](TP& t, I32 v) { t.add_int_val(v); })},
+      {"uint16", tfproto::DT_UINT16, raw<std::uint16_t>(DType::UInt16, {3}, {40000, 0, 65535}), 1,
+       adder<I32>(7, {40000, 0, 65535}, [](TP& t, I32 v) { t.add_int_val(v); })},
       {"int64", tfproto::DT_INT64, raw<std::int64_t>(DType::Int64, {3}, {kMinI64, 0, 77}), 1,
        adder<std::int64_t>(10, {kMinI64, 0, 77},
                            [](TP& t, std::int64_t v) { t.add_int64_val(v); })},
-      {"uint32", tfproto::DT_UINT32, raw<std::uint32_t>(DType::UInt32, {3}, {4294967295u, 0, 1}),
-       1,
+      {"uint32", tfproto::DT_UINT32, raw<std::uint32_t>(DType::UInt32, {3}, {4294967295u, 0, 1}), 1,
        adder<std::uint32_t>(16, {4294967295u, 0, 1},
                             [](TP& t, std::uint32_t v) { t.add_uint32_val(v); })},
       {"uint64", tfproto::DT_UINT64, raw<std::uint64_t>(DType::UInt64, {3}, {~0ull, 0, 2}), 1,
        adder<std::uint64_t>(17, {~0ull, 0, 2},
                             [](TP& t, std::uint64_t v) { t.add_uint64_val(v); })},
       {"bool", tfproto::DT_BOOL, raw<std::uint8_t>(DType::Bool, {3}, {1, 0, 1}), 1,
-       adder<std::uint32_t>(11, {1, 0, 1},
-                            [](TP& t, std::uint32_t v) { t.add_bool_val(v != 0); })},
+       adder<std::uint32_t>(11, {1, 0, 1}, [](TP& t, std::uint32_t v) { t.add_bool_val(v != 0); })},
       {"float16", tfproto::DT_HALF,
        raw<std::uint16_t>(DType::Float16, {3}, {0xfbff, 0x3c00, 0x0001}), 1,
        adder<I32>(13, {0xfbff, 0x3c00, 0x0001}, [](TP& t, I32 v) { t.add_half_val(v); })},
       {"bfloat16", tfproto::DT_BFLOAT16,
        raw<std::uint16_t>(DType::BFloat16, {3}, {0x3f80, 0xbf80, 0x7f80}), 1,
        adder<I32>(13, {0x3f80, 0xbf80, 0x7f80}, [](TP& t, I32 v) { t.add_half_val(v); })},
-      {"complex64", tfproto::DT_COMPLEX64, raw<float>(DType::Complex64, {3}, {1, 2, 3, 4, 5, 6}),
-       2, adder<float>(9, {1, 2, 3, 4, 5, 6}, [](TP& t, float v) { t.add_scomplex_val(v); })},
+      {"complex64", tfproto::DT_COMPLEX64, raw<float>(DType::Complex64, {3}, {1, 2, 3, 4, 5, 6}), 2,
+       adder<float>(9, {1, 2, 3, 4, 5, 6}, [](TP& t, float v) { t.add_scomplex_val(v); })},
       {"complex128", tfproto::DT_COMPLEX128,
        raw<double>(DType::Complex128, {3}, {1, -2, 3, -4, 5, -6}), 2,
        adder<double>(12, {1, -2, 3, -4, 5, -6}, [](TP& t, double v) { t.add_dcomplex_val(v); })},
@@ -364,8 +362,7 @@ TEST_P(TypedFields, WrongCountIsAFormatError) {
     set_shape(tensor, {4});
     typed.add_values(tensor, GetParam(), 2 * typed.per_element);
     const auto payload = serialize(event);
-    expect_format_error([&] { decode_event(payload, kWhere); },
-                        {"'miscounted'", "for 4 elements"});
+    expect_format_error([&] { decode_event(payload, kWhere); }, {"'miscounted'", "for 4 elements"});
   }
 }
 
@@ -446,15 +443,13 @@ TEST(EventCodec, WithoutPluginDataModeIsUnknown) {
 }
 
 TEST(EventCodec, BadModePluginDataIsAFormatError) {
-  for (const auto& [plugin_name, content] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [plugin_name, content] : std::vector<std::pair<std::string, std::string>>{
            {"mode", "7"}, {"mode", "TRAIN"}, {"mode_step", "12x"}, {"mode_step", ""}}) {
     SCOPED_TRACE(plugin_name + "=" + content);
     auto event = event_with_tensor("moded");
     tensor_of(event).set_dtype(tfproto::DT_FLOAT);
     tensor_of(event).add_float_val(1);
-    auto* plugin =
-        event.mutable_summary()->mutable_value(0)->mutable_metadata()->add_plugin_data();
+    auto* plugin = event.mutable_summary()->mutable_value(0)->mutable_metadata()->add_plugin_data();
     plugin->set_plugin_name(plugin_name);
     plugin->set_content(content);
     const auto payload = serialize(event);
@@ -611,8 +606,7 @@ TEST(EventCodec, EveryTruncationIsAFormatErrorOrAShorterEvent) {
   const std::string full = encode_tensor_event("cut/me", value, 300, Mode::Train, 299, 1.0);
   for (std::size_t length = 0; length < full.size(); ++length) {
     SCOPED_TRACE(length);
-    const auto payload = SharedBytes::copy_of(
-        std::as_bytes(std::span(full.data(), length)));
+    const auto payload = SharedBytes::copy_of(std::as_bytes(std::span(full.data(), length)));
     try {
       const auto decoded = decode_event(payload, kWhere);
       EXPECT_TRUE(decoded.empty());  // only a prefix without the summary can decode

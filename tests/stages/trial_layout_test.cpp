@@ -125,6 +125,10 @@ TEST(TrialLayoutTest, ParsesCollectionsWorkers) {
       "_job:worker_replica:0_task:1_device:GPU:0");
   EXPECT_EQ(parse_collections_worker("collections/000000000/worker_0_collections.ts"), "worker_0");
   EXPECT_EQ(parse_collections_worker(collections_file_path("worker_0")), "worker_0");
+  // re.match does not anchor at the end: callers list only finished files (LocalStorage skips
+  // *.tmp), as smdebug's reader does.
+  EXPECT_EQ(parse_collections_worker("collections/000000000/worker_0_collections.json.tmp"),
+            "worker_0");
   // The greedy group takes the last "_collections".
   EXPECT_EQ(parse_collections_worker("collections/0/a_collections_b_collections.json"),
             "a_collections_b");

@@ -205,9 +205,10 @@ TEST(TrialWriter, SavedShapesAreIndexed) {
 
   const auto with_shapes = read_index(dir.path(), 0, "worker_0");
   ASSERT_TRUE(with_shapes.shapes.has_value());
-  EXPECT_THAT(*with_shapes.shapes,
-              ElementsAre(ShapeEntry{"MLP_fc1.weight", "MLP_fc1.weight", {32, 20}},
-                          ShapeEntry{"CrossEntropyLoss_output_0", "CrossEntropyLoss_output_0", {}}));
+  EXPECT_THAT(
+      *with_shapes.shapes,
+      ElementsAre(ShapeEntry{"MLP_fc1.weight", "MLP_fc1.weight", {32, 20}},
+                  ShapeEntry{"CrossEntropyLoss_output_0", "CrossEntropyLoss_output_0", {}}));
   EXPECT_THAT(read_text_file(dir.path() / index_file_path(0, "worker_0")),
               HasSubstr(R"("shape_payload": [{"tensorname": "MLP_fc1.weight", )"
                         R"("originalname": "MLP_fc1.weight", "shape": [32, 20]}, )"));

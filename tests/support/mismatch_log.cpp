@@ -56,13 +56,27 @@ void MismatchLog::fail(const Where& where, std::string_view key, const std::stri
       << where.to_string() << ", key '" << key << "': " << message;
 }
 
-std::string printed(const std::string& text) { return "\"" + text + "\""; }
-std::string printed(std::string_view text) { return printed(std::string(text)); }
-std::string printed(const char* text) { return printed(std::string(text)); }
-std::string printed(bool value) { return value ? "true" : "false"; }
-std::string printed(std::int64_t value) { return std::to_string(value); }
-std::string printed(std::uint64_t value) { return std::to_string(value); }
-std::string printed(int value) { return std::to_string(value); }
+std::string printed(const std::string& text) {
+  return "\"" + text + "\"";
+}
+std::string printed(std::string_view text) {
+  return printed(std::string(text));
+}
+std::string printed(const char* text) {
+  return printed(std::string(text));
+}
+std::string printed(bool value) {
+  return value ? "true" : "false";
+}
+std::string printed(std::int64_t value) {
+  return std::to_string(value);
+}
+std::string printed(std::uint64_t value) {
+  return std::to_string(value);
+}
+std::string printed(int value) {
+  return std::to_string(value);
+}
 
 // Shortest round-trip form, so that two doubles that print alike are equal.
 std::string printed(double value) {

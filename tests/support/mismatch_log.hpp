@@ -70,7 +70,11 @@ std::string printed(const std::optional<T>& value) {
   return value ? printed(*value) : std::string("null");
 }
 template <typename Container>
-  requires requires(const Container& c) { c.begin(); c.end(); c.size(); }
+requires requires(const Container& c) {
+  c.begin();
+  c.end();
+  c.size();
+}
 std::string printed(const Container& values) {
   std::string text = "[";
   bool first = true;

@@ -1,9 +1,8 @@
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <string>
 #include <string_view>
-
-#include <boost/json/value.hpp>
 
 namespace rulestream::testing {
 

@@ -18,7 +18,9 @@ bool same_double(double a, double b) {
   return a == b && std::signbit(a) == std::signbit(b);
 }
 
-bool integral_dtype(DType dtype) { return is_integer(dtype) || dtype == DType::Bool; }
+bool integral_dtype(DType dtype) {
+  return is_integer(dtype) || dtype == DType::Bool;
+}
 
 Int128 scalar_integer(const Scalar& scalar) {
   if (is_signed_integer(scalar.dtype())) return scalar.as_int();
@@ -82,8 +84,8 @@ void expect_dtype(const Scalar& ours, DType wanted, const Where& where, const st
                   std::string_view why, MismatchLog& log) {
   if (ours.dtype() != wanted) {
     log.fail(where, key + ".dtype",
-             "rulestream gives " + std::string(dtype_name(ours.dtype())) + ", " +
-                 std::string(why) + " " + std::string(dtype_name(wanted)));
+             "rulestream gives " + std::string(dtype_name(ours.dtype())) + ", " + std::string(why) +
+                 " " + std::string(dtype_name(wanted)));
   }
 }
 
@@ -113,15 +115,14 @@ void check_against_reference(const ReductionCase& c, const ReferenceReduction& r
       reduction_tolerance(reference.dtype, c.key, magnitudes_of(*c.elements), wanted);
   if (!close_enough(ours.as_double(), wanted, tolerance)) {
     log.fail(where, key,
-             "rulestream gives " + printed_scalar(ours) + ", the test computes " +
-                 printed(wanted) + " (tolerance " + printed(tolerance) + "; " +
-                 std::string(reason) + ")");
+             "rulestream gives " + printed_scalar(ours) + ", the test computes " + printed(wanted) +
+                 " (tolerance " + printed(tolerance) + "; " + std::string(reason) + ")");
   }
 }
 
 // smdebug wrapped the integer around; its figure must be the exact result modulo 2^64.
-void check_wrapped(const ReductionCase& c, const ReferenceReduction& reference,
-                   const Where& where, const std::string& key, MismatchLog& log) {
+void check_wrapped(const ReductionCase& c, const ReferenceReduction& reference, const Where& where,
+                   const std::string& key, MismatchLog& log) {
   if (json_error(c.expected)) return;
   const auto wanted = json_integer(member(c.expected.get_object(), "v", key));
   const Int128 wrapped = is_unsigned_integer(c.elements->dtype)
@@ -141,7 +142,8 @@ void check_error(const ReductionCase& c, const std::string& wanted, const Where&
     log.fail(where, key,
              "rulestream gives " + printed_scalar(*c.ours.value) + ", smdebug raised " + wanted);
   } else if (c.ours.error != wanted) {
-    log.fail(where, key, "rulestream raised " + c.ours.describe_error() + ", smdebug raised " + wanted);
+    log.fail(where, key,
+             "rulestream raised " + c.ours.describe_error() + ", smdebug raised " + wanted);
   }
 }
 
@@ -163,17 +165,17 @@ void check_against_expected(const ReductionCase& c, const Where& where, const st
   if (integral_dtype(ours.dtype())) {
     const auto wanted = json_integer(v);
     if (!wanted || *wanted != scalar_integer(ours)) {
-      log.fail(where, key, "rulestream gives " + printed_scalar(ours) + ", smdebug reported " +
-                               json_text(v));
+      log.fail(where, key,
+               "rulestream gives " + printed_scalar(ours) + ", smdebug reported " + json_text(v));
     }
     return;
   }
   const double wanted = json_double(v, key);
   if (c.saved) {
     if (!same_double(ours.as_double(), wanted)) {
-      log.fail(where, key + " (saved)",
-               "rulestream gives " + printed_scalar(ours) + ", the saved value is " +
-                   printed(wanted));
+      log.fail(
+          where, key + " (saved)",
+          "rulestream gives " + printed_scalar(ours) + ", the saved value is " + printed(wanted));
     }
     return;
   }
@@ -182,9 +184,9 @@ void check_against_expected(const ReductionCase& c, const Where& where, const st
       looseness * reduction_tolerance(dtype_of_result, c.key, magnitudes_of(*c.elements), wanted);
   if (!close_enough(ours.as_double(), wanted, tolerance)) {
     log.fail(where, key,
-             "rulestream gives " + printed_scalar(ours) + ", smdebug reported " +
-                 printed(wanted) + " (difference " + printed(std::fabs(ours.as_double() - wanted)) +
-                 ", tolerance " + printed(tolerance) + ")");
+             "rulestream gives " + printed_scalar(ours) + ", smdebug reported " + printed(wanted) +
+                 " (difference " + printed(std::fabs(ours.as_double() - wanted)) + ", tolerance " +
+                 printed(tolerance) + ")");
   }
 }
 
@@ -267,8 +269,8 @@ void check_reduction(const ReductionCase& c, const Where& where, MismatchLog& lo
   const std::string key = "reductions." + reduction_key_name(c.key);
   const std::optional<std::string> expected_error = json_error(c.expected);
   if (!expected_error && !c.expected.is_object()) {
-    log.fail(where, key, "the expected file holds neither a value nor an error: " +
-                             json_text(c.expected));
+    log.fail(where, key,
+             "the expected file holds neither a value nor an error: " + json_text(c.expected));
     return;
   }
 
@@ -311,8 +313,8 @@ void check_reduction(const ReductionCase& c, const Where& where, MismatchLog& lo
       expected_error ? 0.0 : json_double(member(c.expected.get_object(), "v", key), key);
 
   if (c.smdebug_lost_value && expected_error == "TensorUnavailableForStep") {
-    check_against_reference(c, reference, "smdebug lost the saved value to its shape entry",
-                            where, key, log);
+    check_against_reference(c, reference, "smdebug lost the saved value to its shape entry", where,
+                            key, log);
   } else if (source == DType::Int8) {
     check_against_reference(c, reference, "int8, which smdebug reads as uint8", where, key, log);
   } else if (is_norm && c.value->shape().size() != 1) {
@@ -325,8 +327,8 @@ void check_reduction(const ReductionCase& c, const Where& where, MismatchLog& lo
     check_wrapped(c, reference, where, key, log);
   } else if (source == DType::Float16 &&
              (c.key.reduction == Reduction::Std || c.key.reduction == Reduction::Variance)) {
-    check_against_reference(c, reference, "float16 std/variance, computed accurately", where,
-                            key, log);
+    check_against_reference(c, reference, "float16 std/variance, computed accurately", where, key,
+                            log);
     // Where numpy did not overflow, its float16 figure must agree too, within its own
     // precision: numpy rounds every deviation and every square to float16 (2^-11 relative
     // each) before summing, then rounds the sum and the quotient, so its variance errs by up

@@ -63,7 +63,9 @@ bool fits(Int128 value, DType dtype) {
                                     : value >= kInt64Min && value <= kInt64Max;
 }
 
-Int128 int128_abs(Int128 value) { return value < 0 ? -value : value; }
+Int128 int128_abs(Int128 value) {
+  return value < 0 ? -value : value;
+}
 
 }  // namespace
 
@@ -83,7 +85,9 @@ double float16_to_double(std::uint16_t bits) {
   return negative ? -magnitude : magnitude;
 }
 
-double round_to_float16(long double value) { return round_to_binary(value, 10, -14, 65504.0L); }
+double round_to_float16(long double value) {
+  return round_to_binary(value, 10, -14, 65504.0L);
+}
 
 double round_to_dtype(long double value, DType dtype) {
   switch (dtype) {

@@ -1,14 +1,13 @@
 #include "tests/support/smdebug_expected.hpp"
 
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 #include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
-
-#include <boost/json/serialize.hpp>
 
 #include "tests/support/precise_json.hpp"
 #include "tests/support/test_support.hpp"
@@ -74,16 +73,16 @@ const json::value& member(const json::object& object, std::string_view key,
 
 const json::object& as_object(const json::value& value, std::string_view where) {
   if (!value.is_object()) {
-    throw std::runtime_error("expected file: " + std::string(where) + " is not an object: " +
-                             json_text(value));
+    throw std::runtime_error("expected file: " + std::string(where) +
+                             " is not an object: " + json_text(value));
   }
   return value.get_object();
 }
 
 const json::array& as_array(const json::value& value, std::string_view where) {
   if (!value.is_array()) {
-    throw std::runtime_error("expected file: " + std::string(where) + " is not an array: " +
-                             json_text(value));
+    throw std::runtime_error("expected file: " + std::string(where) +
+                             " is not an array: " + json_text(value));
   }
   return value.get_array();
 }
@@ -104,8 +103,8 @@ double json_double(const json::value& value, std::string_view where) {
     if (text == "Infinity") return std::numeric_limits<double>::infinity();
     if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
   }
-  throw std::runtime_error("expected file: " + std::string(where) + " is not a number: " +
-                           json_text(value));
+  throw std::runtime_error("expected file: " + std::string(where) +
+                           " is not a number: " + json_text(value));
 }
 
 std::int64_t json_int(const json::value& value, std::string_view where) {
@@ -113,14 +112,14 @@ std::int64_t json_int(const json::value& value, std::string_view where) {
   if (value.is_uint64() && value.get_uint64() <= std::numeric_limits<std::int64_t>::max()) {
     return static_cast<std::int64_t>(value.get_uint64());
   }
-  throw std::runtime_error("expected file: " + std::string(where) + " is not an int64: " +
-                           json_text(value));
+  throw std::runtime_error("expected file: " + std::string(where) +
+                           " is not an int64: " + json_text(value));
 }
 
 std::string json_string(const json::value& value, std::string_view where) {
   if (!value.is_string()) {
-    throw std::runtime_error("expected file: " + std::string(where) + " is not a string: " +
-                             json_text(value));
+    throw std::runtime_error("expected file: " + std::string(where) +
+                             " is not a string: " + json_text(value));
   }
   return std::string(value.get_string());
 }
@@ -144,6 +143,8 @@ std::optional<std::string> json_error(const json::value& value) {
   return std::string(error->get_string());
 }
 
-std::string json_text(const json::value& value) { return json::serialize(value); }
+std::string json_text(const json::value& value) {
+  return json::serialize(value);
+}
 
 }  // namespace rulestream::testing

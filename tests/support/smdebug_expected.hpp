@@ -1,5 +1,7 @@
 #pragma once
 
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -8,9 +10,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json/object.hpp>
-#include <boost/json/value.hpp>
 
 #include "pipeline/trial.hpp"
 
@@ -32,7 +31,9 @@ std::vector<SampleTrial> sample_trials_or_placeholder();
 // A GoogleTest parameter name for the trial ("pt-mlp-basic" -> "pt_mlp_basic").
 std::string sample_test_name(const SampleTrial& sample);
 
-inline void PrintTo(const SampleTrial& sample, std::ostream* out) { *out << sample.name; }
+inline void PrintTo(const SampleTrial& sample, std::ostream* out) {
+  *out << sample.name;
+}
 
 // The opened trial and its parsed expected file. Loaded once per process and shared by every
 // test of the trial; the Trial handle is thread-safe and the JSON is never modified.

@@ -14,8 +14,8 @@ bool payload_names(const json::object& index, std::string_view payload, const st
   const json::value* entries = index.if_contains(payload);
   if (entries == nullptr || !entries->is_array()) return false;
   for (const auto& entry : entries->get_array()) {
-    const json::value* name = entry.is_object() ? entry.get_object().if_contains("tensorname")
-                                                : nullptr;
+    const json::value* name =
+        entry.is_object() ? entry.get_object().if_contains("tensorname") : nullptr;
     if (name != nullptr && name->is_string() && name->get_string() == tensor) return true;
   }
   return false;

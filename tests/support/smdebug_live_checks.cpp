@@ -24,8 +24,8 @@ Mode mode_of(const json::object& probe, std::string_view where) {
   if (mode == nullptr || mode->is_null()) return Mode::Global;
   const std::string name = json_string(*mode, where);
   const auto parsed = mode_from_name(name);
-  if (!parsed) throw std::runtime_error("expected file: unknown mode '" + name + "' in " +
-                                        std::string(where));
+  if (!parsed)
+    throw std::runtime_error("expected file: unknown mode '" + name + "' in " + std::string(where));
   return *parsed;
 }
 
@@ -53,11 +53,12 @@ void check_workers_for_global_step(const Trial& trial, const json::value& wanted
   auto check = [&](std::int64_t step, const json::value& workers) {
     std::vector<std::string> expected = json_strings(workers, "live.workers_for_global_step");
     std::sort(expected.begin(), expected.end());
-    log.expect_equal(where.with_step(step), "live.workers_for_global_step",
-                     workers_at(trial, step), expected);
+    log.expect_equal(where.with_step(step), "live.workers_for_global_step", workers_at(trial, step),
+                     expected);
   };
   if (wanted.is_object()) {
-    for (const auto& entry : wanted.get_object()) check(std::stoll(std::string(entry.key())), entry.value());
+    for (const auto& entry : wanted.get_object())
+      check(std::stoll(std::string(entry.key())), entry.value());
     return;
   }
   for (const auto& row : as_array(wanted, "live.workers_for_global_step")) {
@@ -68,8 +69,7 @@ void check_workers_for_global_step(const Trial& trial, const json::value& wanted
 
 void check_wait_for_steps(const Trial& trial, const json::value& wanted, const Where& where,
                           MismatchLog& log) {
-  const json::array rows =
-      wanted.is_array() ? wanted.get_array() : json::array{wanted};
+  const json::array rows = wanted.is_array() ? wanted.get_array() : json::array{wanted};
   for (const auto& row : rows) {
     const json::object& probe = as_object(row, "live.wait_for_steps[]");
     std::vector<std::int64_t> steps;
@@ -95,7 +95,8 @@ void check_wait_for_steps(const Trial& trial, const json::value& wanted, const W
     const std::string ours_text = ours.ok() ? std::string() : ours.error;
     if (ours_text != expected) {
       log.fail(where.with_step(steps.empty() ? -1 : steps.front(), mode), "live.wait_for_steps",
-               "rulestream " + (ours.ok() ? std::string("returned") : "raised " + ours.describe_error()) +
+               "rulestream " +
+                   (ours.ok() ? std::string("returned") : "raised " + ours.describe_error()) +
                    ", smdebug: " + json_text(*outcome));
     }
   }
@@ -112,13 +113,16 @@ void check_value_probes(const Trial& trial, const json::value& wanted, const Whe
     if (const json::value* w = probe.if_contains("worker"); w != nullptr && !w->is_null()) {
       worker = json_string(*w, "live.values.worker");
     }
-    const Where at = where.with_tensor(tensor).with_step(step, mode).with_worker(worker.value_or(""));
+    const Where at =
+        where.with_tensor(tensor).with_step(step, mode).with_worker(worker.value_or(""));
     const auto ours = capture([&] { return trial.tensor(tensor).value(step, mode, worker); });
     if (const auto error = json_error(row); error || probe.contains("error")) {
-      const std::string name = error ? *error : json_string(member(probe, "error", "live"), "error");
+      const std::string name =
+          error ? *error : json_string(member(probe, "error", "live"), "error");
       if (ours.ok() || ours.error != name) {
         log.fail(at, "live.values",
-                 (ours.ok() ? std::string("rulestream returned a value") : "rulestream raised " + ours.describe_error()) +
+                 (ours.ok() ? std::string("rulestream returned a value")
+                            : "rulestream raised " + ours.describe_error()) +
                      ", smdebug raised " + name);
       }
       continue;

@@ -32,9 +32,9 @@ class SmdebugSampleTest : public ::testing::TestWithParam<SampleTrial> {
 }  // namespace rulestream::testing
 
 // Instantiates a suite derived from SmdebugSampleTest once per sample trial.
-#define RULESTREAM_INSTANTIATE_FOR_SAMPLES(Suite)                                          \
-  INSTANTIATE_TEST_SUITE_P(                                                                \
+#define RULESTREAM_INSTANTIATE_FOR_SAMPLES(Suite)                                                 \
+  INSTANTIATE_TEST_SUITE_P(                                                                       \
       Samples, Suite, ::testing::ValuesIn(::rulestream::testing::sample_trials_or_placeholder()), \
-      [](const ::testing::TestParamInfo<::rulestream::testing::SampleTrial>& sample) {      \
-        return ::rulestream::testing::sample_test_name(sample.param);                        \
+      [](const ::testing::TestParamInfo<::rulestream::testing::SampleTrial>& sample) {            \
+        return ::rulestream::testing::sample_test_name(sample.param);                             \
       })

@@ -36,9 +36,8 @@ std::string printed_int128(Int128 value) {
 }
 
 // One element of `elements` against an expected JSON scalar.
-void check_element(const DecodedElements& elements, std::size_t index,
-                   const json::value& expected, const Where& where, const std::string& key,
-                   MismatchLog& log) {
+void check_element(const DecodedElements& elements, std::size_t index, const json::value& expected,
+                   const Where& where, const std::string& key, MismatchLog& log) {
   if (elements.integral()) {
     const auto wanted = json_integer(expected);
     if (!wanted || *wanted != elements.integers[index]) {
@@ -51,8 +50,8 @@ void check_element(const DecodedElements& elements, std::size_t index,
   const double ours = static_cast<double>(elements.values[index]);
   const double wanted = json_double(expected, key);
   if (!same_double(ours, wanted)) {
-    log.fail(where, key, "rulestream gives " + printed(ours) + ", smdebug reported " +
-                             printed(wanted));
+    log.fail(where, key,
+             "rulestream gives " + printed(ours) + ", smdebug reported " + printed(wanted));
   }
 }
 
@@ -64,16 +63,18 @@ void check_extreme(const DecodedElements& elements, Reduction which, const json:
   if (ours.exact) {
     const auto wanted = json_integer(expected);
     if (!wanted || *wanted != *ours.exact) {
-      log.fail(where, key, "rulestream's elements give " + printed_int128(*ours.exact) +
-                               ", smdebug reported " + json_text(expected));
+      log.fail(where, key,
+               "rulestream's elements give " + printed_int128(*ours.exact) + ", smdebug reported " +
+                   json_text(expected));
     }
     return;
   }
   const double value = static_cast<double>(ours.value);
   if (!same_double(value, json_double(expected, key)) &&
       !(value == 0 && json_double(expected, key) == 0)) {  // min of {0, -0}: either zero
-    log.fail(where, key, "rulestream's elements give " + printed(value) + ", smdebug reported " +
-                             json_text(expected));
+    log.fail(where, key,
+             "rulestream's elements give " + printed(value) + ", smdebug reported " +
+                 json_text(expected));
   }
 }
 
@@ -103,11 +104,11 @@ void check_numeric(const DecodedElements& elements, const TensorValue& value,
     }
     const double wanted = json_double(*sum, joined(key, "sum_f64"));
     const double ours = static_cast<double>(exact);
-    const bool ok = std::isfinite(wanted)
-                        ? std::fabs(ours - wanted) <=
-                              1e-12 * std::max<double>(std::fabs(wanted),
-                                                       static_cast<double>(sum_abs))
-                        : same_double(ours, wanted);
+    const bool ok =
+        std::isfinite(wanted)
+            ? std::fabs(ours - wanted) <=
+                  1e-12 * std::max<double>(std::fabs(wanted), static_cast<double>(sum_abs))
+            : same_double(ours, wanted);
     if (!ok) {
       log.fail(where, joined(key, "sum_f64"),
                "rulestream's elements sum to " + printed(ours) + ", smdebug reported " +
@@ -161,15 +162,17 @@ void check_strings(const TensorValue& ours, const json::object& expected, const 
   if (const json::value* first = expected.if_contains("first")) {
     const std::vector<std::string> wanted = json_strings(*first, joined(key, "first"));
     const std::vector<std::string> head(
-        strings.begin(), strings.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(
-                                               strings.size(), 4)));
+        strings.begin(),
+        strings.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(strings.size(), 4)));
     log.expect_equal(where, joined(key, "first"), head, wanted);
   }
 }
 
 }  // namespace
 
-std::string value_sha256(const TensorValue& value) { return sha256_hex(value.bytes().span()); }
+std::string value_sha256(const TensorValue& value) {
+  return sha256_hex(value.bytes().span());
+}
 
 std::optional<Int128> json_integer(const json::value& value) {
   if (value.is_int64()) return value.get_int64();

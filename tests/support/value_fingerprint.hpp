@@ -1,11 +1,10 @@
 #pragma once
 
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <boost/json/object.hpp>
-#include <boost/json/value.hpp>
 
 #include "pipeline/tensor_value.hpp"
 #include "tests/support/mismatch_log.hpp"
