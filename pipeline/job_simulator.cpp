@@ -42,7 +42,7 @@ constexpr double kEvalLossFactor = 1.1;
 constexpr float kWeightSigma = 0.1f;
 constexpr float kBiasSigma = 0.05f;
 constexpr float kGradientSigma = 0.0125f;  // abs-mean = sigma * sqrt(2 / pi) ~ 1e-2
-constexpr float kVanishedGradientSigma = 1.25e-6f;
+constexpr float kVanishedGradientSigma = 1.25e-10f;
 constexpr double kWeightDriftPerStep = 1e-3;
 constexpr double kExplodingFactor = 1e4;
 constexpr double kOverfitGrowthPerEvalStep = 0.1;
@@ -455,7 +455,7 @@ class WorkerSimulation {
       case TensorKind::Bias: {
         // Replicas hold the same parameters: no worker in the key.
         const std::int64_t progress = model_.is(JobScenario::FrozenWeights) && model_.faulty(g)
-                                          ? model_.fault_progress
+                                          ? model_.frozen_progress
                                           : step.train_progress;
         const float sigma = spec.kind == TensorKind::Weight ? kWeightSigma : kBiasSigma;
         const auto scale =
@@ -485,7 +485,7 @@ class WorkerSimulation {
       }
       case TensorKind::ReluInput:
         fill_normal(values, step_key(spec, step), 1.0f);
-        if (model_.is(JobScenario::DeadRelu) && spec.relu_layer == 2 && model_.faulty(g)) {
+        if (model_.is(JobScenario::DeadRelu) && spec.relu_layer == 1 && model_.faulty(g)) {
           for (float& value : values) value = -std::fabs(value);
         }
         return;
@@ -598,6 +598,11 @@ JobSimulator::JobSimulator(JobSimulatorOptions options) : options_(std::move(opt
     invalid("model_name must be a non-empty name without '/' (got '" + options_.model_name + "')");
   }
 
+  if (options_.eval_every > 0 &&
+      options_.steps / options_.eval_every > (kMaxSteps - options_.steps) / options_.eval_steps) {
+    invalid("steps, eval_every and eval_steps make more than " + std::to_string(kMaxSteps) +
+            " global steps");
+  }
   const StepPlan plan(options_);
   const std::int64_t total = plan.total();
   fault_step_ = options_.fault_step.value_or(total / 2);

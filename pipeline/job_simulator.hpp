@@ -21,7 +21,7 @@ enum class JobScenario {
   // Loss: TRAIN loss strictly decreases from one TRAIN step to the next:
   //   2.3 * exp(-k * t) * (1 + a * u), k = 5 / steps, a = tanh(k / 2) / 4, u in [-1, 1)
   //   (t = TRAIN mode step, u per worker and step), so it falls to 2.3 * e^-5 by the last step
-  //   and by more than 0.1% over any 10 TRAIN steps while steps <= 50,000. EVAL loss is
+  //   and by more than 0.1% over any 10 TRAIN steps while steps <= 40,000. EVAL loss is
   //   1.1 * 2.3 * exp(-k * p) * (1 + a * u), p = TRAIN steps done before the EVAL step.
   // Weights and biases: N(0, 0.1) and N(0, 0.05) times (1 + 1e-3 * p), p = TRAIN steps done,
   //   the same on every worker (replicas); every element changes at every TRAIN step and stays

@@ -1,5 +1,7 @@
 #include "stages/reductions.hpp"
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -82,47 +84,80 @@ void fill_empty(ReductionSet& set, const Scalar& zero, const Scalar& zero_norm, 
   set_both(set, Reduction::Variance, nan);
 }
 
-void fill_float_stats(ReductionSet& set, DType dtype, const FloatStats& stats) {
+// What a floating tensor's sums give, in double, before rounding to the dtype.
+enum Figure { kSum, kMean, kL1, kAbsMean, kL2, kVariance, kStd, kAbsVariance, kAbsStd, kFigures };
+using FloatFigures = std::array<double, kFigures>;
+
+// `scale` is the power of two the elements were multiplied by before summing.
+FloatFigures figures_of(const FloatStats& stats, double scale, bool has_inf) {
+  const double count = static_cast<double>(stats.count);
+  const double variance = float_variance(stats.plain, count, has_inf);
+  const double abs_variance = float_variance(stats.abs, count, has_inf);
+  FloatFigures figures;
+  figures[kSum] = stats.sum / scale;
+  figures[kMean] = stats.sum / count / scale;
+  figures[kL1] = stats.abs_sum / scale;
+  figures[kAbsMean] = stats.abs_sum / count / scale;
+  figures[kL2] = std::sqrt(stats.squares) / scale;
+  figures[kVariance] = variance / scale / scale;
+  figures[kStd] = std::sqrt(variance) / scale;
+  figures[kAbsVariance] = abs_variance / scale / scale;
+  figures[kAbsStd] = std::sqrt(abs_variance) / scale;
+  return figures;
+}
+
+// float64 elements near the top of the range (beyond ~1e154) overflow sums of squares, or
+// even plain sums, although the l2 norm, mean or std are finite. Summing the elements again,
+// scaled down by a power of two, recovers every figure that overflowed.
+void recover_overflowed(FloatFigures& figures, const FloatStats& stats, const std::byte* data) {
+  if (std::all_of(figures.begin(), figures.end(), [](double f) { return std::isfinite(f); })) {
+    return;
+  }
+  int exponent = 0;
+  std::frexp(stats.abs_max, &exponent);  // the scaled elements are below 1 in magnitude
+  const double scale = std::ldexp(1.0, -exponent);
+  const FloatFigures scaled =
+      figures_of(reduction_kernels::scaled_float64_stats(data, stats.count, scale), scale, false);
+  for (int i = 0; i < kFigures; ++i) {
+    if (!std::isfinite(figures[i])) figures[i] = scaled[i];
+  }
+}
+
+void fill_float(ReductionSet& set, DType dtype, const std::byte* data, std::size_t count) {
+  const FloatStats stats = reduction_kernels::float_stats(dtype, data, count);
   const auto put = [&](Reduction reduction, bool abs, double value) {
     set.set({reduction, abs}, floating(dtype, value));
   };
-  if (stats.count == 0) {
+  // |prod x| == prod |x| exactly: IEEE rounding is symmetric in sign.
+  put(Reduction::Prod, false, stats.product);
+  put(Reduction::Prod, true, std::fabs(stats.product));
+  if (count == 0) {
     fill_empty(set, floating(dtype, 0.0), floating(dtype, 0.0), floating(dtype, kNaN));
     return;
   }
   if (std::isnan(stats.abs_sum)) {  // some element is NaN: numpy propagates it everywhere
-    for (const Reduction reduction : kAllReductions) {
-      if (reduction != Reduction::Prod) set_both(set, reduction, floating(dtype, kNaN));
-    }
+    for (const Reduction reduction : kAllReductions)
+      set_both(set, reduction, floating(dtype, kNaN));
     return;
   }
-  const double count = static_cast<double>(stats.count);
   const bool has_inf = std::isinf(stats.abs_max);
-  const double l1 = stats.abs_sum;
-  const double l2 = std::sqrt(stats.squares);
-  const double variance = float_variance(stats.plain, count, has_inf);
-  const double abs_variance = float_variance(stats.abs, count, has_inf);
+  FloatFigures figures = figures_of(stats, 1.0, has_inf);
+  if (dtype == DType::Float64 && !has_inf) recover_overflowed(figures, stats, data);
 
   put(Reduction::Min, false, stats.min);
   put(Reduction::Max, false, stats.max);
-  put(Reduction::Sum, false, stats.sum);
-  put(Reduction::Mean, false, stats.sum / count);
-  put(Reduction::Variance, false, variance);
-  put(Reduction::Std, false, std::sqrt(variance));
+  put(Reduction::Sum, false, figures[kSum]);
+  put(Reduction::Mean, false, figures[kMean]);
+  put(Reduction::Variance, false, figures[kVariance]);
+  put(Reduction::Std, false, figures[kStd]);
   put(Reduction::Min, true, stats.abs_min);
   put(Reduction::Max, true, stats.abs_max);
-  put(Reduction::Sum, true, l1);
-  put(Reduction::Mean, true, l1 / count);
-  put(Reduction::Variance, true, abs_variance);
-  put(Reduction::Std, true, std::sqrt(abs_variance));
-  set_both(set, Reduction::L1, floating(dtype, l1));
-  set_both(set, Reduction::L2, floating(dtype, l2));
-}
-
-void fill_float_product(ReductionSet& set, DType dtype, double product) {
-  // |prod x| == prod |x| exactly: IEEE rounding is symmetric in sign.
-  set.set({Reduction::Prod, false}, floating(dtype, product));
-  set.set({Reduction::Prod, true}, floating(dtype, std::fabs(product)));
+  put(Reduction::Sum, true, figures[kL1]);
+  put(Reduction::Mean, true, figures[kAbsMean]);
+  put(Reduction::Variance, true, figures[kAbsVariance]);
+  put(Reduction::Std, true, figures[kAbsStd]);
+  set_both(set, Reduction::L1, floating(dtype, figures[kL1]));
+  set_both(set, Reduction::L2, floating(dtype, figures[kL2]));
 }
 
 // An exact integer result in int64 (uint64 for unsigned tensors) when it fits, float64 when it
@@ -195,10 +230,7 @@ void fill(ReductionSet& set, const TensorValue& value, Parts parts) {
   const std::byte* data = value.bytes().data();
   const auto count = static_cast<std::size_t>(value.size());
   if (is_floating(dtype)) {
-    // The floating product rides along in the same pass.
-    const FloatStats stats = reduction_kernels::float_stats(dtype, data, count);
-    fill_float_stats(set, dtype, stats);
-    fill_float_product(set, dtype, stats.product);
+    fill_float(set, dtype, data, count);  // the product rides along in the same pass
     return;
   }
   if (parts.stats) fill_int_stats(set, dtype, reduction_kernels::int_stats(dtype, data, count));

@@ -78,6 +78,16 @@ struct LoadWidened {
   }
 };
 
+// float64 elements times a power of two (exact, bar underflow), for tensors whose sums of
+// squares overflow double.
+struct LoadScaledFloat64 {
+  using Wide = double;
+  double scale;
+  double operator()(const std::byte* data, std::size_t index) const {
+    return load<double>(data, index) * scale;
+  }
+};
+
 // numpy reads any non-zero byte as True.
 struct LoadBool {
   using Wide = std::int32_t;
@@ -203,9 +213,8 @@ struct FloatTotals {
 // bytes when they already hold Wide values, else on a stack buffer the chunk was converted into.
 template <typename Load, typename Totals>
 [[gnu::always_inline]] inline void add_chunks(const std::byte* data, std::size_t count,
-                                              Totals& totals) {
+                                              const Load& load_element, Totals& totals) {
   using Wide = typename Load::Wide;
-  const Load load_element;
   for (std::size_t begin = 0; begin < count; begin += kChunk) {
     const std::size_t end = std::min(count, begin + kChunk);
     if constexpr (std::is_same_v<Load, LoadPlain<Wide>>) {
@@ -221,13 +230,14 @@ template <typename Load, typename Totals>
 }
 
 template <typename Load>
-[[gnu::always_inline]] inline FloatStats float_stats_of(const std::byte* data, std::size_t count) {
+[[gnu::always_inline]] inline FloatStats float_stats_of(const std::byte* data, std::size_t count,
+                                                        const Load& load_element = Load{}) {
   FloatStats stats;
   stats.count = count;
   if (count == 0) return stats;
 
-  FloatTotals<typename Load::Wide> totals(Load{}(data, 0));
-  add_chunks<Load>(data, count, totals);
+  FloatTotals<typename Load::Wide> totals(load_element(data, 0));
+  add_chunks(data, count, load_element, totals);
 
   stats.min = totals.min;
   stats.max = totals.max;
@@ -365,8 +375,9 @@ template <typename Load>
   stats.count = count;
   if (count == 0) return stats;
 
-  IntTotals<T> totals(Load{}(data, 0));
-  add_chunks<Load>(data, count, totals);
+  const Load load_element;
+  IntTotals<T> totals(load_element(data, 0));
+  add_chunks(data, count, load_element, totals);
 
   stats.min = totals.min;
   stats.max = totals.max;
@@ -467,6 +478,11 @@ FloatStats float_stats(DType dtype, const std::byte* data, std::size_t count) {
     default:
       wrong_dtype("float_stats", dtype);
   }
+}
+
+RULESTREAM_KERNEL_CLONES
+FloatStats scaled_float64_stats(const std::byte* data, std::size_t count, double scale) {
+  return float_stats_of(data, count, LoadScaledFloat64{scale});
 }
 
 RULESTREAM_KERNEL_CLONES

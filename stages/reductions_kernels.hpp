@@ -56,6 +56,9 @@ struct IntProduct {
 // `dtype` must be floating for the float_* kernels, integer or bool for the int_* ones;
 // `data` holds `count` elements of it, at any alignment.
 FloatStats float_stats(DType dtype, const std::byte* data, std::size_t count);
+// float_stats of a float64 tensor's elements times `scale`, a power of two: for the rare tensor
+// whose sums overflow double although its elements are finite.
+FloatStats scaled_float64_stats(const std::byte* data, std::size_t count, double scale);
 IntStats int_stats(DType dtype, const std::byte* data, std::size_t count);
 IntProduct int_product(DType dtype, const std::byte* data, std::size_t count);
 

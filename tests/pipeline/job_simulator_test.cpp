@@ -638,6 +638,11 @@ TEST(JobSimulatorTest, RejectsBadOptions) {
   rejects([](auto& o) { o.output.clear(); }, "output");
   rejects([](auto& o) { o.model_name = "a/b"; }, "model_name");
   rejects([](auto& o) { o.step_delay = std::chrono::milliseconds(-1); }, "step_delay");
+  rejects(
+      [](auto& o) {
+        o.steps = std::int64_t{1} << 40, o.eval_every = 1, o.eval_steps = std::int64_t{1} << 40;
+      },
+      "global steps");
 
   // Overfit with too few saved EVAL steps after the fault.
   rejects(

@@ -6,9 +6,12 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -19,6 +22,8 @@
 #include "tests/support/reduction_checks.hpp"
 #include "tests/support/reference_reductions.hpp"
 #include "tests/support/smdebug_errors.hpp"
+#include "tests/support/smdebug_live_checks.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace rulestream::testing {
 namespace {
@@ -256,6 +261,78 @@ TEST(ReductionRulesIntegers, WrappedSumsMustBeTheExactResultInFloat64) {
   EXPECT_TRUE(run(Scalar::of_double(DType::Float64, 9223372036854775809.0)).empty());
   EXPECT_EQ(run(Scalar::of_int(DType::Int64, std::numeric_limits<std::int64_t>::min() + 1)).size(),
             2u);  // wrong dtype and wrong value
+}
+
+// The live-block checker against a job that is still "running": a copy of the two-worker
+// sample without its end marker, where worker_1 has not written the last step yet. No sample
+// has a live block today, so the block here is written from FORMAT.md's description of a
+// live trial; it shows that every key the checker knows is checked, and fails when wrong.
+class LiveBlockChecks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto samples = samples_dir();
+    if (!samples) GTEST_SKIP() << "smdebug-samples not found";
+    const auto source = *samples / "trials" / "pt-ddp-2workers";
+    if (!std::filesystem::exists(source)) GTEST_SKIP() << "pt-ddp-2workers not in the samples";
+    namespace fs = std::filesystem;
+    fs::copy(source, dir_.path() / "trial", fs::copy_options::recursive);
+    for (const auto& entry : fs::recursive_directory_iterator(dir_.path())) {
+      fs::permissions(entry.path(), fs::perms::owner_all, fs::perm_options::add);
+    }
+    const fs::path trial = dir_.path() / "trial";
+    fs::remove(trial / "training_job_end.ts");
+    for (const auto& entry : fs::directory_iterator(trial / "index" / "000000000")) {
+      last_ = std::max(last_, std::stoll(entry.path().filename().string().substr(0, 12)));
+    }
+    char step[16];
+    std::snprintf(step, sizeof step, "%012lld", last_);
+    ASSERT_TRUE(fs::remove(trial / "index" / "000000000" / (std::string(step) + "_worker_1.json")));
+    ASSERT_TRUE(fs::remove(trial / "events" / step / (std::string(step) + "_worker_1.tfevents")));
+  }
+
+  std::vector<std::string> failures_for(const std::string& live_json) {
+    const Trial trial = Trial::open((dir_.path() / "trial").string());
+    const json::value live = json::parse(live_json);
+    return failures_of([&] {
+      MismatchLog log;
+      check_live_block(trial, live.as_object(), Where{"live-copy", {}, {}, Mode::Global, {}}, log);
+    });
+  }
+
+  std::string correct_block() const {
+    const std::string last = std::to_string(last_);
+    const std::string beyond = std::to_string(last_ + 1000);
+    return R"({"incomplete_steps": [)" + last + R"(],
+               "has_training_ended": false,
+               "loaded_all_steps": false,
+               "workers_for_global_step": {")" +
+           last + R"(": ["worker_0"]},
+               "has_passed_step": [{"step": )" +
+           last + R"(, "mode": "GLOBAL",
+                                    "state": "NOT_YET_AVAILABLE"},
+                                   {"step": )" +
+           beyond + R"(, "state": "NOT_YET_AVAILABLE"}],
+               "wait_for_steps": [{"steps": [)" +
+           last + R"(], "outcome": "timeout"}],
+               "values": [{"tensor": "CrossEntropyLoss_output_0", "step": )" +
+           beyond + R"(,
+                           "error": "StepNotYetAvailable"}]})";
+  }
+
+  TempDir dir_;
+  long long last_ = -1;
+};
+
+TEST_F(LiveBlockChecks, AcceptsACorrectDescription) {
+  const auto failures = failures_for(correct_block());
+  EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
+}
+
+TEST_F(LiveBlockChecks, RejectsAWrongOneAndUnknownKeys) {
+  EXPECT_EQ(failures_for(R"({"incomplete_steps": []})").size(), 1u);
+  EXPECT_EQ(failures_for(R"({"wait_for_steps": [{"steps": [0], "outcome": "timeout"}]})").size(),
+            1u);  // step 0 is there: wait_for_steps returns at once
+  EXPECT_EQ(failures_for(R"({"mystery": 1})").size(), 1u);
 }
 
 }  // namespace

@@ -371,11 +371,40 @@ TEST(ReductionsTest, OverflowFollowsIeeeInTheDtype) {
   const auto balanced = compute_reductions(floats(DType::Float32, {1e30, 1e30, 1e-30, 1e-30}));
   EXPECT_NEAR(get(balanced, "prod")->as_double(), 1.0, 1e-6);
 
-  // float64 squares that overflow make the variance Inf (as numpy's x - mean squared), not NaN.
-  const auto huge = compute_reductions(floats(DType::Float64, {1e200, -1e200}));
-  EXPECT_TRUE(same(get(huge, "variance"), f64(kInf)));
-  EXPECT_TRUE(same(get(huge, "std"), f64(kInf)));
+}
+
+// Near the top of the float64 range, sums of squares (even plain sums) overflow double although
+// the norm, mean or std are finite: those come out accurate (numpy's would be Inf), only the
+// figures that really exceed float64 are Inf.
+TEST(ReductionsTest, Float64FiguresSurviveOverflowingSums) {
+  const auto huge = compute_reductions(floats(DType::Float64, {1e200, -1e200, 1e200, -1e200}));
+  EXPECT_TRUE(same(get(huge, "variance"), f64(kInf)));  // 1e400
+  EXPECT_NEAR(get(huge, "std")->as_double(), 1e200, 1e188);
+  EXPECT_NEAR(get(huge, "l2")->as_double(), 2e200, 2e188);
   EXPECT_TRUE(same(get(huge, "mean"), f64(0)));
+  EXPECT_TRUE(same(get(huge, "abs_variance"), f64(0)));
+  EXPECT_NEAR(get(huge, "abs_std")->as_double(), 0, 1e188);
+  EXPECT_NEAR(get(huge, "abs_mean")->as_double(), 1e200, 1e188);
+
+  const double max = std::numeric_limits<double>::max();
+  const auto top = compute_reductions(floats(DType::Float64, {max / 2, max / 4, max / 2}));
+  EXPECT_TRUE(same(get(top, "sum"), f64(kInf)));  // 1.25 max
+  EXPECT_TRUE(same(get(top, "l1"), f64(kInf)));
+  EXPECT_NEAR(get(top, "mean")->as_double(), max / 12 * 5, max * 1e-12);
+  EXPECT_NEAR(get(top, "abs_mean")->as_double(), max / 12 * 5, max * 1e-12);
+  EXPECT_NEAR(get(top, "l2")->as_double(), 0.75 * max, max * 1e-12);
+  EXPECT_TRUE(same(get(top, "prod"), f64(kInf)));
+  // Deviations max/12, -2 max/12, max/12: variance 6/144 max^2 / 3.
+  EXPECT_NEAR(get(top, "std")->as_double(), std::sqrt(2.0) / 12 * max, max * 1e-12);
+  EXPECT_TRUE(same(get(top, "variance"), f64(kInf)));
+
+  // Spread over chunks, with a small element that must not disturb the rest.
+  std::vector<double> values(5000, 3e160);
+  values[4999] = -1e-300;
+  const auto spread = compute_reductions(floats(DType::Float64, values));
+  EXPECT_NEAR(get(spread, "l2")->as_double(), std::sqrt(4999.0) * 3e160, 1e150);
+  EXPECT_NEAR(get(spread, "std")->as_double(), std::sqrt(4999.0) / 5000 * 3e160, 1e150);
+  EXPECT_TRUE(same(get(spread, "min"), f64(-1e-300)));
 }
 
 // ---- shapes: empty, 0-d --------------------------------------------------------------------
