@@ -136,8 +136,9 @@ void fill_float(ReductionSet& set, DType dtype, const std::byte* data, std::size
     return;
   }
   if (std::isnan(stats.abs_sum)) {  // some element is NaN: numpy propagates it everywhere
-    for (const Reduction reduction : kAllReductions)
+    for (const Reduction reduction : kAllReductions) {
       set_both(set, reduction, floating(dtype, kNaN));
+    }
     return;
   }
   const bool has_inf = std::isinf(stats.abs_max);

@@ -133,7 +133,8 @@ void print_tensor_human(const std::string& name, const std::vector<TensorStepRep
     if (report.shape) {
       shape = "[";
       for (std::size_t i = 0; i < report.shape->size(); ++i) {
-        shape += (i ? "," : "") + std::to_string((*report.shape)[i]);
+        if (i > 0) shape += ',';
+        shape += std::to_string((*report.shape)[i]);
       }
       shape += "]";
     }

@@ -370,7 +370,6 @@ TEST(ReductionsTest, OverflowFollowsIeeeInTheDtype) {
   // ... but not in between, as the product is carried in double.
   const auto balanced = compute_reductions(floats(DType::Float32, {1e30, 1e30, 1e-30, 1e-30}));
   EXPECT_NEAR(get(balanced, "prod")->as_double(), 1.0, 1e-6);
-
 }
 
 // Near the top of the float64 range, sums of squares (even plain sums) overflow double although
@@ -691,6 +690,15 @@ TEST(ReductionsTest, ResultsAreRoundedToTheDtypeOnce) {
   const auto bf16 =
       compute_reductions(floats(DType::BFloat16, {1.0, std::ldexp(1.0, -8), std::ldexp(1.0, -30)}));
   EXPECT_EQ(get(bf16, "sum")->as_double(), 1.0 + std::ldexp(1.0, -7));
+  const auto bf16_below = compute_reductions(
+      floats(DType::BFloat16, {1.0, std::ldexp(1.0, -8), -std::ldexp(1.0, -30)}));
+  EXPECT_EQ(get(bf16_below, "sum")->as_double(), 1.0);
+  const auto bf16_tie = compute_reductions(floats(DType::BFloat16, {1.0, std::ldexp(1.0, -8)}));
+  EXPECT_EQ(get(bf16_tie, "sum")->as_double(), 1.0);  // an exact tie still goes to even
+  const auto bf16_top = compute_reductions(floats(DType::BFloat16, {3e38, 3e38}));
+  EXPECT_EQ(get(bf16_top, "sum")->as_double(), kInf);
+  EXPECT_EQ(get(bf16_top, "mean")->as_double(),
+            static_cast<double>(bfloat16_to_float(float_to_bfloat16(3e38f))));
   const auto half =
       compute_reductions(floats(DType::Float16, {1.0, std::ldexp(1.0, -11), std::ldexp(1.0, -24)}));
   EXPECT_EQ(get(half, "sum")->as_double(), 1.0 + std::ldexp(1.0, -10));
