@@ -178,6 +178,9 @@ Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode
     throw TensorUnavailableForStep(
         name_, step, mode, "neither " + reduction_key_name(key) + " nor the value was saved");
   }
+  const auto reductions = store.reductions_of(*resolved.save.raw, name_);
+  if (const auto& scalar = reductions->get(key)) return *scalar;
+  // Not computable for this value (strings, min of an empty tensor): say why.
   return compute_reduction(store.read_record(*resolved.save.raw, name_), key);
 }
 

@@ -82,6 +82,10 @@ Trial Trial::open(std::shared_ptr<const Storage> storage, TrialOptions options) 
   return trial;
 }
 
+Trial Trial::from_store(std::shared_ptr<TrialStore> store) {
+  return Trial(std::move(store), std::nullopt);
+}
+
 const std::string& Trial::name() const {
   return store_->options().name;
 }

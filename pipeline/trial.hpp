@@ -35,6 +35,9 @@ struct TrialOptions {
   // Once the end-of-job marker appears, files may still land for this long (slow workers); the
   // trial declares all steps loaded only after it. A marker older than this counts at once.
   std::chrono::milliseconds end_of_job_grace{1000};
+  // Decoded values kept in memory for rules that read them again; older ones are re-read from
+  // their files. Reductions are kept for every record whatever this says.
+  std::size_t value_cache_bytes = std::size_t{256} << 20;
   // How often wait_for_steps polls.
   std::chrono::milliseconds poll_interval{200};
 };
@@ -67,6 +70,8 @@ class Trial {
   // nothing.
   static Trial open(const std::string& path, TrialOptions options = {});
   static Trial open(std::shared_ptr<const Storage> storage, TrialOptions options = {});
+  // A handle on a store that a pipeline feeds (see TrialStore::ingest); no listing of its own.
+  static Trial from_store(std::shared_ptr<TrialStore> store);
 
   const std::string& name() const;
   std::string path() const;

@@ -9,23 +9,11 @@
 #include "stages/collections_file.hpp"
 #include "stages/event_codec.hpp"
 #include "stages/index_file.hpp"
+#include "stages/reductions.hpp"
 #include "stages/tfrecord_reader.hpp"
 #include "stages/trial_layout.hpp"
 
 namespace rulestream {
-
-struct TrialStore::PendingIndex {
-  std::string path;
-  std::int64_t step = 0;
-  std::string worker;
-  IndexFile index;
-};
-
-struct TrialStore::PendingCollections {
-  std::shared_ptr<const std::map<std::string, Collection>> collections;
-  std::optional<int> num_workers;
-  std::vector<std::string> workers;
-};
 
 namespace {
 
@@ -52,7 +40,9 @@ std::string index_listing_start(std::int64_t step) {
 }  // namespace
 
 TrialStore::TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options)
-    : storage_(std::move(storage)), options_(std::move(options)) {}
+    : storage_(std::move(storage)),
+      options_(std::move(options)),
+      cache_(options_.value_cache_bytes) {}
 
 std::uint64_t TrialStore::generation() const {
   std::shared_lock lock(mutex_);
@@ -96,6 +86,7 @@ bool TrialStore::in_range(std::int64_t step) const {
 }
 
 void TrialStore::refresh() {
+  if (externally_fed_) return;
   std::lock_guard refresh_lock(refresh_mutex_);
   const TrialStatus before = status(generation());
   if (before.loaded_all_steps) return;
@@ -122,7 +113,7 @@ void TrialStore::refresh() {
 
   // Collections: the first file (in listing order) defines them, as in smdebug; every file
   // names a worker.
-  PendingCollections pending_collections;
+  CollectionsLanding pending_collections;
   {
     const bool have_collections = static_cast<bool>(collections(generation()));
     for (const auto& object : storage_->list(kCollectionsDir)) {
@@ -154,7 +145,7 @@ void TrialStore::refresh() {
     new_files.push_back(std::move(object));
   }
 
-  std::vector<std::optional<PendingIndex>> parsed(new_files.size());
+  std::vector<std::optional<IndexLanding>> parsed(new_files.size());
   std::vector<std::optional<TrialProblem>> parse_problems(new_files.size());
   tbb::parallel_for(std::size_t{0}, new_files.size(), [&](std::size_t i) {
     const StoredObject& object = new_files[i];
@@ -169,28 +160,28 @@ void TrialStore::refresh() {
     if (!object.path.ends_with(".json")) return;
     try {
       const SharedBytes bytes = storage_->read(object.path);
-      parsed[i] = PendingIndex{object.path, name->step, name->worker,
+      parsed[i] = IndexLanding{object.path, name->step, name->worker,
                                parse_index_file(bytes.as_string_view(), where)};
     } catch (const RulestreamError& error) {
       parse_problems[i] = TrialProblem{where, error.what()};
     }
   });
 
-  std::vector<PendingIndex> indexes;
+  std::vector<IndexLanding> indexes;
   for (std::size_t i = 0; i < new_files.size(); ++i) {
     seen_index_files_[new_files[i].path] = true;
     if (parsed[i]) indexes.push_back(std::move(*parsed[i]));
     if (parse_problems[i]) problems.push_back(std::move(*parse_problems[i]));
   }
-  std::sort(indexes.begin(), indexes.end(), [](const PendingIndex& a, const PendingIndex& b) {
-    return std::tie(a.step, a.worker) < std::tie(b.step, b.worker);
-  });
-
-  apply(indexes, pending_collections, problems, training_ended, final_pass);
+  ingest(std::move(indexes), std::move(pending_collections), std::move(problems), training_ended,
+         final_pass);
 }
 
-void TrialStore::apply(std::vector<PendingIndex>& indexes, PendingCollections& collections,
-                       std::vector<TrialProblem>& problems, bool training_ended, bool final_pass) {
+void TrialStore::ingest(std::vector<IndexLanding> indexes, CollectionsLanding collections,
+                        std::vector<TrialProblem> problems, bool training_ended, bool final_pass) {
+  std::sort(indexes.begin(), indexes.end(), [](const IndexLanding& a, const IndexLanding& b) {
+    return std::tie(a.step, a.worker) < std::tie(b.step, b.worker);
+  });
   std::unique_lock lock(mutex_);
   const std::uint64_t next = generation_ + 1;
   bool changed = false;
@@ -214,7 +205,7 @@ void TrialStore::apply(std::vector<PendingIndex>& indexes, PendingCollections& c
 
   const TrialStatus& previous = statuses_.back();
   TrialStatus status = previous;
-  status.training_ended = training_ended;
+  status.training_ended = status.training_ended || training_ended;
   status.num_workers = declared_num_workers_.value_or(static_cast<int>(workers_.size()));
   if (status.num_workers <= 0) status.num_workers = 1;
   for (auto it = steps_.upper_bound(status.last_complete_step); it != steps_.end(); ++it) {
@@ -237,7 +228,7 @@ void TrialStore::apply(std::vector<PendingIndex>& indexes, PendingCollections& c
   statuses_.push_back(status);
 }
 
-void TrialStore::add_index(const PendingIndex& pending, std::uint64_t generation) {
+void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation) {
   const IndexFile& index = pending.index;
   const Mode mode = index.mode;
   auto [step_it, new_step] = steps_.try_emplace(pending.step);
@@ -297,6 +288,7 @@ void TrialStore::add_index(const PendingIndex& pending, std::uint64_t generation
 }
 
 TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& tensor) const {
+  if (auto cached = cache_.value(*ref.file, ref.start)) return std::move(*cached);
   const std::string where = storage_->describe() + "/" + *ref.file + " at offset " +
                             std::to_string(ref.start) + " (tensor '" + tensor + "')";
   if (ref.file->empty()) throw FormatError(where, "the index names no event file");
@@ -321,9 +313,19 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
   const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
   const SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
   for (auto& decoded : decode_event(payload, where)) {
-    if (decoded.name == ref.record_name) return std::move(decoded.value);
+    if (decoded.name == ref.record_name) {
+      cache_.put_value(*ref.file, ref.start, decoded.value);
+      return std::move(decoded.value);
+    }
   }
   throw FormatError(where, "the record holds no tensor named '" + ref.record_name + "'");
+}
+
+std::shared_ptr<const ReductionSet> TrialStore::reductions_of(const RecordRef& ref,
+                                                              const std::string& tensor) const {
+  if (auto cached = cache_.reductions(*ref.file, ref.start)) return cached;
+  cache_.put_reductions(*ref.file, ref.start, compute_reductions(read_record(ref, tensor)));
+  return cache_.reductions(*ref.file, ref.start);
 }
 
 }  // namespace rulestream

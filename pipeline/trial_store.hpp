@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -13,10 +14,12 @@
 
 #include "pipeline/collection.hpp"
 #include "pipeline/mode.hpp"
+#include "pipeline/record_cache.hpp"
 #include "pipeline/reduction.hpp"
 #include "pipeline/storage.hpp"
 #include "pipeline/tensor_value.hpp"
 #include "pipeline/trial.hpp"
+#include "stages/index_file.hpp"
 
 namespace rulestream {
 
@@ -64,6 +67,21 @@ struct TrialStatus {
   int num_workers = 0;
 };
 
+// An index file that landed: what one worker saved at one global step.
+struct IndexLanding {
+  std::string path;
+  std::int64_t step = 0;
+  std::string worker;
+  IndexFile index;
+};
+
+// Collections files that landed: the first defines the collections, each names a worker.
+struct CollectionsLanding {
+  std::shared_ptr<const std::map<std::string, Collection>> collections;
+  std::optional<int> num_workers;
+  std::vector<std::string> workers;
+};
+
 // The shared, append-only state behind Trial handles.
 //
 // Every refresh that finds something new makes a new generation; every entry records the
@@ -78,9 +96,22 @@ class TrialStore {
   const Storage& storage() const { return *storage_; }
   const TrialOptions& options() const { return options_; }
 
+  // Lists the storage for files that appeared and ingests them. A no-op for a store fed by a
+  // pipeline (set_externally_fed), which ingests what its sources find instead.
   void refresh();
   // Refreshes unless all steps are loaded or auto refresh is off.
   void maybe_refresh();
+
+  // Publishes what was found as one new generation (when anything changed). `all_loaded`
+  // declares that no more files will come. Thread-safe.
+  void ingest(std::vector<IndexLanding> indexes, CollectionsLanding collections,
+              std::vector<TrialProblem> problems, bool training_ended, bool all_loaded);
+  void set_externally_fed() { externally_fed_ = true; }
+
+  // Every reduction of a raw record, computed once and cached (or put there by a decoder).
+  std::shared_ptr<const ReductionSet> reductions_of(const RecordRef& ref,
+                                                    const std::string& tensor) const;
+  RecordCache& cache() const { return cache_; }
 
   std::uint64_t generation() const;
   TrialStatus status(std::uint64_t generation) const;
@@ -108,16 +139,13 @@ class TrialStore {
   TensorValue read_record(const RecordRef& ref, const std::string& tensor) const;
 
  private:
-  struct PendingIndex;
-  struct PendingCollections;
-
-  void apply(std::vector<PendingIndex>& indexes, PendingCollections& collections,
-             std::vector<TrialProblem>& problems, bool training_ended, bool final_pass);
-  void add_index(const PendingIndex& index, std::uint64_t generation);
+  void add_index(const IndexLanding& index, std::uint64_t generation);
   bool in_range(std::int64_t step) const;
 
   std::shared_ptr<const Storage> storage_;
   TrialOptions options_;
+  mutable RecordCache cache_;
+  std::atomic<bool> externally_fed_{false};
 
   std::mutex refresh_mutex_;  // one refresh at a time
   mutable std::shared_mutex mutex_;
