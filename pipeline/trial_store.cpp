@@ -328,4 +328,13 @@ std::shared_ptr<const ReductionSet> TrialStore::reductions_of(const RecordRef& r
   return cache_.reductions(*ref.file, ref.start);
 }
 
+void TrialStore::release_through(std::int64_t step) {
+  std::unique_lock lock(mutex_);
+  TrialStatus status = statuses_.back();
+  if (status.last_complete_step >= step) return;
+  status.last_complete_step = step;
+  ++generation_;
+  statuses_.push_back(status);
+}
+
 }  // namespace rulestream

@@ -107,6 +107,9 @@ class TrialStore {
   void ingest(std::vector<IndexLanding> indexes, CollectionsLanding collections,
               std::vector<TrialProblem> problems, bool training_ended, bool all_loaded);
   void set_externally_fed() { externally_fed_ = true; }
+  // Declares every step up to `step` as available to rules, complete or not (a pipeline
+  // released it: its missing workers were given up on).
+  void release_through(std::int64_t step);
 
   // Every reduction of a raw record, computed once and cached (or put there by a decoder).
   std::shared_ptr<const ReductionSet> reductions_of(const RecordRef& ref,

@@ -18,6 +18,9 @@ const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> table{
       {"inspect", {"summarise a trial, or one tensor's steps and reductions", run_inspect}},
       {"simulate", {"write a synthetic training job in smdebug's format", run_simulate}},
+      {"watch", {"follow a training job live and run rules on each step as it lands", run_watch}},
+      {"replay", {"run rules over an archived training job as fast as possible", run_replay}},
+      {"rules", {"list the built-in rules with their parameters and defaults", run_rules}},
   };
   return table;
 }

@@ -1,0 +1,252 @@
+// `rulestream watch` and `rulestream replay`: the same pipeline, following or not.
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "pipeline/cli/cli.hpp"
+#include "pipeline/cli/commands.hpp"
+#include "pipeline/exceptions.hpp"
+#include "pipeline/rule_pipeline.hpp"
+#include "pipeline/rules_file.hpp"
+#include "pipeline/sink_factory.hpp"
+#include "rules/rule_registry.hpp"
+
+namespace rulestream::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int unit = 0;
+  while (bytes >= 1000.0 && unit < 4) {
+    bytes /= 1000.0;
+    ++unit;
+  }
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << bytes << " " << units[unit];
+  return text.str();
+}
+
+// Redraws one status line on stderr until stopped: steps, files, bytes, rate, ETA.
+class ProgressLine {
+ public:
+  ProgressLine(const PipelineProgress& progress, std::ostream& err)
+      : progress_(progress), err_(err), thread_([this] { loop(); }) {}
+  ~ProgressLine() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    err_ << "\r\033[K" << std::flush;
+  }
+
+ private:
+  void loop() {
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const auto files = progress_.index_files.load();
+      const auto seen = progress_.index_files_seen.load();
+      const double bytes = static_cast<double>(progress_.event_bytes.load());
+      std::ostringstream line;
+      line << "\r\033[Kstep " << progress_.last_step.load() << "  " << progress_.steps_released
+           << " steps  " << files << "/" << seen << " files  " << human_bytes(bytes) << "  "
+           << human_bytes(seconds > 0 ? bytes / seconds : 0) << "/s";
+      if (files > 0 && seen > files && seconds > 0) {
+        line << "  ETA " << std::fixed << std::setprecision(0)
+             << seconds * static_cast<double>(seen - files) / static_cast<double>(files) << " s";
+      }
+      err_ << line.str() << std::flush;
+    }
+  }
+
+  const PipelineProgress& progress_;
+  std::ostream& err_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& out,
+               std::ostream& err) {
+  const std::string command = follow ? "watch" : "replay";
+  const std::string prefix = "rulestream " + command + ": ";
+  po::options_description visible(
+      "rulestream " + command + " PATH... [options]\n\n" +
+      (follow ? "Follows a training job as it writes (a local folder), running rules on each\n"
+                "step as it lands, until the job writes its end-of-job marker (or Ctrl-C).\n"
+              : "Runs rules over an archived job as fast as the disk and cores allow.\n") +
+      "The first PATH is the trial rules look at; others are there for rules that compare\n"
+      "runs. Exit status: 0 no rule fired, 1 a rule fired, 2 an error.\n\noptions");
+  visible.add_options()("help,h", "show this help")(
+      "rules", po::value<std::string>()->value_name("FILE"),
+      "rule configurations in SageMaker's shape (and sinks)")(
+      "rule", po::value<std::vector<std::string>>()->value_name("NAME[:key=value,...]"),
+      "a rule to run (repeatable); see 'rulestream rules'")(
+      "sink", po::value<std::vector<std::string>>()->value_name("SPEC"),
+      "stdout[:json], file:PATH, webhook:URL or slack:URL (repeatable; default stdout)")(
+      "format", po::value<std::string>()->value_name("text|json"),
+      "the default stdout sink's format")("start-step", po::value<std::int64_t>()->value_name("N"),
+                                          "first global step to evaluate")(
+      "end-step", po::value<std::int64_t>()->value_name("N"),
+      "evaluate steps before this one only")(
+      "max-memory", po::value<std::size_t>()->value_name("MB")->default_value(512),
+      "memory for decoded values (reductions are always kept)")(
+      "worker-grace", po::value<double>()->value_name("SECONDS")->default_value(0),
+      "release a step without its missing workers after this long (0: wait)")(
+      "threads", po::value<int>()->value_name("N")->default_value(0), "worker threads (0: all)")(
+      "no-data-crc", "skip payload CRC checks (length CRCs are always checked)")(
+      "progress", po::value<std::string>()->value_name("auto|on|off")->default_value("auto"),
+      "a progress line on stderr (auto: replay on a terminal)");
+  po::options_description all;
+  all.add(visible).add_options()("path", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("path", -1);
+
+  po::variables_map options;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), options);
+    po::notify(options);
+  } catch (const po::error& error) {
+    err << prefix << error.what() << "\n";
+    return kExitError;
+  }
+  if (options.count("help")) {
+    out << visible << "\n";
+    return kExitOk;
+  }
+  if (!options.count("path")) {
+    err << prefix << "missing PATH (a trial folder)\n";
+    return kExitError;
+  }
+
+  PipelineConfig config;
+  config.paths = options["path"].as<std::vector<std::string>>();
+  config.follow = follow;
+  try {
+    if (options.count("rules")) {
+      const std::string path = options["rules"].as<std::string>();
+      std::ifstream in(path, std::ios::binary);
+      if (!in) throw StorageError(path + ": cannot read the rules file");
+      std::ostringstream text;
+      text << in.rdbuf();
+      RulesFile file = parse_rules_file(text.str(), path);
+      config.rules = std::move(file.rules);
+      config.sinks = std::move(file.sinks);
+    }
+    if (options.count("rule")) {
+      for (const auto& argument : options["rule"].as<std::vector<std::string>>()) {
+        config.rules.push_back(parse_rule_argument(argument));
+      }
+    }
+    if (options.count("sink")) {
+      for (const auto& argument : options["sink"].as<std::vector<std::string>>()) {
+        config.sinks.push_back(parse_sink_argument(argument));
+      }
+    }
+    if (config.sinks.empty()) {
+      SinkConfig stdout_sink;
+      stdout_sink.type = "stdout";
+      config.sinks.push_back(stdout_sink);
+    }
+    if (options.count("format")) {
+      const std::string format = options["format"].as<std::string>();
+      if (format != "json" && format != "text") {
+        throw std::invalid_argument("--format must be text or json, not '" + format + "'");
+      }
+      for (auto& sink : config.sinks) {
+        if (sink.type == "stdout") sink.json = format == "json";
+      }
+    }
+    if (config.rules.empty()) {
+      throw std::invalid_argument(
+          "no rules: give --rule NAME or --rules FILE ('rulestream rules' "
+          "lists them)");
+    }
+    if (options.count("start-step")) config.start_step = options["start-step"].as<std::int64_t>();
+    if (options.count("end-step")) config.end_step = options["end-step"].as<std::int64_t>();
+    config.max_memory = options["max-memory"].as<std::size_t>() << 20;
+    config.worker_grace = std::chrono::milliseconds(
+        static_cast<std::int64_t>(options["worker-grace"].as<double>() * 1000.0));
+    config.threads = options["threads"].as<int>();
+    config.check_data_crc = options.count("no-data-crc") == 0;
+    const std::string progress = options["progress"].as<std::string>();
+    if (progress != "auto" && progress != "on" && progress != "off") {
+      throw std::invalid_argument("--progress must be auto, on or off");
+    }
+    config.progress =
+        progress == "on" || (progress == "auto" && !follow && ::isatty(STDOUT_FILENO) != 0 &&
+                             ::isatty(STDERR_FILENO) != 0);
+
+    std::vector<std::unique_ptr<Sink>> sinks;
+    for (const auto& sink : config.sinks) sinks.push_back(make_sink(sink, out));
+    const bool show_progress = config.progress;
+    RulePipeline pipeline(std::move(config), std::move(sinks));
+
+    // Ctrl-C / SIGTERM: stop following, drain, report.
+    boost::asio::io_context signals_io;
+    boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code& error, int) {
+      if (!error) pipeline.request_stop();
+    });
+    std::thread signal_thread([&] { signals_io.run(); });
+
+    PipelineReport report;
+    {
+      std::optional<ProgressLine> line;
+      if (show_progress) line.emplace(pipeline.progress(), err);
+      report = pipeline.run();
+    }
+    signals.cancel();
+    signals_io.stop();
+    signal_thread.join();
+
+    err << "rulestream " << command << ": " << report.steps_released << " steps ("
+        << report.incomplete_steps << " incomplete), " << report.index_files << " index files, "
+        << report.tensors_decoded << " tensors, "
+        << human_bytes(static_cast<double>(report.event_bytes)) << "; " << report.conditions_met
+        << " rule events";
+    if (!report.problems.empty()) err << "; " << report.problems.size() << " problems reported";
+    err << "\n";
+    for (const auto& status : report.statuses) {
+      err << "  " << status.rule_configuration << " (" << status.rule
+          << "): " << rule_status_name(*status.status) << ", fired at " << status.times_fired
+          << " of " << status.steps_evaluated << " steps evaluated"
+          << (status.message.empty() ? "" : " - " + status.message) << "\n";
+    }
+    if (report.rule_errors) return kExitError;
+    return report.conditions_met > 0 ? kExitRuleFired : kExitOk;
+  } catch (const RulestreamError& error) {
+    err << prefix << error.what() << "\n";
+  } catch (const std::invalid_argument& error) {
+    err << prefix << error.what() << "\n";
+  }
+  return kExitError;
+}
+
+}  // namespace
+
+int run_watch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return run_stream(true, args, out, err);
+}
+
+int run_replay(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return run_stream(false, args, out, err);
+}
+
+}  // namespace rulestream::cli

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rulestream {
+
+// One rule to run, in SageMaker's shape: {"RuleConfigurationName": "VG", "RuleParameters":
+// {"rule_to_invoke": "VanishingGradient", "threshold": "1e-7"}}.
+struct RuleConfig {
+  std::string configuration_name;                 // defaults to the rule's name
+  std::string rule;                               // rule_to_invoke
+  std::map<std::string, std::string> parameters;  // without rule_to_invoke
+};
+
+// Where events go: "stdout" (text or json), "file" (path), "webhook" (url, slack payload).
+struct SinkConfig {
+  std::string type;
+  std::string target;            // path or URL; empty for stdout
+  bool json = false;             // stdout only
+  bool slack = false;            // webhook only
+  std::string dead_letter_path;  // webhook only; default beside the working directory
+};
+
+struct PipelineConfig {
+  std::vector<std::string> paths;  // the base trial first, then others (for rules that compare)
+  bool follow = false;             // watch (true) or replay (false)
+  std::vector<RuleConfig> rules;
+  std::vector<SinkConfig> sinks;
+  std::optional<std::int64_t> start_step;  // global steps [start, end)
+  std::optional<std::int64_t> end_step;
+  // Decoded values kept for rules that read them; reductions are kept for every step.
+  std::size_t max_memory = std::size_t{512} << 20;
+  // Release a step without its missing workers after this long (0: wait for all of them).
+  std::chrono::milliseconds worker_grace{0};
+  // After the end-of-job marker appears, files may still land for this long.
+  std::chrono::milliseconds end_of_job_grace{1000};
+  int threads = 0;  // 0: every core
+  bool check_data_crc = true;
+  bool progress = false;  // a progress line on stderr (replay on a terminal)
+};
+
+}  // namespace rulestream

@@ -1,0 +1,589 @@
+#include "pipeline/rule_pipeline.hpp"
+
+#include <tbb/flow_graph.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <thread>
+#include <variant>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/step_assembler.hpp"
+#include "pipeline/storage_factory.hpp"
+#include "pipeline/trial_store.hpp"
+#include "sources/local_storage.hpp"
+#include "sources/local_watcher.hpp"
+#include "stages/collections_file.hpp"
+#include "stages/event_codec.hpp"
+#include "stages/index_file.hpp"
+#include "stages/reductions.hpp"
+#include "stages/tfrecord_reader.hpp"
+#include "stages/trial_layout.hpp"
+
+namespace rulestream {
+namespace {
+
+namespace flow = tbb::flow;
+
+// A step the assembler released: rules may evaluate it.
+struct StepReady {
+  std::int64_t step = 0;
+  Mode mode = Mode::Global;
+  std::int64_t mode_step = 0;
+  bool incomplete = false;
+};
+struct Tick {};
+// Holds every step while a collections file is being read.
+constexpr std::int64_t kCollectionsInFlight = -1;
+struct EndOfJob {};
+using AssemblerInput = std::variant<IndexLanding, Tick, EndOfJob>;
+
+// One configured rule and how its evaluation is going. Touched only by its own serial node
+// until the graph has drained.
+struct RuleSlot {
+  RuleConfig config;
+  std::unique_ptr<Rule> rule;
+  std::int64_t evaluated = 0;
+  std::int64_t fired = 0;
+  bool errored = false;
+  std::string error;
+};
+
+// The tensors worth decoding as soon as they land: what some rule said it reads, or all.
+class EagerSelection {
+ public:
+  explicit EagerSelection(const std::vector<RequiredTensors>& required) {
+    for (const auto& needs : required) {
+      if (needs.empty()) {
+        all_ = true;
+        return;
+      }
+      names_.insert(needs.names.begin(), needs.names.end());
+      for (const auto& pattern : needs.regexes) regexes_.emplace_back(pattern);
+      collections_.insert(needs.collections.begin(), needs.collections.end());
+    }
+  }
+
+  bool wants(const std::string& tensor,
+             const std::map<std::string, Collection>* collections) const {
+    if (all_ || names_.contains(tensor)) return true;
+    if (std::any_of(regexes_.begin(), regexes_.end(), [&](const std::regex& pattern) {
+          return std::regex_search(tensor, pattern);
+        })) {
+      return true;
+    }
+    if (collections == nullptr) return !collections_.empty();  // unknown yet: be generous
+    for (const auto& name : collections_) {
+      const auto it = collections->find(name);
+      if (it == collections->end()) continue;
+      if (it->second.tensor_names.contains(tensor)) return true;
+      for (const auto& pattern : it->second.include_regex) {
+        if (std::regex_search(tensor, std::regex(pattern))) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  bool all_ = false;
+  std::set<std::string> names_;
+  std::vector<std::regex> regexes_;
+  std::set<std::string> collections_;
+};
+
+std::vector<RequiredTensors> required_of(const std::vector<std::unique_ptr<RuleSlot>>& slots) {
+  std::vector<RequiredTensors> required;
+  for (const auto& slot : slots) required.push_back(slot->rule->required_tensors());
+  return required;
+}
+
+}  // namespace
+
+class RulePipeline::Impl {
+ public:
+  Impl(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
+       const RuleRegistry& registry)
+      : config_(std::move(config)), sinks_(std::move(sinks)), assembler_(config_.worker_grace) {
+    if (config_.paths.empty()) throw StorageError("no trial path given");
+    storage_ = open_storage(config_.paths.front());
+    if (!storage_->root_exists()) {
+      throw StorageError(storage_->describe() + ": no such trial folder");
+    }
+    TrialOptions options;
+    options.name =
+        std::filesystem::path(config_.paths.front()).lexically_normal().filename().string();
+    if (options.name.empty()) {
+      options.name = std::filesystem::path(config_.paths.front())
+                         .lexically_normal()
+                         .parent_path()
+                         .filename()
+                         .string();
+    }
+    options.auto_refresh = false;
+    options.check_data_crc = config_.check_data_crc;
+    options.value_cache_bytes = config_.max_memory;
+    options.end_of_job_grace = config_.end_of_job_grace;
+    store_ = std::make_shared<TrialStore>(storage_, options);
+    store_->set_externally_fed();
+    base_.emplace(Trial::from_store(store_));
+    for (std::size_t i = 1; i < config_.paths.size(); ++i) {
+      others_.push_back(Trial::open(config_.paths[i]));
+    }
+    for (const auto& rule_config : config_.rules) {
+      auto slot = std::make_unique<RuleSlot>();
+      slot->config = rule_config;
+      slot->rule =
+          registry.create(rule_config.rule, RuleContext{*base_, others_}, rule_config.parameters);
+      if (slot->config.configuration_name.empty()) {
+        slot->config.configuration_name = std::string(slot->rule->name());
+      }
+      slots_.push_back(std::move(slot));
+    }
+    selection_ = std::make_unique<EagerSelection>(required_of(slots_));
+  }
+
+  PipelineReport run();
+
+  void request_stop() {
+    stop_requested_ = true;
+    boost::asio::post(io_, [this] { finish_following(); });
+  }
+
+  const PipelineProgress& progress() const { return progress_; }
+  Trial base_trial() const { return *base_; }
+
+ private:
+  using Loader = flow::multifunction_node<TrialFile, std::tuple<AssemblerInput>>;
+  using Assembler = flow::multifunction_node<AssemblerInput, std::tuple<StepReady>>;
+
+  // Hands a file to the loader once; index files count as in flight until their landing has
+  // been assembled, so no later step overtakes a step still being read.
+  void announce(Loader& loader, TrialFile file);
+  void landed_or_dropped(std::int64_t step);
+  std::optional<std::int64_t> lowest_in_flight();
+  void load(const TrialFile& file, Loader::output_ports_type& ports);
+  void load_collections(const TrialFile& file);
+  void decode(const IndexLanding& landing);
+  void assemble(const AssemblerInput& input, Assembler::output_ports_type& ports);
+  void release(Assembler::output_ports_type& ports);
+  void evaluate(RuleSlot& slot, const StepReady& ready);
+  void dispatch(const RuleEvent& event);
+  void report_problem(std::string path, std::string message);
+  void finish_following();
+  void rescan_into(Loader& loader);
+  bool in_range(std::int64_t step) const {
+    return (!config_.start_step || step >= *config_.start_step) &&
+           (!config_.end_step || step < *config_.end_step);
+  }
+
+  PipelineConfig config_;
+  std::vector<std::unique_ptr<Sink>> sinks_;
+  std::shared_ptr<const Storage> storage_;
+  std::shared_ptr<TrialStore> store_;
+  std::optional<Trial> base_;
+  std::vector<Trial> others_;
+  std::vector<std::unique_ptr<RuleSlot>> slots_;
+  std::unique_ptr<EagerSelection> selection_;
+  StepAssembler assembler_;
+  PipelineProgress progress_;
+
+  std::mutex problems_mutex_;
+  std::vector<TrialProblem> problems_;
+  std::mutex seen_mutex_;
+  std::set<std::string> seen_files_;
+  std::multiset<std::int64_t> in_flight_;  // guarded by seen_mutex_
+  std::mutex collections_mutex_;
+
+  boost::asio::io_context io_;
+  std::unique_ptr<LocalWatcher> watcher_;
+  std::unique_ptr<boost::asio::steady_timer> end_timer_;
+  std::unique_ptr<boost::asio::steady_timer> tick_timer_;
+  Loader* loader_ = nullptr;
+  std::int64_t incomplete_steps_ = 0;  // touched by the serial assembler only
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> end_marker_seen_{false};
+  bool following_ = false;
+};
+
+void RulePipeline::Impl::report_problem(std::string path, std::string message) {
+  std::lock_guard lock(problems_mutex_);
+  std::cerr << "rulestream: " << message << "\n";
+  problems_.push_back({std::move(path), std::move(message)});
+}
+
+void RulePipeline::Impl::announce(Loader& loader, TrialFile file) {
+  {
+    std::lock_guard lock(seen_mutex_);
+    if (!seen_files_.insert(file.path).second) return;
+    if (file.kind == TrialFile::Kind::Index) {
+      if (const auto name = parse_step_file_name(file.path)) in_flight_.insert(name->step);
+    } else if (file.kind == TrialFile::Kind::Collections) {
+      // Rules select tensors by collection: no step goes out before the collections are in.
+      in_flight_.insert(kCollectionsInFlight);
+    }
+  }
+  loader.try_put(std::move(file));
+}
+
+void RulePipeline::Impl::landed_or_dropped(std::int64_t step) {
+  std::lock_guard lock(seen_mutex_);
+  if (const auto it = in_flight_.find(step); it != in_flight_.end()) in_flight_.erase(it);
+}
+
+std::optional<std::int64_t> RulePipeline::Impl::lowest_in_flight() {
+  std::lock_guard lock(seen_mutex_);
+  if (in_flight_.empty()) return std::nullopt;
+  return *in_flight_.begin();
+}
+
+void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& ports) {
+  const std::string where = storage_->describe() + "/" + file.path;
+  switch (file.kind) {
+    case TrialFile::Kind::Collections:
+      load_collections(file);
+      return;
+    case TrialFile::Kind::EndMarker:
+      end_marker_seen_ = true;
+      if (following_) {
+        boost::asio::post(io_, [this] {
+          end_timer_ = std::make_unique<boost::asio::steady_timer>(io_, config_.end_of_job_grace);
+          end_timer_->async_wait([this](const boost::system::error_code& error) {
+            if (!error) finish_following();
+          });
+        });
+      }
+      return;
+    case TrialFile::Kind::Index:
+      break;
+  }
+  const auto name = parse_step_file_name(file.path);
+  if (!name) return;
+  if (!file.path.ends_with(".json")) {
+    report_problem(where, where + ": CSV index files are not supported; skipped");
+    landed_or_dropped(name->step);
+    return;
+  }
+  progress_.index_files_seen++;
+  try {
+    const SharedBytes bytes = storage_->read(file.path);
+    IndexLanding landing{file.path, name->step, name->worker,
+                         parse_index_file(bytes.as_string_view(), where)};
+    if (in_range(landing.step)) decode(landing);
+    progress_.index_files++;
+    std::get<0>(ports).try_put(AssemblerInput(std::move(landing)));
+  } catch (const RulestreamError& error) {
+    report_problem(where, error.what());
+    landed_or_dropped(name->step);
+  }
+}
+
+void RulePipeline::Impl::load_collections(const TrialFile& file) {
+  struct Done {
+    Impl& impl;
+    ~Done() { impl.landed_or_dropped(kCollectionsInFlight); }
+  } done{*this};
+  const auto worker = parse_collections_worker(file.path);
+  if (!worker) return;
+  const std::string where = storage_->describe() + "/" + file.path;
+  std::lock_guard lock(collections_mutex_);
+  CollectionsLanding landing;
+  landing.workers.push_back(*worker);
+  if (!store_->collections(store_->generation())) {
+    try {
+      const SharedBytes bytes = storage_->read(file.path);
+      CollectionsFile parsed = parse_collections_file(bytes.as_string_view(), where);
+      landing.num_workers = parsed.num_workers;
+      landing.collections =
+          std::make_shared<const std::map<std::string, Collection>>(std::move(parsed.collections));
+    } catch (const RulestreamError& error) {
+      report_problem(where, error.what());
+    }
+  }
+  store_->ingest({}, std::move(landing), {}, false, false);
+}
+
+void RulePipeline::Impl::decode(const IndexLanding& landing) {
+  const auto& index = landing.index;
+  if (!index.event_file_name) return;
+  const std::string& file = *index.event_file_name;
+  const auto collections = store_->collections(store_->generation());
+  std::vector<const TensorLocation*> wanted;
+  for (const auto& location : index.tensors) {
+    if (parse_reduction_tensor_name(location.tensor_name)) continue;  // saved reductions: on demand
+    if (selection_->wants(location.tensor_name, collections.get())) wanted.push_back(&location);
+  }
+  if (wanted.empty()) return;
+  const std::string where = storage_->describe() + "/" + file;
+  SharedBytes bytes;
+  try {
+    bytes = storage_->read(file);
+  } catch (const RulestreamError& error) {
+    report_problem(where, error.what());
+    return;
+  }
+  const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));
+  if (const Compression compression = detect_compression(head); compression != Compression::None) {
+    try {
+      bytes = decompress_file(bytes, compression, where);
+    } catch (const RulestreamError& error) {
+      report_problem(where, error.what());
+      return;
+    }
+  }
+  progress_.event_bytes += bytes.size();
+  const FramingOptions framing{config_.check_data_crc};
+  tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
+    const TensorLocation& location = *wanted[i];
+    const std::string at = where + " at offset " + std::to_string(location.start) + " (tensor '" +
+                           location.tensor_name + "')";
+    const Frame frame = frame_record_at(bytes.span(), location.start, framing);
+    if (frame.status != FrameStatus::Record) {
+      // The rule that asks for it will get the precise error; say it once here too.
+      report_problem(where, at + ": not a whole, valid TFRecord");
+      return;
+    }
+    try {
+      const auto offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
+      for (auto& decoded : decode_event(bytes.slice(offset, frame.payload.size()), at)) {
+        if (decoded.name != location.tensor_name) continue;
+        store_->cache().put_reductions(file, location.start, compute_reductions(decoded.value));
+        store_->cache().put_value(file, location.start, decoded.value);
+        progress_.tensors_decoded++;
+      }
+    } catch (const RulestreamError& error) {
+      report_problem(where, error.what());
+    }
+  });
+}
+
+void RulePipeline::Impl::assemble(const AssemblerInput& input,
+                                  Assembler::output_ports_type& ports) {
+  const auto now = StepAssembler::Clock::now();
+  if (const auto* landing = std::get_if<IndexLanding>(&input)) {
+    const std::int64_t step = landing->step;
+    const std::string worker = landing->worker;
+    store_->ingest({*landing}, {}, {}, false, false);
+    assembler_.set_num_workers(store_->status(store_->generation()).num_workers);
+    assembler_.landed(step, worker, now);
+    landed_or_dropped(step);
+  } else if (std::holds_alternative<EndOfJob>(input)) {
+    assembler_.end_of_job();
+    store_->ingest({}, {}, {}, end_marker_seen_, true);
+  }
+  release(ports);
+}
+
+void RulePipeline::Impl::release(Assembler::output_ports_type& ports) {
+  for (const auto& ready : assembler_.take_ready(StepAssembler::Clock::now(), lowest_in_flight())) {
+    // Rules wait for their step through the trial: tell it this one may be looked at.
+    store_->release_through(ready.step);
+    StepReady message;
+    message.step = ready.step;
+    message.mode = base_->mode(ready.step).value_or(Mode::Global);
+    message.mode_step = base_->mode_step(ready.step).value_or(ready.step);
+    message.incomplete = ready.incomplete;
+    progress_.steps_released++;
+    progress_.last_step = ready.step;
+    if (ready.incomplete) incomplete_steps_++;
+    std::get<0>(ports).try_put(message);
+  }
+}
+
+void RulePipeline::Impl::evaluate(RuleSlot& slot, const StepReady& ready) {
+  if (slot.errored || !in_range(ready.step)) return;
+  try {
+    slot.rule->invoke(ready.step);
+    slot.evaluated++;
+  } catch (const RuleEvaluationConditionMet&) {
+    slot.evaluated++;
+    slot.fired++;
+    const Finding& finding = slot.rule->last_finding();
+    RuleEvent event;
+    event.kind = RuleEvent::Kind::ConditionMet;
+    event.time = std::chrono::system_clock::now();
+    event.trial = base_->name();
+    event.rule_configuration = slot.config.configuration_name;
+    event.rule = std::string(slot.rule->name());
+    event.global_step = ready.step;
+    event.mode = ready.mode;
+    event.mode_step = ready.mode_step;
+    event.tensors = finding.tensors;
+    event.figures = finding.figures;
+    event.message = finding.message.empty()
+                        ? event.rule + " condition met at step " + std::to_string(ready.step)
+                        : finding.message;
+    if (ready.incomplete) event.message += " (not every worker had written this step)";
+    dispatch(event);
+  } catch (const TensorUnavailableForStep&) {
+    // What this rule reads was not saved at this step: smdebug skips the step too.
+  } catch (const TensorUnavailable&) {
+  } catch (const StepUnavailable&) {
+  } catch (const StepNotYetAvailable&) {
+  } catch (const NoMoreData&) {
+  } catch (const FormatError& error) {
+    report_problem(error.where(), "rule " + slot.config.configuration_name + " at step " +
+                                      std::to_string(ready.step) + ": " + error.what());
+  } catch (const StorageError& error) {
+    report_problem("", "rule " + slot.config.configuration_name + " at step " +
+                           std::to_string(ready.step) + ": " + error.what());
+  } catch (const std::exception& error) {
+    slot.errored = true;
+    slot.error = "at step " + std::to_string(ready.step) + ": " + error.what();
+  }
+}
+
+void RulePipeline::Impl::dispatch(const RuleEvent& event) {
+  for (const auto& sink : sinks_) {
+    try {
+      sink->write(event);
+    } catch (const std::exception& error) {
+      report_problem("", sink->describe() + ": " + error.what());
+    }
+  }
+}
+
+void RulePipeline::Impl::finish_following() {
+  if (!following_) return;
+  following_ = false;
+  if (watcher_) watcher_->stop();
+  if (end_timer_) end_timer_->cancel();
+  if (tick_timer_) tick_timer_->cancel();
+  // inotify may have missed nothing, but files that landed during the grace period are
+  // picked up here for certain.
+  if (loader_ != nullptr && !stop_requested_) rescan_into(*loader_);
+  io_.stop();
+}
+
+void RulePipeline::Impl::rescan_into(Loader& loader) {
+  for (const std::string_view prefix : {kCollectionsDir, kIndexDir}) {
+    for (const auto& object : storage_->list(prefix)) {
+      const auto kind = trial_file_kind(object.path);
+      if (!kind) continue;
+      announce(loader, TrialFile{*kind, object.path, object.size, object.modified_ns});
+    }
+  }
+}
+
+PipelineReport RulePipeline::Impl::run() {
+  flow::graph graph;
+  const std::size_t decoders = config_.threads > 0
+                                   ? static_cast<std::size_t>(config_.threads)
+                                   : std::max(2u, std::thread::hardware_concurrency());
+  Loader loader(graph, decoders, [this](const TrialFile& file, Loader::output_ports_type& ports) {
+    load(file, ports);
+  });
+  Assembler assembler(graph, flow::serial,
+                      [this](const AssemblerInput& input, Assembler::output_ports_type& ports) {
+                        assemble(input, ports);
+                      });
+  flow::make_edge(flow::output_port<0>(loader), assembler);
+  std::vector<std::unique_ptr<flow::function_node<StepReady>>> rule_nodes;
+  for (auto& slot : slots_) {
+    RuleSlot* target = slot.get();
+    rule_nodes.push_back(std::make_unique<flow::function_node<StepReady>>(
+        graph, flow::serial, [this, target](const StepReady& ready) {
+          evaluate(*target, ready);
+          return flow::continue_msg();
+        }));
+    flow::make_edge(flow::output_port<0>(assembler), *rule_nodes.back());
+  }
+  loader_ = &loader;
+
+  const auto* local = dynamic_cast<const LocalStorage*>(storage_.get());
+  if (local == nullptr)
+    throw StorageError(storage_->describe() + ": only local folders can be followed");
+  following_ = config_.follow && !stop_requested_;
+  watcher_ = std::make_unique<LocalWatcher>(io_, local->root(),
+                                            LocalWatcher::Options{.follow = following_},
+                                            [this, &loader](std::vector<TrialFile> files) {
+                                              for (auto& file : files)
+                                                announce(loader, std::move(file));
+                                            });
+  watcher_->start();
+  if (following_) {
+    if (config_.worker_grace.count() > 0) {
+      tick_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
+      auto tick = std::make_shared<std::function<void()>>();
+      *tick = [this, &assembler, tick] {
+        tick_timer_->expires_after(std::min(config_.worker_grace / 4 + std::chrono::milliseconds(1),
+                                            std::chrono::milliseconds(250)));
+        tick_timer_->async_wait([this, &assembler, tick](const boost::system::error_code& error) {
+          if (error) return;
+          assembler.try_put(AssemblerInput(Tick{}));
+          (*tick)();
+        });
+      };
+      (*tick)();
+    }
+    io_.run();
+  } else {
+    io_.run();  // the initial scan
+  }
+  graph.wait_for_all();
+  assembler.try_put(AssemblerInput(EndOfJob{}));
+  graph.wait_for_all();
+  watcher_.reset();
+  loader_ = nullptr;
+
+  PipelineReport report;
+  for (const auto& slot : slots_) {
+    RuleEvent status;
+    status.kind = RuleEvent::Kind::Status;
+    status.time = std::chrono::system_clock::now();
+    status.trial = base_->name();
+    status.rule_configuration = slot->config.configuration_name;
+    status.rule = std::string(slot->rule->name());
+    status.steps_evaluated = slot->evaluated;
+    status.times_fired = slot->fired;
+    if (slot->errored) {
+      status.status = RuleStatus::Error;
+      status.message = slot->error;
+      report.rule_errors = true;
+    } else {
+      status.status = slot->fired > 0 ? RuleStatus::IssuesFound : RuleStatus::NoIssuesFound;
+    }
+    report.conditions_met += slot->fired;
+    dispatch(status);
+    report.statuses.push_back(std::move(status));
+  }
+  for (const auto& sink : sinks_) sink->flush();
+  report.steps_released = progress_.steps_released;
+  report.incomplete_steps = incomplete_steps_;
+  report.late_landings = static_cast<std::int64_t>(assembler_.late_landings());
+  report.index_files = progress_.index_files;
+  report.tensors_decoded = progress_.tensors_decoded;
+  report.event_bytes = progress_.event_bytes;
+  {
+    std::lock_guard lock(problems_mutex_);
+    report.problems = problems_;
+  }
+  return report;
+}
+
+RulePipeline::RulePipeline(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
+                           const RuleRegistry& registry)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(sinks), registry)) {}
+
+RulePipeline::~RulePipeline() = default;
+
+PipelineReport RulePipeline::run() {
+  return impl_->run();
+}
+void RulePipeline::request_stop() {
+  impl_->request_stop();
+}
+const PipelineProgress& RulePipeline::progress() const {
+  return impl_->progress();
+}
+Trial RulePipeline::base_trial() const {
+  return impl_->base_trial();
+}
+
+}  // namespace rulestream

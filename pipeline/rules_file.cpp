@@ -1,0 +1,168 @@
+#include "pipeline/rules_file.hpp"
+
+#include <boost/json.hpp>
+#include <stdexcept>
+
+#include "pipeline/exceptions.hpp"
+#include "stages/json_document.hpp"
+#include "stages/python_json.hpp"
+
+namespace rulestream {
+namespace {
+
+std::string parameter_text(const boost::json::value& value, const std::string& where) {
+  if (value.is_string()) return std::string(value.as_string());
+  if (value.is_bool()) return value.as_bool() ? "True" : "False";
+  if (value.is_int64()) return std::to_string(value.as_int64());
+  if (value.is_uint64()) return std::to_string(value.as_uint64());
+  if (value.is_double()) {
+    std::string text;
+    append_python_float(text, value.as_double());
+    return text;
+  }
+  throw FormatError(where, "a rule parameter must be a string, number or boolean");
+}
+
+RuleConfig parse_rule(const boost::json::value& entry, const std::string& path, std::size_t i) {
+  const std::string where = path + ": rule " + std::to_string(i);
+  if (!entry.is_object()) throw FormatError(where, "expected an object");
+  const auto& object = entry.as_object();
+  RuleConfig config;
+  if (const auto* name = object.if_contains("RuleConfigurationName")) {
+    if (!name->is_string()) throw FormatError(where, "RuleConfigurationName must be a string");
+    config.configuration_name = std::string(name->as_string());
+  }
+  const auto* parameters = object.if_contains("RuleParameters");
+  if (parameters == nullptr || !parameters->is_object()) {
+    throw FormatError(where, "RuleParameters (an object with rule_to_invoke) is missing");
+  }
+  for (const auto& [key, value] : parameters->as_object()) {
+    const std::string text = parameter_text(value, where + " parameter " + std::string(key));
+    if (key == "rule_to_invoke") {
+      config.rule = text;
+    } else if (key != "source_s3_uri") {
+      config.parameters[std::string(key)] = text;
+    }
+  }
+  if (config.rule.empty()) throw FormatError(where, "RuleParameters.rule_to_invoke is missing");
+  return config;
+}
+
+SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, std::size_t i) {
+  const std::string where = path + ": sink " + std::to_string(i);
+  if (!entry.is_object()) throw FormatError(where, "expected an object");
+  const auto& object = entry.as_object();
+  auto text = [&](const char* key) -> std::string {
+    const auto* value = object.if_contains(key);
+    if (value == nullptr) return {};
+    if (!value->is_string()) throw FormatError(where, std::string(key) + " must be a string");
+    return std::string(value->as_string());
+  };
+  auto flag = [&](const char* key) {
+    const auto* value = object.if_contains(key);
+    return value != nullptr && value->is_bool() && value->as_bool();
+  };
+  SinkConfig sink;
+  sink.type = text("type");
+  if (sink.type == "stdout") {
+    sink.json = text("format") == "json";
+  } else if (sink.type == "file") {
+    sink.target = text("path");
+    if (sink.target.empty()) throw FormatError(where, "a file sink needs a path");
+  } else if (sink.type == "webhook") {
+    sink.target = text("url");
+    sink.slack = flag("slack");
+    sink.dead_letter_path = text("dead_letter_path");
+    if (sink.target.empty()) throw FormatError(where, "a webhook sink needs a url");
+  } else {
+    throw FormatError(where,
+                      "unknown sink type '" + sink.type + "' (known: stdout, file, webhook)");
+  }
+  return sink;
+}
+
+}  // namespace
+
+RulesFile parse_rules_file(std::string_view json, const std::string& path) {
+  const boost::json::value document = parse_json_document(json, path);
+  RulesFile file;
+  const boost::json::array* rules = nullptr;
+  if (document.is_array()) {
+    rules = &document.as_array();
+  } else if (document.is_object()) {
+    const auto& object = document.as_object();
+    for (const char* key : {"rules", "DebugRuleConfigurations"}) {
+      if (const auto* value = object.if_contains(key)) {
+        if (!value->is_array()) throw FormatError(path, std::string(key) + " must be an array");
+        rules = &value->as_array();
+      }
+    }
+    if (const auto* sinks = object.if_contains("sinks")) {
+      if (!sinks->is_array()) throw FormatError(path, "sinks must be an array");
+      for (std::size_t i = 0; i < sinks->as_array().size(); ++i) {
+        file.sinks.push_back(parse_sink(sinks->as_array()[i], path, i));
+      }
+    }
+  }
+  if (rules == nullptr) {
+    throw FormatError(path,
+                      "expected an array of rule configurations, or an object with "
+                      "\"rules\" or \"DebugRuleConfigurations\"");
+  }
+  for (std::size_t i = 0; i < rules->size(); ++i)
+    file.rules.push_back(parse_rule((*rules)[i], path, i));
+  return file;
+}
+
+RuleConfig parse_rule_argument(const std::string& argument) {
+  RuleConfig config;
+  const auto colon = argument.find(':');
+  config.rule = argument.substr(0, colon);
+  if (config.rule.empty()) throw std::invalid_argument("--rule '" + argument + "': no rule name");
+  if (colon == std::string::npos) return config;
+  std::string_view rest(argument);
+  rest.remove_prefix(colon + 1);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view pair = rest.substr(0, comma);
+    const auto equals = pair.find('=');
+    if (equals == std::string_view::npos || equals == 0) {
+      throw std::invalid_argument("--rule '" + argument + "': expected key=value, got '" +
+                                  std::string(pair) + "'");
+    }
+    const std::string key(pair.substr(0, equals));
+    if (key == "name") {
+      config.configuration_name = std::string(pair.substr(equals + 1));
+    } else {
+      config.parameters[key] = std::string(pair.substr(equals + 1));
+    }
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return config;
+}
+
+SinkConfig parse_sink_argument(const std::string& argument) {
+  SinkConfig sink;
+  const auto colon = argument.find(':');
+  const std::string type = argument.substr(0, colon);
+  const std::string target = colon == std::string::npos ? "" : argument.substr(colon + 1);
+  if (type == "stdout") {
+    sink.type = "stdout";
+    if (!target.empty() && target != "json" && target != "text") {
+      throw std::invalid_argument("--sink stdout takes 'json' or 'text', not '" + target + "'");
+    }
+    sink.json = target == "json";
+  } else if (type == "file" || type == "webhook" || type == "slack") {
+    if (target.empty()) throw std::invalid_argument("--sink " + type + " needs a target after ':'");
+    sink.type = type == "file" ? "file" : "webhook";
+    sink.slack = type == "slack";
+    sink.target = target;
+  } else {
+    throw std::invalid_argument(
+        "--sink '" + type + "': unknown sink (stdout[:json], file:PATH, webhook:URL, slack:URL)");
+  }
+  return sink;
+}
+
+}  // namespace rulestream

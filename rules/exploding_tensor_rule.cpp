@@ -1,0 +1,71 @@
+#include "rules/exploding_tensor_rule.hpp"
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/tensor.hpp"
+#include "rules/rule_text.hpp"
+#include "rules/value_scan.hpp"
+
+namespace rulestream {
+
+ExplodingTensorRule::ExplodingTensorRule(Trial base_trial, Options options)
+    : Rule(std::move(base_trial)),
+      options_(std::move(options)),
+      selection_{options_.collection_names, options_.tensor_regex} {}
+
+RuleSpec ExplodingTensorRule::spec() {
+  RuleSpec spec;
+  spec.name = "ExplodingTensor";
+  spec.aliases = {"exploding_tensor"};
+  spec.description = "tensors holding NaN or infinite values";
+  spec.parameters = {{"collection_names", "list", "", "collections whose tensors are inspected"},
+                     {"tensor_regex", "regex list", "",
+                      "regexes of tensor names to inspect (with collections: union)"},
+                     {"only_nan", "bool", "False", "True: fire on NaN only, not on infinities"}};
+  spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
+    ParameterReader reader("ExplodingTensor", parameters);
+    Options options;
+    options.collection_names = reader.list("collection_names", options.collection_names);
+    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.only_nan = reader.boolean("only_nan", options.only_nan);
+    reader.finish();
+    return std::unique_ptr<Rule>(new ExplodingTensorRule(context.base_trial, std::move(options)));
+  };
+  return spec;
+}
+
+bool ExplodingTensorRule::invoke_at_step(std::int64_t step) {
+  const Trial& trial = base_trial();
+  Finding finding;
+  for (const std::string& name : selection_.names(trial, step)) {
+    TensorValue value;
+    try {
+      value = trial.tensor(name).value(step);
+    } catch (const TensorUnavailableForStep&) {
+      continue;  // saved only as reductions at this step: no elements to look at
+    }
+    const auto count = count_non_finite(value);
+    if (!count) continue;
+    const bool exploded = count->nan > 0 || (!options_.only_nan && count->inf > 0);
+    if (!exploded) continue;
+    finding.tensors.push_back(name);
+    finding.figures.push_back({"nan_count", static_cast<double>(count->nan), name});
+    if (!options_.only_nan) {
+      finding.figures.push_back({"inf_count", static_cast<double>(count->inf), name});
+    }
+    finding.figures.push_back({"size", static_cast<double>(value.size()), name});
+    if (finding.tensors.size() == kMaxReportedTensors) break;
+  }
+  if (finding.tensors.empty()) return false;
+
+  const auto figure = [&](std::size_t index) {
+    return std::to_string(static_cast<std::int64_t>(finding.figures[index].value));
+  };
+  finding.message = finding.tensors.front() + " has " + figure(0) + " NaN";
+  if (!options_.only_nan) finding.message += " and " + figure(1) + " infinite";
+  finding.message +=
+      " of " + figure(options_.only_nan ? 1 : 2) + " values" + more_tensors_suffix(finding);
+  report(std::move(finding));
+  return true;
+}
+
+}  // namespace rulestream

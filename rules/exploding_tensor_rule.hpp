@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/rule.hpp"
+#include "rules/rule_registry.hpp"
+#include "rules/tensor_selection.hpp"
+
+namespace rulestream {
+
+// SageMaker's ExplodingTensor (seed 002): fires at a step when a selected tensor saved at that
+// step holds NaN or an infinity (only NaN with only_nan). Tensors come from collection_names and
+// tensor_regex (their union), or are every tensor when neither is given. Only floating-point
+// values can hold them; tensors saved only as reductions are skipped, as smdebug's reference
+// does (smdebug-samples README).
+class ExplodingTensorRule final : public Rule {
+ public:
+  struct Options {
+    std::vector<std::string> collection_names;
+    std::vector<std::string> tensor_regex;
+    bool only_nan = false;
+  };
+
+  ExplodingTensorRule(Trial base_trial, Options options);
+
+  static RuleSpec spec();
+
+  std::string_view name() const override { return "ExplodingTensor"; }
+  bool invoke_at_step(std::int64_t step) override;
+  RequiredTensors required_tensors() const override { return selection_.required(); }
+
+  const Options& options() const { return options_; }
+
+ private:
+  Options options_;
+  TensorSelection selection_;
+};
+
+}  // namespace rulestream

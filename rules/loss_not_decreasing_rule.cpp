@@ -1,0 +1,155 @@
+#include "rules/loss_not_decreasing_rule.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/tensor.hpp"
+#include "rules/rule_text.hpp"
+
+namespace rulestream {
+namespace {
+
+TensorSelection loss_selection(const LossNotDecreasingRule::Options& options) {
+  TensorSelection selection{options.collection_names, options.tensor_regex};
+  if (options.use_losses_collection &&
+      std::find(selection.collections.begin(), selection.collections.end(), "losses") ==
+          selection.collections.end()) {
+    selection.collections.insert(selection.collections.begin(), "losses");
+  }
+  return selection;
+}
+
+// The loss at a step, or nullopt when the tensor is not a scalar or only reductions were saved.
+std::optional<double> scalar_at(const Tensor& tensor, std::int64_t step, Mode mode) {
+  TensorValue value;
+  try {
+    value = tensor.value(step, mode);
+  } catch (const TensorUnavailableForStep&) {
+    return std::nullopt;
+  }
+  if (value.is_string() || value.size() != 1 || !is_real_numeric(value.dtype())) {
+    return std::nullopt;
+  }
+  return value.as_double(0);
+}
+
+std::string percent_change(double loss, double base) {
+  return format_figure((loss - base) / base * 100.0) + "%";
+}
+
+}  // namespace
+
+LossNotDecreasingRule::LossNotDecreasingRule(Trial base_trial, Options options)
+    : Rule(std::move(base_trial)),
+      options_(std::move(options)),
+      selection_(loss_selection(options_)) {}
+
+RuleSpec LossNotDecreasingRule::spec() {
+  RuleSpec spec;
+  spec.name = "LossNotDecreasing";
+  spec.aliases = {"loss_not_decreasing"};
+  spec.description = "a loss that does not decrease by diff_percent over num_steps";
+  spec.parameters = {
+      {"collection_names", "list", "", "collections of further loss tensors"},
+      {"tensor_regex", "regex list", "", "regexes of further loss tensor names"},
+      {"use_losses_collection", "bool", "True", "include the tensors of the collection \"losses\""},
+      {"num_steps", "int", "10", "compare with the loss at least this many steps before"},
+      {"diff_percent", "float", "0.1", "minimum decrease, in percent, between compared steps"},
+      {"increase_threshold_percent", "float", "5",
+       "a rise above this percentage is reported as a rising loss"},
+      {"mode", "string", "GLOBAL", "steps to compare: GLOBAL, TRAIN, EVAL or PREDICT"}};
+  spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
+    ParameterReader reader("LossNotDecreasing", parameters);
+    Options options;
+    options.collection_names = reader.list("collection_names", options.collection_names);
+    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.use_losses_collection =
+        reader.boolean("use_losses_collection", options.use_losses_collection);
+    options.num_steps = reader.integer("num_steps", options.num_steps);
+    if (options.num_steps < 1) throw reader.invalid("num_steps", "must be at least 1");
+    options.diff_percent = reader.number("diff_percent", options.diff_percent);
+    if (options.diff_percent < 0.0 || options.diff_percent >= 100.0) {
+      throw reader.invalid("diff_percent", "is not a percentage in [0, 100)");
+    }
+    options.increase_threshold_percent =
+        reader.number("increase_threshold_percent", options.increase_threshold_percent);
+    if (options.increase_threshold_percent < 0.0) {
+      throw reader.invalid("increase_threshold_percent", "must not be negative");
+    }
+    const std::string mode = reader.text("mode", std::string(mode_name(options.mode)));
+    const auto parsed = mode_from_name(mode);
+    if (!parsed) throw reader.invalid("mode", "is not a mode (GLOBAL, TRAIN, EVAL or PREDICT)");
+    options.mode = *parsed;
+    reader.finish();
+    return std::unique_ptr<Rule>(new LossNotDecreasingRule(context.base_trial, std::move(options)));
+  };
+  return spec;
+}
+
+bool LossNotDecreasingRule::invoke_at_step(std::int64_t step) {
+  const Trial& trial = base_trial();
+  const Mode mode = options_.mode;
+  std::int64_t mode_step = step;
+  if (mode != Mode::Global) {
+    // Steps of other modes are not this rule's business: evaluated, and quiet.
+    if (trial.mode(step) != mode) return false;
+    mode_step = *trial.mode_step(step);
+  }
+
+  Finding finding;
+  for (const std::string& name : selection_.names(trial, step)) {
+    const auto last = last_compared_.find(name);
+    if (last != last_compared_.end() && mode_step < last->second + options_.num_steps) continue;
+
+    const Tensor tensor = trial.tensor(name);
+    const auto loss = scalar_at(tensor, mode_step, mode);
+    if (!loss) continue;
+    // The newest saved step at least num_steps behind.
+    const auto saved = tensor.steps(mode);
+    const auto after = std::upper_bound(saved.begin(), saved.end(), mode_step - options_.num_steps);
+    if (after == saved.begin()) continue;
+    const std::int64_t base_mode_step = *std::prev(after);
+    const auto base_loss = scalar_at(tensor, base_mode_step, mode);
+    if (!base_loss) continue;
+
+    Comparison comparison;
+    comparison.tensor = name;
+    comparison.step = step;
+    comparison.mode_step = mode_step;
+    comparison.base_mode_step = base_mode_step;
+    comparison.base_step = trial.global_step(mode, base_mode_step).value_or(base_mode_step);
+    comparison.loss = *loss;
+    comparison.base_loss = *base_loss;
+    comparison.triggered = *loss > *base_loss * (1.0 - options_.diff_percent / 100.0);
+    last_compared_[name] = mode_step;
+    comparisons_.push_back(comparison);
+
+    if (comparison.triggered && finding.tensors.size() < kMaxReportedTensors) {
+      finding.tensors.push_back(name);
+      finding.figures.push_back({"loss", *loss, name});
+      finding.figures.push_back({"base_loss", *base_loss, name});
+      finding.figures.push_back({"base_step", static_cast<double>(comparison.base_step), name});
+      if (finding.message.empty()) {
+        const bool rising =
+            *loss > *base_loss * (1.0 + options_.increase_threshold_percent / 100.0);
+        finding.message = name + " " + format_figure(*loss) + " at step " + std::to_string(step) +
+                          " vs " + format_figure(*base_loss) + " at step " +
+                          std::to_string(comparison.base_step) + ": changed by " +
+                          percent_change(*loss, *base_loss) + ", not decreasing by " +
+                          format_figure(options_.diff_percent) + "%" +
+                          (rising ? " (rising: more than " +
+                                        format_figure(options_.increase_threshold_percent) + "%)"
+                                  : "");
+      }
+    }
+  }
+  if (finding.tensors.empty()) return false;
+  finding.figures.push_back({"diff_percent", options_.diff_percent, std::nullopt});
+  finding.figures.push_back({"num_steps", static_cast<double>(options_.num_steps), std::nullopt});
+  finding.message += more_tensors_suffix(finding);
+  report(std::move(finding));
+  return true;
+}
+
+}  // namespace rulestream

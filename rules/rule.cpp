@@ -1,0 +1,79 @@
+#include "rules/rule.hpp"
+
+#include "pipeline/exceptions.hpp"
+
+namespace rulestream {
+namespace {
+
+// Installs the pinned views for one invocation and removes them however it ends, so that a
+// rule that threw never keeps a stale view into its next step (or into base_trial() callers
+// outside invoke()).
+class PinnedViews {
+ public:
+  PinnedViews(std::optional<Trial>& base, std::vector<Trial>& others, const Trial& base_trial,
+              const std::vector<Trial>& other_trials)
+      : base_(base), others_(others) {
+    base_ = base_trial.pinned();
+    others_.clear();
+    others_.reserve(other_trials.size());
+    for (const Trial& trial : other_trials) others_.push_back(trial.pinned());
+  }
+  ~PinnedViews() {
+    base_.reset();
+    others_.clear();
+  }
+  PinnedViews(const PinnedViews&) = delete;
+  PinnedViews& operator=(const PinnedViews&) = delete;
+
+ private:
+  std::optional<Trial>& base_;
+  std::vector<Trial>& others_;
+};
+
+}  // namespace
+
+Rule::Rule(Trial base_trial, std::vector<Trial> other_trials)
+    : base_trial_(std::move(base_trial)), other_trials_(std::move(other_trials)) {}
+
+void Rule::invoke(std::int64_t step) {
+  // As smdebug: only the base trial is waited for; other trials are not compared step by step.
+  // On an ended trial this throws StepUnavailable for a step that was never saved and
+  // NoMoreData past the last one; invoke_rule decides what they mean.
+  base_trial_.wait_for_steps({step});
+
+  bool condition_met = false;
+  {
+    // smdebug evaluates under no_refresh: the step numbers and tensors the rule sees cannot
+    // change while it runs, however long that takes on a live trial.
+    const PinnedViews views(current_base_, current_others_, base_trial_, other_trials_);
+    finding_ = Finding{};
+    condition_met = invoke_at_step(step);
+  }
+  if (condition_met) throw RuleEvaluationConditionMet(std::string(name()), step);
+}
+
+InvokeResult invoke_rule(Rule& rule, std::int64_t start_step, std::optional<std::int64_t> end_step,
+                         bool raise_eval_cond) {
+  InvokeResult result;
+  for (std::int64_t step = start_step; !end_step || step < *end_step; ++step) {
+    try {
+      rule.invoke(step);
+      ++result.steps_evaluated;
+    } catch (const TensorUnavailableForStep&) {
+      // Data the rule needs was not saved at this step: nothing to evaluate, as in smdebug.
+    } catch (const StepUnavailable&) {
+    } catch (const TensorUnavailable&) {
+    } catch (const RuleEvaluationConditionMet& met) {
+      ++result.steps_evaluated;
+      result.triggered_steps.push_back(met.step());
+      if (raise_eval_cond) throw;
+      if (met.end_of_rule()) break;
+    } catch (const NoMoreData&) {
+      // The job ended before this step: the normal end of an unbounded evaluation.
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace rulestream

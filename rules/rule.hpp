@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/rule_event.hpp"
+#include "pipeline/trial.hpp"
+
+namespace rulestream {
+
+// Why a rule fired: the tensors and figures behind it and a sentence for a person.
+struct Finding {
+  std::vector<std::string> tensors;
+  std::vector<Figure> figures;
+  std::string message;
+};
+
+// What a rule reads, so sources can fetch only that (a rule over `losses` must not make the
+// pipeline download gradients). Empty means "anything".
+struct RequiredTensors {
+  std::vector<std::string> names;
+  std::vector<std::string> regexes;
+  std::vector<std::string> collections;
+  bool empty() const { return names.empty() && regexes.empty() && collections.empty(); }
+};
+
+// smdebug's Rule (seed 000): subclass it, take string parameters in the constructor, and
+// implement invoke_at_step. A rule is invoked at steps in increasing order, from one thread at
+// a time (it may keep state between steps); different rules run in parallel.
+class Rule {
+ public:
+  explicit Rule(Trial base_trial, std::vector<Trial> other_trials = {});
+  virtual ~Rule() = default;
+  Rule(const Rule&) = delete;
+  Rule& operator=(const Rule&) = delete;
+
+  // The name users write in rule_to_invoke ("VanishingGradient").
+  virtual std::string_view name() const = 0;
+
+  // True when the rule's condition is met at `step` (a global step). May throw
+  // TensorUnavailableForStep or StepUnavailable when what it needs was not saved at this step
+  // (invoke_rule skips the step), NoMoreData at the end.
+  virtual bool invoke_at_step(std::int64_t step) = 0;
+
+  // What the rule reads; by default, anything.
+  virtual RequiredTensors required_tensors() const { return {}; }
+
+  // smdebug's Rule.invoke: waits for the step, evaluates it on a pinned (unchanging) view of
+  // the trials, and throws RuleEvaluationConditionMet when the condition is met.
+  void invoke(std::int64_t step);
+
+  // What made the last condition-met invocation fire (filled through report()).
+  const Finding& last_finding() const { return finding_; }
+
+ protected:
+  // The trials as this invocation sees them (pinned during invoke()).
+  const Trial& base_trial() const { return current_base_ ? *current_base_ : base_trial_; }
+  const std::vector<Trial>& other_trials() const {
+    return current_others_.empty() ? other_trials_ : current_others_;
+  }
+
+  // Records why the rule fires at this step; call before returning true.
+  void report(Finding finding) { finding_ = std::move(finding); }
+
+ private:
+  Trial base_trial_;
+  std::vector<Trial> other_trials_;
+  std::optional<Trial> current_base_;
+  std::vector<Trial> current_others_;
+  Finding finding_;
+};
+
+// smdebug's invoke_rule: invokes `rule` at start_step, start_step + 1, ... until end_step
+// (exclusive) or, when end_step is nullopt, until the job's data runs out (NoMoreData).
+// Steps where data is missing (TensorUnavailableForStep, StepUnavailable) are skipped; a met
+// condition is recorded and evaluation goes on, unless raise_eval_cond, when it is thrown.
+struct InvokeResult {
+  std::vector<std::int64_t> triggered_steps;
+  std::int64_t steps_evaluated = 0;  // steps whose condition was evaluated (met or not)
+};
+InvokeResult invoke_rule(Rule& rule, std::int64_t start_step = 0,
+                         std::optional<std::int64_t> end_step = std::nullopt,
+                         bool raise_eval_cond = false);
+
+}  // namespace rulestream

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/exceptions.hpp"
+#include "rules/rule.hpp"
+
+namespace rulestream {
+
+// Rule parameters are strings, as in smdebug and SageMaker's RuleParameters.
+using RuleParameters = std::map<std::string, std::string>;
+
+// A bad rule configuration: unknown rule, unknown parameter, or a value that does not parse.
+// The message names the rule, the parameter and the value.
+class RuleConfigError : public RulestreamError {
+ public:
+  using RulestreamError::RulestreamError;
+};
+
+struct ParameterSpec {
+  std::string name;
+  std::string type;           // "float", "int", "bool", "string", "list", "regex list"
+  std::string default_value;  // as a user would write it; "" when none
+  std::string description;
+};
+
+// The trials a rule is built on.
+struct RuleContext {
+  Trial base_trial;
+  std::vector<Trial> other_trials;
+};
+
+struct RuleSpec {
+  std::string name;                  // "VanishingGradient"
+  std::vector<std::string> aliases;  // "vanishing_gradient", ...
+  std::string description;
+  std::vector<ParameterSpec> parameters;
+  std::function<std::unique_ptr<Rule>(const RuleContext&, const RuleParameters&)> create;
+};
+
+// Reads string parameters with a clear error for bad values. Construct it in a rule's factory,
+// read every parameter, then call finish() to reject parameters the rule does not know.
+class ParameterReader {
+ public:
+  ParameterReader(std::string rule, const RuleParameters& parameters);
+  double number(const std::string& name, double fallback);
+  std::int64_t integer(const std::string& name, std::int64_t fallback);
+  bool boolean(const std::string& name, bool fallback);  // "True"/"False" (any case), 1/0
+  std::string text(const std::string& name, const std::string& fallback);
+  std::vector<std::string> list(const std::string& name,
+                                const std::vector<std::string>& fallback);  // comma-separated
+  // A list of ECMAScript regexes, each checked to compile.
+  std::vector<std::string> regex_list(const std::string& name,
+                                      const std::vector<std::string>& fallback);
+  void finish() const;  // throws RuleConfigError for parameters nobody read
+
+  // The error for a value that parsed but is out of range, in the reader's wording:
+  // `rule LossNotDecreasing: parameter num_steps: "0" <problem>`. The parameter must be set.
+  RuleConfigError invalid(const std::string& name, const std::string& problem) const;
+
+ private:
+  std::string rule_;
+  const RuleParameters& parameters_;
+  std::vector<std::string> read_;
+};
+
+// Name -> factory for built-in and user rules.
+class RuleRegistry {
+ public:
+  // The built-in rules, registered once.
+  static RuleRegistry& builtin();
+
+  void add(RuleSpec spec);  // throws std::invalid_argument on a duplicate name
+  // By name or alias, case-insensitive, "VanishingGradient" == "vanishing_gradient".
+  const RuleSpec* find(std::string_view name) const;
+  std::vector<const RuleSpec*> all() const;  // sorted by name
+
+  // Builds a rule; RuleConfigError for an unknown rule or a bad parameter. The parameter
+  // "rule_to_invoke" is ignored here (it chose the rule).
+  std::unique_ptr<Rule> create(std::string_view name, const RuleContext& context,
+                               const RuleParameters& parameters) const;
+
+ private:
+  std::vector<RuleSpec> specs_;
+};
+
+}  // namespace rulestream

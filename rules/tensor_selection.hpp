@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/trial.hpp"
+#include "rules/rule.hpp"
+
+namespace rulestream {
+
+// The tensors a rule inspects, from smdebug's `collection_names` and `tensor_regex` parameters:
+// the union of both, and every tensor when neither is given (seed 002).
+struct TensorSelection {
+  std::vector<std::string> collections;
+  std::vector<std::string> regexes;  // ECMAScript, searched (not anchored), as Trial takes them
+
+  bool selects_all() const { return collections.empty() && regexes.empty(); }
+
+  // Sorted names of the selected tensors; with `step`, only those saved at that global step.
+  // A collection the job never declared selects nothing (smdebug hands back an empty one).
+  std::vector<std::string> names(const Trial& trial,
+                                 std::optional<std::int64_t> step = std::nullopt) const;
+
+  RequiredTensors required() const { return {.regexes = regexes, .collections = collections}; }
+};
+
+}  // namespace rulestream

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+
+#include "pipeline/rule_event.hpp"
+
+namespace rulestream {
+
+// Where rule events go. write() is called from the pipeline's threads and must return quickly:
+// a sink that talks to a slow peer queues and delivers on its own thread. Delivery problems
+// after construction never throw out of write(); they are retried, logged and, for sinks that
+// can lose events, kept in a dead-letter file. Construction throws a clear error (naming the
+// path or the redacted URL) when the sink cannot work at all.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // For logs: "stdout", "file /var/log/events.jsonl", "webhook https://hooks.example/…".
+  virtual std::string describe() const = 0;
+  // Thread-safe.
+  virtual void write(const RuleEvent& event) = 0;
+  // Blocks until every event written so far is delivered or dead-lettered.
+  virtual void flush() = 0;
+};
+
+}  // namespace rulestream

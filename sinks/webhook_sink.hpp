@@ -1,0 +1,45 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "sinks/sink.hpp"
+
+namespace rulestream {
+
+// POSTs each event's JSON to an HTTP(S) URL with libcurl, from its own thread: write() only
+// queues. Failed deliveries (connection errors, timeouts, 5xx, 429) are retried with
+// exponential backoff; after the last retry the event is appended to the dead-letter file, so
+// no event is ever lost. Delivery is at-least-once.
+//
+// A webhook URL is a secret (Slack's carry a token): describe(), logs and errors show only the
+// scheme, host and a redacted path.
+class WebhookSink final : public Sink {
+ public:
+  struct Options {
+    std::string url;
+    std::chrono::milliseconds timeout{5000};
+    int max_attempts = 5;
+    std::chrono::milliseconds initial_backoff{200};
+    std::chrono::milliseconds max_backoff{10000};
+    std::filesystem::path dead_letter_path = "rulestream-dead-letters.jsonl";
+    bool slack_payload = false;  // {"text": "<the event's text line>"} instead of the event
+  };
+
+  explicit WebhookSink(Options options);
+  ~WebhookSink() override;  // delivers or dead-letters what is queued, then stops
+  std::string describe() const override;
+  void write(const RuleEvent& event) override;
+  void flush() override;
+
+  // "https://hooks.slack.com/services/T0…/…" style redaction: scheme://host[:port]/<redacted>.
+  static std::string redact(const std::string& url);
+
+ private:
+  class Worker;
+  std::unique_ptr<Worker> worker_;
+};
+
+}  // namespace rulestream

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rulestream {
+
+// A file of a trial that a source found ready to read. Event files are not announced: an
+// index file is written after its event file (smdebug's order), so the index is the signal
+// that a (step, worker) has landed.
+struct TrialFile {
+  enum class Kind { Index, Collections, EndMarker };
+  Kind kind = Kind::Index;
+  std::string path;  // relative to the trial root, '/'-separated
+  std::uint64_t size = 0;
+  std::int64_t modified_ns = 0;
+
+  friend bool operator==(const TrialFile&, const TrialFile&) = default;
+};
+
+// The kind of a relative path, or nullopt for files sources ignore (event files, *.tmp,
+// claim.smd, anything unknown).
+std::optional<TrialFile::Kind> trial_file_kind(std::string_view path);
+
+}  // namespace rulestream

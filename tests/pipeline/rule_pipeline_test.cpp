@@ -1,0 +1,253 @@
+// The streaming pipeline end to end: replay and live watch of generated jobs, with the rules
+// firing at exactly the steps the scenarios put their faults at.
+#include "pipeline/rule_pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/job_simulator.hpp"
+#include "stages/trial_writer.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using rulestream::testing::TempDir;
+using namespace std::chrono_literals;
+
+// Keeps every event a pipeline sends out.
+class RecordingSink final : public Sink {
+ public:
+  std::string describe() const override { return "recording"; }
+  void write(const RuleEvent& event) override {
+    std::lock_guard lock(mutex_);
+    events_.push_back(event);
+  }
+  void flush() override {}
+
+  std::vector<RuleEvent> events() const {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+  std::vector<std::int64_t> steps_fired(const std::string& configuration) const {
+    std::vector<std::int64_t> steps;
+    for (const auto& event : events()) {
+      if (event.kind == RuleEvent::Kind::ConditionMet &&
+          event.rule_configuration == configuration) {
+        steps.push_back(event.global_step);
+      }
+    }
+    std::sort(steps.begin(), steps.end());
+    return steps;
+  }
+  std::optional<RuleEvent> status_of(const std::string& configuration) const {
+    for (const auto& event : events()) {
+      if (event.kind == RuleEvent::Kind::Status && event.rule_configuration == configuration) {
+        return event;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<RuleEvent> events_;
+};
+
+struct Run {
+  PipelineReport report;
+  RecordingSink* sink = nullptr;
+};
+
+std::vector<std::unique_ptr<Sink>> sinks_with(RecordingSink*& recording) {
+  auto sink = std::make_unique<RecordingSink>();
+  recording = sink.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(sink));
+  return sinks;
+}
+
+JobSimulatorOptions job(const std::filesystem::path& out, JobScenario scenario, std::int64_t steps,
+                        std::int64_t fault_step) {
+  JobSimulatorOptions options;
+  options.output = out;
+  options.scenario = scenario;
+  options.steps = steps;
+  options.fault_step = fault_step;
+  options.tensor_size = 64;
+  return options;
+}
+
+PipelineConfig config_for(const std::filesystem::path& trial, std::vector<RuleConfig> rules,
+                          bool follow = false) {
+  PipelineConfig config;
+  config.paths = {trial.string()};
+  config.rules = std::move(rules);
+  config.follow = follow;
+  config.end_of_job_grace = 100ms;
+  return config;
+}
+
+TEST(RulePipeline, ReplayFiresAtTheFaultStepsAndReportsStatuses) {
+  TempDir dir;
+  auto options = job(dir.path() / "job", JobScenario::VanishingGradients, 30, 12);
+  options.workers = 2;
+  options.save_interval = 3;
+  JobSimulator(options).run();
+
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(config_for(dir.path() / "job",
+                                   {{"VG", "VanishingGradient", {}}, {"", "ExplodingTensor", {}}}),
+                        sinks_with(sink));
+  const PipelineReport report = pipeline.run();
+  EXPECT_EQ(sink->steps_fired("VG"), (std::vector<std::int64_t>{12, 15, 18, 21, 24, 27}));
+  EXPECT_TRUE(sink->steps_fired("ExplodingTensor").empty());
+  ASSERT_TRUE(sink->status_of("VG"));
+  EXPECT_EQ(sink->status_of("VG")->status, RuleStatus::IssuesFound);
+  EXPECT_EQ(sink->status_of("VG")->steps_evaluated, 10);
+  EXPECT_EQ(sink->status_of("ExplodingTensor")->status, RuleStatus::NoIssuesFound);
+  EXPECT_EQ(report.conditions_met, 6);
+  EXPECT_EQ(report.steps_released, 10);
+  EXPECT_EQ(report.incomplete_steps, 0);
+  EXPECT_EQ(report.index_files, 20);
+  EXPECT_TRUE(report.problems.empty());
+
+  // Events carry what made the rule fire.
+  for (const auto& event : sink->events()) {
+    if (event.kind != RuleEvent::Kind::ConditionMet) continue;
+    EXPECT_EQ(event.trial, "job");
+    EXPECT_EQ(event.rule, "VanishingGradient");
+    EXPECT_EQ(event.mode, Mode::Train);
+    EXPECT_FALSE(event.tensors.empty());
+    EXPECT_FALSE(event.figures.empty());
+    EXPECT_FALSE(event.message.empty());
+  }
+}
+
+TEST(RulePipeline, StartAndEndStepBoundTheEvaluation) {
+  TempDir dir;
+  JobSimulator(job(dir.path() / "job", JobScenario::VanishingGradients, 20, 5)).run();
+  RecordingSink* sink = nullptr;
+  auto config = config_for(dir.path() / "job", {{"VG", "VanishingGradient", {}}});
+  config.start_step = 8;
+  config.end_step = 11;
+  RulePipeline pipeline(std::move(config), sinks_with(sink));  // owns the sink
+  pipeline.run();
+  EXPECT_EQ(sink->steps_fired("VG"), (std::vector<std::int64_t>{8, 9, 10}));
+}
+
+TEST(RulePipeline, WatchFollowsAJobBeingWrittenAndStopsAtItsEnd) {
+  TempDir dir;
+  const auto root = dir.path() / "job";
+  std::filesystem::create_directories(root);
+  auto options = job(root, JobScenario::Exploding, 16, 8);
+  options.workers = 2;
+  options.step_delay = 20ms;
+  options.atomic_rename = false;  // files grow in place; the watcher waits for their close
+
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(config_for(root, {{"ET", "ExplodingTensor", {}}}, true), sinks_with(sink));
+  std::thread writer([&] {
+    std::this_thread::sleep_for(50ms);  // the watcher starts on an empty folder
+    JobSimulator(options).run();
+  });
+  const PipelineReport report = pipeline.run();
+  writer.join();
+  // The loss is infinite from fault_step + 1 and NaN after: every step from there fires.
+  const auto fired = sink->steps_fired("ET");
+  ASSERT_FALSE(fired.empty());
+  EXPECT_EQ(fired.front(), 9);
+  EXPECT_EQ(fired.back(), 15);
+  EXPECT_EQ(report.steps_released, 16);
+  EXPECT_EQ(report.index_files, 32);
+  EXPECT_EQ(report.late_landings, 0);
+}
+
+TEST(RulePipeline, ASilentWorkerDoesNotStallTheRulesPastTheGrace) {
+  TempDir dir;
+  const auto root = dir.path() / "job";
+  CollectionsFile collections;
+  collections.num_workers = 2;
+  Collection gradients;
+  gradients.name = "gradients";
+  gradients.include_regex = {"^gradient"};
+  collections.collections["gradients"] = gradients;
+  TrialWriter writer({.root = root, .worker = "worker_0"});
+  writer.write_collections(collections);
+  TrialWriter({.root = root, .worker = "worker_1"}).write_collections(collections);
+
+  RecordingSink* sink = nullptr;
+  auto config = config_for(root, {{"VG", "VanishingGradient", {}}}, true);
+  config.worker_grace = 200ms;
+  RulePipeline pipeline(std::move(config), sinks_with(sink));
+  std::thread only_worker_0([&] {
+    std::this_thread::sleep_for(50ms);
+    writer.begin_step(0, Mode::Train, 0);
+    writer.add_tensor("gradient/w", TensorValue::from_values(DType::Float32, {2},
+                                                             std::vector<float>{0.0f, 0.0f}));
+    writer.end_step();
+    std::this_thread::sleep_for(600ms);
+    writer.write_end_marker();
+  });
+  const PipelineReport report = pipeline.run();
+  only_worker_0.join();
+  EXPECT_EQ(sink->steps_fired("VG"), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(report.incomplete_steps, 1);
+  bool said_incomplete = false;
+  for (const auto& event : sink->events()) {
+    if (event.kind == RuleEvent::Kind::ConditionMet) {
+      said_incomplete = event.message.find("not every worker") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said_incomplete);
+}
+
+TEST(RulePipeline, ACorruptRecordIsReportedAndTheReplayGoesOn) {
+  TempDir dir;
+  JobSimulator(job(dir.path() / "job", JobScenario::VanishingGradients, 10, 4)).run();
+  // Break the first record of step 6's event file.
+  const auto event_file = dir.path() / "job/events/000000000006/000000000006_worker_0.tfevents";
+  {
+    std::fstream file(event_file, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(3);
+    file.put('\x55');
+  }
+  RecordingSink* sink = nullptr;
+  // ExplodingTensor reads every tensor, so the broken record (the loss) is decoded.
+  RulePipeline pipeline(config_for(dir.path() / "job", {{"VG", "VanishingGradient", {}},
+                                                        {"ET", "ExplodingTensor", {}}}),
+                        sinks_with(sink));
+  const PipelineReport report = pipeline.run();
+  EXPECT_FALSE(report.problems.empty());
+  bool named = false;
+  for (const auto& problem : report.problems) {
+    named = named || problem.message.find("000000000006_worker_0.tfevents") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+  const auto fired = sink->steps_fired("VG");
+  EXPECT_EQ(fired.front(), 4);
+  EXPECT_EQ(fired.back(), 9);
+}
+
+TEST(RulePipeline, BadConfigurationsFailBeforeAnythingIsRead) {
+  TempDir dir;
+  JobSimulator(job(dir.path() / "job", JobScenario::Healthy, 4, 2)).run();
+  RecordingSink* sink = nullptr;
+  EXPECT_THROW(
+      RulePipeline(config_for(dir.path() / "job", {{"", "NoSuchRule", {}}}), sinks_with(sink)),
+      RuleConfigError);
+  EXPECT_THROW(RulePipeline(config_for(dir.path() / "job",
+                                       {{"", "VanishingGradient", {{"threshold", "abc"}}}}),
+                            sinks_with(sink)),
+               RuleConfigError);
+  EXPECT_THROW(RulePipeline(config_for(dir.path() / "absent", {{"", "VanishingGradient", {}}}),
+                            sinks_with(sink)),
+               StorageError);
+}
+
+}  // namespace
+}  // namespace rulestream
