@@ -1,19 +1,37 @@
 #!/usr/bin/env bash
-# The main job on a built-in example: simulate a small training job whose gradients vanish
-# from step 30, then look at it the way a rule would.
+# The main job on a built-in example: a simulated two-worker training job whose gradients
+# vanish from step 30 is written step by step while `rulestream watch` follows it live; rule
+# events appear as the steps land. Then the same job is replayed from disk, as fast as it goes.
 set -euo pipefail
 binary="${1:-build/rulestream}"
 demo_dir="$(mktemp -d -t rulestream-demo-XXXXXX)"
-trap 'rm -rf "$demo_dir"' EXIT
+watch_pid=""
+cleanup() {
+  if [ -n "$watch_pid" ]; then kill "$watch_pid" 2>/dev/null || true; fi
+  rm -rf "$demo_dir"
+}
+trap cleanup EXIT
+mkdir -p "$demo_dir/job"
+rules=(--rule VanishingGradient --rule ExplodingTensor --rule LossNotDecreasing --rule AllZero)
 
-echo "== simulating a training job whose gradients vanish from step 30 =="
+echo "== rulestream watch: following $demo_dir/job while the job writes it =="
+"$binary" watch "$demo_dir/job" "${rules[@]}" &
+watch_pid=$!
+
 "$binary" simulate "$demo_dir/job" --scenario vanishing_gradients --steps 60 --fault-step 30 \
-  --workers 2 --save-interval 5 --tensor-size 4096
+  --workers 2 --save-interval 5 --tensor-size 4096 --step-delay-ms 60 >/dev/null
+
+# The watch ends by itself once the job's end-of-job marker appears; 1 means a rule fired.
+status=0
+wait "$watch_pid" || status=$?
+watch_pid=""
+echo "(watch exited with status $status: 1 means a rule fired)"
 
 echo
-echo "== rulestream inspect: what the job saved =="
-"$binary" inspect "$demo_dir/job"
+echo "== rulestream replay: the same job again, from disk =="
+"$binary" replay "$demo_dir/job" "${rules[@]}" --format json | head -n 3 || true
+echo "..."
 
 echo
-echo "== rulestream inspect --tensor: one gradient, step by step (its mean of |values| collapses at step 30) =="
+echo "== rulestream inspect --tensor: one gradient, step by step =="
 "$binary" inspect "$demo_dir/job" --tensor gradient/MLP_fc1.weight
