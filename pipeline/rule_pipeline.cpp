@@ -248,6 +248,9 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
   switch (file.kind) {
     case TrialFile::Kind::Collections:
       load_collections(file);
+      // Steps held while the collections loaded may go now; without a nudge they would wait
+      // for the next file to land.
+      std::get<0>(ports).try_put(AssemblerInput(Tick{}));
       return;
     case TrialFile::Kind::EndMarker:
       end_marker_seen_ = true;
@@ -268,6 +271,7 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
   if (!file.path.ends_with(".json")) {
     report_problem(where, where + ": CSV index files are not supported; skipped");
     landed_or_dropped(name->step);
+    std::get<0>(ports).try_put(AssemblerInput(Tick{}));  // it held later steps: re-check them
     return;
   }
   progress_.index_files_seen++;
@@ -281,6 +285,7 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
   } catch (const RulestreamError& error) {
     report_problem(where, error.what());
     landed_or_dropped(name->step);
+    std::get<0>(ports).try_put(AssemblerInput(Tick{}));  // it held later steps: re-check them
   }
 }
 
@@ -479,19 +484,27 @@ PipelineReport RulePipeline::Impl::run() {
   Loader loader(graph, decoders, [this](const TrialFile& file, Loader::output_ports_type& ports) {
     load(file, ports);
   });
-  Assembler assembler(graph, flow::serial,
-                      [this](const AssemblerInput& input, Assembler::output_ports_type& ports) {
-                        assemble(input, ports);
-                      });
+  // Assembling and evaluating go before decoding more files: when rules lag behind the decoders,
+  // the values decoded for them are evicted before they are read (max_memory) and every rule
+  // reads them again from disk. Priorities only order ready tasks; they change no result.
+  constexpr flow::node_priority_t kDownstreamFirst = 1;
+  Assembler assembler(
+      graph, flow::serial,
+      [this](const AssemblerInput& input, Assembler::output_ports_type& ports) {
+        assemble(input, ports);
+      },
+      kDownstreamFirst);
   flow::make_edge(flow::output_port<0>(loader), assembler);
   std::vector<std::unique_ptr<flow::function_node<StepReady>>> rule_nodes;
   for (auto& slot : slots_) {
     RuleSlot* target = slot.get();
     rule_nodes.push_back(std::make_unique<flow::function_node<StepReady>>(
-        graph, flow::serial, [this, target](const StepReady& ready) {
+        graph, flow::serial,
+        [this, target](const StepReady& ready) {
           evaluate(*target, ready);
           return flow::continue_msg();
-        }));
+        },
+        kDownstreamFirst));
     flow::make_edge(flow::output_port<0>(assembler), *rule_nodes.back());
   }
   loader_ = &loader;
@@ -510,15 +523,18 @@ PipelineReport RulePipeline::Impl::run() {
   if (following_) {
     if (config_.worker_grace.count() > 0) {
       tick_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
+      // The pending wait owns the tick; the tick only refers to itself weakly (owning itself
+      // would be a cycle that leaks it).
       auto tick = std::make_shared<std::function<void()>>();
-      *tick = [this, &assembler, tick] {
+      *tick = [this, &assembler, weak = std::weak_ptr(tick)] {
         tick_timer_->expires_after(std::min(config_.worker_grace / 4 + std::chrono::milliseconds(1),
                                             std::chrono::milliseconds(250)));
-        tick_timer_->async_wait([this, &assembler, tick](const boost::system::error_code& error) {
-          if (error) return;
-          assembler.try_put(AssemblerInput(Tick{}));
-          (*tick)();
-        });
+        tick_timer_->async_wait(
+            [this, &assembler, self = weak.lock()](const boost::system::error_code& error) {
+              if (error) return;
+              assembler.try_put(AssemblerInput(Tick{}));
+              (*self)();
+            });
       };
       (*tick)();
     }

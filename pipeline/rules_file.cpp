@@ -122,19 +122,24 @@ RuleConfig parse_rule_argument(const std::string& argument) {
   if (colon == std::string::npos) return config;
   std::string_view rest(argument);
   rest.remove_prefix(colon + 1);
+  // List parameters are comma-separated too: a piece without '=' continues the value before
+  // it, so "collection_names=weights,gradients,only_nan=True" holds two parameters.
+  std::string* value = nullptr;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
-    const std::string_view pair = rest.substr(0, comma);
-    const auto equals = pair.find('=');
-    if (equals == std::string_view::npos || equals == 0) {
-      throw std::invalid_argument("--rule '" + argument + "': expected key=value, got '" +
-                                  std::string(pair) + "'");
-    }
-    const std::string key(pair.substr(0, equals));
-    if (key == "name") {
-      config.configuration_name = std::string(pair.substr(equals + 1));
+    const std::string_view piece = rest.substr(0, comma);
+    const auto equals = piece.find('=');
+    if (equals == std::string_view::npos && value != nullptr) {
+      *value += ',';
+      *value += piece;
     } else {
-      config.parameters[key] = std::string(pair.substr(equals + 1));
+      if (equals == std::string_view::npos || equals == 0) {
+        throw std::invalid_argument("--rule '" + argument + "': expected key=value, got '" +
+                                    std::string(piece) + "'");
+      }
+      const std::string key(piece.substr(0, equals));
+      value = key == "name" ? &config.configuration_name : &config.parameters[key];
+      *value = std::string(piece.substr(equals + 1));
     }
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);

@@ -4,6 +4,7 @@
 
 #include "pipeline/exceptions.hpp"
 #include "pipeline/trial_store.hpp"
+#include "stages/reduction_combiner.hpp"
 #include "stages/reductions.hpp"
 
 namespace rulestream {
@@ -85,21 +86,51 @@ class TensorAccess {
   // there is none.
   static ResolvedSave resolve(const Tensor& tensor, std::int64_t step, Mode mode,
                               const std::optional<std::string>& worker) {
+    return at_step<ResolvedSave>(
+        tensor, step, mode, [&](const TensorStep& found, std::int64_t global, std::uint64_t g) {
+          const WorkerSave* chosen = nullptr;
+          for (const auto& save : found.saves) {
+            if (save.generation > g) continue;
+            if (worker ? save.worker == *worker
+                       : (chosen == nullptr || save.worker < chosen->worker)) {
+              chosen = &save;
+            }
+          }
+          if (chosen == nullptr) throw InvalidWorker(*worker, tensor.name(), step);
+          return ResolvedSave{global, *chosen};
+        });
+  }
+
+  // Every worker's save at (step, mode), by worker name; the same exceptions as resolve.
+  static std::vector<WorkerSave> resolve_all(const Tensor& tensor, std::int64_t step, Mode mode) {
+    return at_step<std::vector<WorkerSave>>(
+        tensor, step, mode, [](const TensorStep& found, std::int64_t, std::uint64_t g) {
+          std::vector<WorkerSave> saves;
+          for (const auto& save : found.saves) {
+            if (save.generation <= g) saves.push_back(save);
+          }
+          std::sort(saves.begin(), saves.end(),
+                    [](const WorkerSave& a, const WorkerSave& b) { return a.worker < b.worker; });
+          return saves;
+        });
+  }
+
+  static const TrialStore& store(const Tensor& tensor) { return *tensor.trial().store_; }
+  static std::uint64_t view(const Tensor& tensor) { return tensor.trial().view(); }
+
+ private:
+  // Runs `pick(entry, global step, generation)` under the read lock on the tensor's entry for
+  // (step, mode), refreshing once when the handle may; without an entry, throws smdebug's
+  // exception for why there is none.
+  template <typename Result, typename Pick>
+  static Result at_step(const Tensor& tensor, std::int64_t step, Mode mode, const Pick& pick) {
     const Trial& trial = tensor.trial();
-    auto attempt = [&](std::uint64_t g) -> std::optional<ResolvedSave> {
+    auto attempt = [&](std::uint64_t g) -> std::optional<Result> {
       auto lock = trial.store_->read_lock();
       std::int64_t global = 0;
       const TensorStep* found = find_step(*trial.store_, tensor.name(), step, mode, g, &global);
       if (found == nullptr) return std::nullopt;
-      const WorkerSave* chosen = nullptr;
-      for (const auto& save : found->saves) {
-        if (save.generation > g) continue;
-        if (worker ? save.worker == *worker : (chosen == nullptr || save.worker < chosen->worker)) {
-          chosen = &save;
-        }
-      }
-      if (chosen == nullptr) throw InvalidWorker(*worker, tensor.name(), step);
-      return ResolvedSave{global, *chosen};
+      return pick(*found, global, g);
     };
 
     if (auto resolved = attempt(trial.view())) return std::move(*resolved);
@@ -123,9 +154,6 @@ class TensorAccess {
     }
     throw StepUnavailable(step, mode);
   }
-
-  static const TrialStore& store(const Tensor& tensor) { return *tensor.trial().store_; }
-  static std::uint64_t view(const Tensor& tensor) { return tensor.trial().view(); }
 };
 
 std::vector<std::int64_t> Tensor::steps(Mode mode, bool show_incomplete_steps) const {
@@ -194,6 +222,125 @@ std::map<ReductionKey, Scalar> Tensor::reduction_values(
         scalar_of(store.read_record(ref, name_), store.storage().describe() + "/" + *ref.file);
   }
   return result;
+}
+
+namespace {
+
+// One worker's contribution to a combined figure, and where it came from (for error messages).
+struct WorkerPart {
+  std::string worker;
+  bool saved_value = false;
+  WorkerReductions reductions;
+};
+
+// Hooks save std and variance as sample figures (the PyTorch hook's ddof = 1) without saying
+// so; combining them as population figures would give a number that is neither.
+bool combinable_when_saved(ReductionKey key) {
+  return key.reduction != Reduction::Std && key.reduction != Reduction::Variance;
+}
+
+WorkerPart part_of(const TrialStore& store, const std::string& tensor, const WorkerSave& save) {
+  WorkerPart part;
+  part.worker = save.worker;
+  if (save.raw) {
+    // Both cached by the store: reductions for every record, the value within its budget.
+    part.saved_value = true;
+    part.reductions.reductions = *store.reductions_of(*save.raw, tensor);
+    const TensorValue value = store.read_record(*save.raw, tensor);
+    part.reductions.count = value.size();
+    part.reductions.dtype = value.dtype();
+    return part;
+  }
+  for (const auto& [key, ref] : save.reductions) {
+    if (!combinable_when_saved(key)) continue;
+    const Scalar scalar =
+        scalar_of(store.read_record(ref, tensor), store.storage().describe() + "/" + *ref.file +
+                                                      " (tensor '" + ref.record_name + "')");
+    part.reductions.reductions.set(key, scalar);
+    // Saved reductions are 0-d tensors of the source dtype (FORMAT.md).
+    if (part.reductions.dtype == DType::Invalid) part.reductions.dtype = scalar.dtype();
+  }
+  if (save.shape) part.reductions.count = element_count(*save.shape);
+  return part;
+}
+
+std::vector<WorkerPart> parts_of(const TrialStore& store, const std::string& tensor,
+                                 const std::vector<WorkerSave>& saves) {
+  std::vector<WorkerPart> parts;
+  parts.reserve(saves.size());
+  for (const WorkerSave& save : saves) parts.push_back(part_of(store, tensor, save));
+  return parts;
+}
+
+// Combines, or says in a sentence why nothing can be combined at all.
+std::optional<ReductionSet> combine_parts(const std::vector<WorkerPart>& parts,
+                                          std::string* why_not) {
+  std::vector<WorkerReductions> reductions;
+  for (const WorkerPart& part : parts) {
+    if (part.reductions.dtype == DType::Invalid) {
+      *why_not = part.worker + " saved neither the value nor a reduction that combines";
+      return std::nullopt;
+    }
+    reductions.push_back(part.reductions);
+  }
+  for (const WorkerPart& part : parts) {
+    if (part.reductions.dtype != parts.front().reductions.dtype) {
+      *why_not = parts.front().worker + " saved " +
+                 std::string(dtype_name(parts.front().reductions.dtype)) + " but " + part.worker +
+                 " saved " + std::string(dtype_name(part.reductions.dtype));
+      return std::nullopt;
+    }
+  }
+  return combine_reductions(reductions);
+}
+
+// Why a combined figure is missing from a set that was combined.
+std::string why_missing(const std::vector<WorkerPart>& parts, ReductionKey key) {
+  const std::string name = reduction_key_name(key);
+  const DType dtype = parts.front().reductions.dtype;
+  if (!is_real_numeric(dtype)) {
+    return "a " + std::string(dtype_name(dtype)) + " tensor has no reductions";
+  }
+  const bool needs_count = key.reduction == Reduction::Mean || key.reduction == Reduction::Std ||
+                           key.reduction == Reduction::Variance;
+  for (const WorkerPart& part : parts) {
+    if (part.saved_value) continue;
+    if (!combinable_when_saved(key)) {
+      return part.worker + " saved only reductions, and saved std/variance may be sample " +
+             "figures (ddof = 1) that do not combine";
+    }
+    if (!part.reductions.reductions.get(key)) {
+      return part.worker + " saved neither " + name + " nor the value";
+    }
+    if (needs_count && !part.reductions.count) {
+      return part.worker + " saved only reductions and no shape, so its element count is unknown";
+    }
+  }
+  return "every worker's tensor is empty";  // min and max of nothing
+}
+
+}  // namespace
+
+ReductionSet Tensor::combined_reductions(std::int64_t step, Mode mode) const {
+  const std::vector<WorkerSave> saves = TensorAccess::resolve_all(*this, step, mode);
+  std::string why_not;
+  return combine_parts(parts_of(TensorAccess::store(*this), name_, saves), &why_not)
+      .value_or(ReductionSet{});
+}
+
+Scalar Tensor::combined_reduction(std::int64_t step, Reduction reduction, Mode mode,
+                                  bool abs) const {
+  const ReductionKey key{reduction, abs};
+  const std::vector<WorkerSave> saves = TensorAccess::resolve_all(*this, step, mode);
+  const std::vector<WorkerPart> parts = parts_of(TensorAccess::store(*this), name_, saves);
+  std::string why_not;
+  const std::optional<ReductionSet> combined = combine_parts(parts, &why_not);
+  if (combined) {
+    if (const auto& scalar = combined->get(key)) return *scalar;
+    why_not = why_missing(parts, key);
+  }
+  throw TensorUnavailableForStep(name_, step, mode,
+                                 "no combined " + reduction_key_name(key) + ": " + why_not);
 }
 
 std::vector<ReductionKey> Tensor::saved_reductions(std::int64_t step, Mode mode,

@@ -10,6 +10,7 @@
 #include "pipeline/reduction.hpp"
 #include "pipeline/tensor_value.hpp"
 #include "pipeline/trial.hpp"
+#include "stages/reductions.hpp"
 
 namespace rulestream {
 
@@ -38,6 +39,20 @@ class Tensor {
   std::map<ReductionKey, Scalar> reduction_values(
       std::int64_t step, Mode mode = Mode::Global,
       const std::optional<std::string>& worker = std::nullopt) const;
+
+  // Whole-job figures: the reductions of every worker's elements at the step taken together
+  // (stages/reduction_combiner.hpp), from each worker's reductions without concatenating
+  // values. Each worker that saved the value contributes the reductions computed from it (cached
+  // by the trial); a worker that saved only reductions contributes those, with its element count
+  // from its saved shape (without one, its mean, variance and std are unknown). Saved std and
+  // variance are never combined: hooks save them as sample figures (ddof = 1) and do not say so.
+  // Figures that cannot be had are missing from the set; a missing step raises as value() does.
+  ReductionSet combined_reductions(std::int64_t step, Mode mode = Mode::Global) const;
+
+  // One whole-job figure; TensorUnavailableForStep, naming the tensor and the reason, when it
+  // cannot be had.
+  Scalar combined_reduction(std::int64_t step, Reduction reduction, Mode mode = Mode::Global,
+                            bool abs = false) const;
 
   // Which reductions were saved at this step for this worker, without reading them.
   std::vector<ReductionKey> saved_reductions(

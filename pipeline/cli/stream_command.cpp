@@ -18,7 +18,9 @@
 #include "pipeline/rule_pipeline.hpp"
 #include "pipeline/rules_file.hpp"
 #include "pipeline/sink_factory.hpp"
+#include "pipeline/storage_factory.hpp"
 #include "rules/rule_registry.hpp"
+#include "stages/trial_layout.hpp"
 
 namespace rulestream::cli {
 namespace {
@@ -81,6 +83,20 @@ class ProgressLine {
   bool done_ = false;
   std::thread thread_;
 };
+
+// Replay of a folder without trial files would evaluate nothing and pass as NoIssuesFound: a
+// mistyped path must not pass a CI gate. (watch may start before the job wrote anything.)
+// The end marker and collections/ come first: an archived job answers without listing index/.
+void require_trial(const std::string& path) {
+  const auto storage = open_storage(path);
+  if (!storage->root_exists()) throw StorageError(storage->describe() + ": no such trial folder");
+  if (storage->exists(kEndOfJobMarker) || !storage->list(kCollectionsDir).empty() ||
+      !storage->list(kIndexDir).empty() || !storage->list(kEventsDir).empty()) {
+    return;
+  }
+  throw StorageError(storage->describe() +
+                     ": not an smdebug trial (no collections/, index/ or events/ files)");
+}
 
 int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err) {
@@ -189,9 +205,12 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     if (progress != "auto" && progress != "on" && progress != "off") {
       throw std::invalid_argument("--progress must be auto, on or off");
     }
+    // auto looks at the process's terminals, so only when err is the process's stderr: a
+    // caller that captures err (tests, an embedding program) gets no escape codes.
     config.progress =
-        progress == "on" || (progress == "auto" && !follow && ::isatty(STDOUT_FILENO) != 0 &&
-                             ::isatty(STDERR_FILENO) != 0);
+        progress == "on" || (progress == "auto" && !follow && &err == &std::cerr &&
+                             ::isatty(STDOUT_FILENO) != 0 && ::isatty(STDERR_FILENO) != 0);
+    if (!follow) require_trial(config.paths.front());
 
     std::vector<std::unique_ptr<Sink>> sinks;
     for (const auto& sink : config.sinks) sinks.push_back(make_sink(sink, out));

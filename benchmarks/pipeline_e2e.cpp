@@ -1,0 +1,667 @@
+// End-to-end benchmarks of the streaming pipeline (issue 3), reported as ratios from one run:
+//
+// - replay of two generated jobs (a large-tensor job and a small-tensor job) with the four
+//   built-in rules on, next to the read ceiling: a plain read of the same event files with the
+//   same number of threads, page cache warm;
+// - peak RSS of each replay, from wait4() on a child process that does nothing else;
+// - live latency: from a step's index files landing (the simulator's on_step_written, called
+//   once every worker's end_step has renamed its index file into place) to that step's rule
+//   event reaching a sink, with the pipeline following the folder while the job is written.
+//
+// The driver (no --phase) never generates or reads data itself: every phase runs in a child
+// (this program, exec'd again with --phase), so the driver's own memory stays a few MB and a
+// child's ru_maxrss is the phase's alone. Linux carries the pre-exec RSS into a child's
+// maxrss, so the driver's footprint is the floor of every reported figure; it is printed too.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/job_simulator.hpp"
+#include "pipeline/pipeline_config.hpp"
+#include "pipeline/rule_pipeline.hpp"
+#include "sinks/sink.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using rulestream::JobSimulator;
+using rulestream::JobSimulatorOptions;
+using rulestream::PipelineConfig;
+using rulestream::RuleConfig;
+using rulestream::RuleEvent;
+using rulestream::RulePipeline;
+using rulestream::Sink;
+using SteadyClock = std::chrono::steady_clock;
+
+// --- command line -------------------------------------------------------------------------
+
+using Args = std::map<std::string, std::string>;
+
+// "--key value" pairs; a trailing "--key" without a value is "1" (a flag).
+Args parse_args(int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    std::string key = argv[i];
+    if (!key.starts_with("--")) throw std::invalid_argument("unexpected argument: " + key);
+    key = key.substr(2);
+    if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--") {
+      args[key] = argv[++i];
+    } else {
+      args[key] = "1";
+    }
+  }
+  return args;
+}
+
+std::string arg(const Args& args, const std::string& key, const std::string& fallback) {
+  const auto it = args.find(key);
+  return it == args.end() ? fallback : it->second;
+}
+
+std::int64_t int_arg(const Args& args, const std::string& key, std::int64_t fallback) {
+  const auto it = args.find(key);
+  return it == args.end() ? fallback : std::stoll(it->second);
+}
+
+// --- the two jobs -------------------------------------------------------------------------
+
+JobSimulatorOptions job_options(const std::string& kind, const fs::path& out, std::int64_t steps,
+                                int workers) {
+  JobSimulatorOptions options;
+  options.output = out;
+  options.workers = workers;
+  options.steps = steps;
+  options.save_interval = 1;
+  if (kind == "large") {
+    // fc1..fc3: 3 weights, 3 weight gradients, 4 ReLU inputs/outputs of 65,536 floats, plus 40
+    // extra tensors of the same size: 50 tensors of 256 KiB per worker and step (with 6 biases
+    // of 256 floats and the loss: 57 records).
+    options.layers = 3;
+    options.tensor_size = 65536;
+    options.extra_tensors = 40;
+    options.extra_tensor_size = 65536;
+  } else if (kind == "small") {
+    // 2,000 tensors of 256 floats, plus fc1..fc2 of 256 floats: 2,011 records per worker and
+    // step, where per-tensor overhead dominates.
+    options.layers = 2;
+    options.tensor_size = 256;
+    options.extra_tensors = 2000;
+    options.extra_tensor_size = 256;
+  } else {
+    throw std::invalid_argument("unknown job kind: " + kind);
+  }
+  return options;
+}
+
+// Event-file bytes the job will take, within a few percent (record framing and names included).
+std::uint64_t estimated_bytes(const JobSimulatorOptions& options) {
+  const std::int64_t layers = options.layers;
+  const std::int64_t big = (2 * layers + 2 * (layers - 1)) * options.tensor_size;
+  const std::int64_t small = 2 * layers * 256 + options.extra_tensors * options.extra_tensor_size;
+  const std::int64_t records = 6 * layers - 1 + options.extra_tensors;
+  const std::int64_t per_step = 4 * (big + small + 1) + 200 * records;
+  return static_cast<std::uint64_t>(per_step * options.steps * options.workers);
+}
+
+std::vector<RuleConfig> four_rules(bool all_zero_fires_always) {
+  std::vector<RuleConfig> rules;
+  rules.push_back({"", "VanishingGradient", {}});
+  rules.push_back({"", "ExplodingTensor", {}});
+  RuleConfig all_zero{"", "AllZero", {}};
+  // Threshold 0%: every tensor qualifies, so the rule fires at every step (latency probe).
+  if (all_zero_fires_always) all_zero.parameters["threshold"] = "0";
+  rules.push_back(all_zero);
+  rules.push_back({"", "LossNotDecreasing", {}});
+  return rules;
+}
+
+int thread_count(const Args& args) {
+  const std::int64_t threads = int_arg(args, "threads", 0);
+  return threads > 0 ? static_cast<int>(threads)
+                     : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+}
+
+double seconds_since(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+// --- phases (each in its own process) -----------------------------------------------------
+
+int phase_generate(const Args& args) {
+  const auto options = job_options(arg(args, "kind", ""), arg(args, "out", ""),
+                                   int_arg(args, "steps", 0), int_arg(args, "workers", 2));
+  const auto start = SteadyClock::now();
+  const auto summary = JobSimulator(options).run();
+  std::cout << "seconds=" << seconds_since(start) << " event_bytes=" << summary.event_bytes
+            << " records=" << summary.records << " saved_steps=" << summary.saved_steps
+            << " tensor_names=" << summary.tensor_count << "\n";
+  return 0;
+}
+
+std::vector<fs::path> event_files(const fs::path& trial) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(trial / "events")) {
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void check_errno(bool ok, const std::string& what, const fs::path& path) {
+  if (!ok) throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
+}
+
+// read() into one reused buffer per thread: the kernel's copy is all there is.
+std::uint64_t read_file(const fs::path& path, std::vector<char>& buffer) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  check_errno(fd >= 0, "open", path);
+  std::uint64_t total = 0;
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
+    check_errno(got >= 0, "read", path);
+    if (got == 0) break;
+    total += static_cast<std::uint64_t>(got);
+  }
+  ::close(fd);
+  return total;
+}
+
+// mmap, then either one byte read per page (`every_byte` false: the page faults and page-table
+// work, no data moved) or every byte summed as 8-byte words (what a decoder must at least do),
+// then munmap.
+std::uint64_t map_file(const fs::path& path, bool every_byte, std::uint64_t& checksum) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  check_errno(fd >= 0, "open", path);
+  struct stat info {};
+  check_errno(::fstat(fd, &info) == 0, "fstat", path);
+  const auto size = static_cast<std::size_t>(info.st_size);
+  if (size > 0) {
+    void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    check_errno(mapped != MAP_FAILED, "mmap", path);
+    if (every_byte) {
+      const auto* bytes = static_cast<const unsigned char*>(mapped);
+      std::uint64_t sum = 0;
+      std::size_t i = 0;
+      for (; i + 8 <= size; i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, bytes + i, 8);
+        sum += word;
+      }
+      for (; i < size; ++i) sum += bytes[i];
+      checksum += sum;
+    } else {
+      const auto* bytes = static_cast<const volatile unsigned char*>(mapped);
+      const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+      for (std::size_t i = 0; i < size; i += page) checksum += bytes[i];
+    }
+    ::munmap(mapped, size);
+  }
+  ::close(fd);
+  return size;
+}
+
+// Reads every event file with `threads` threads taking files in turn.
+// method: read | mmap-touch (one byte per page) | mmap-read (every byte).
+int phase_ceiling(const Args& args) {
+  const fs::path trial = arg(args, "trial", "");
+  const std::string method = arg(args, "method", "read");
+  const auto buffer_bytes = static_cast<std::size_t>(int_arg(args, "buffer-kib", 1024) * 1024);
+  const int threads = thread_count(args);
+  const auto files = event_files(trial);
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<std::uint64_t> checksum{0};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  const auto start = SteadyClock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      try {
+        std::vector<char> buffer(method == "read" ? buffer_bytes : 0);
+        std::uint64_t mine = 0;
+        std::uint64_t sum = 0;
+        for (std::size_t i = next++; i < files.size(); i = next++) {
+          mine += method == "read" ? read_file(files[i], buffer)
+                                   : map_file(files[i], method == "mmap-read", sum);
+        }
+        bytes += mine;
+        checksum += sum;
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        error = std::current_exception();
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+  const double seconds = seconds_since(start);
+  if (error) std::rethrow_exception(error);
+  std::cout << "seconds=" << seconds << " event_bytes=" << bytes.load() << " files=" << files.size()
+            << " checksum=" << checksum.load() << "\n";
+  return 0;
+}
+
+// Counts what reaches it; the replay's sink.
+class CountingSink final : public Sink {
+ public:
+  std::string describe() const override { return "counting"; }
+  void write(const RuleEvent& event) override {
+    if (event.kind == RuleEvent::Kind::ConditionMet) ++conditions_;
+  }
+  void flush() override {}
+  std::int64_t conditions() const { return conditions_; }
+
+ private:
+  std::atomic<std::int64_t> conditions_{0};
+};
+
+int phase_replay(const Args& args) {
+  PipelineConfig config;
+  config.paths = {arg(args, "trial", "")};
+  config.follow = false;
+  config.rules = four_rules(false);
+  config.threads = thread_count(args);
+  // Diagnosis only: the default (512 MiB) is what the figures use.
+  if (args.contains("max-memory-mib")) {
+    config.max_memory = static_cast<std::size_t>(int_arg(args, "max-memory-mib", 512)) << 20;
+  }
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::make_unique<CountingSink>());
+  const auto start = SteadyClock::now();
+  RulePipeline pipeline(config, std::move(sinks));
+  const auto report = pipeline.run();
+  const double seconds = seconds_since(start);
+  std::int64_t evaluated = 0;
+  for (const auto& status : report.statuses) evaluated += status.steps_evaluated;
+  std::cout << "seconds=" << seconds << " event_bytes=" << report.event_bytes
+            << " tensors=" << report.tensors_decoded << " index_files=" << report.index_files
+            << " steps=" << report.steps_released << " evaluated=" << evaluated
+            << " conditions=" << report.conditions_met << " problems=" << report.problems.size()
+            << " rule_errors=" << (report.rule_errors ? 1 : 0) << "\n";
+  return 0;
+}
+
+// Records when each step's AllZero event arrives (the first one per step), on both clocks: the
+// steady clock to compare with on_step_written, the real-time clock to compare with file times.
+class LatencySink final : public Sink {
+ public:
+  struct Arrival {
+    SteadyClock::time_point steady;
+    std::chrono::system_clock::time_point system;
+  };
+
+  std::string describe() const override { return "latency probe"; }
+  void write(const RuleEvent& event) override {
+    if (event.kind != RuleEvent::Kind::ConditionMet || event.rule != "AllZero") return;
+    const Arrival now{SteadyClock::now(), std::chrono::system_clock::now()};
+    std::lock_guard lock(mutex_);
+    arrived_.try_emplace(event.global_step, now);
+  }
+  void flush() override {}
+  std::map<std::int64_t, Arrival> arrived() const {
+    std::lock_guard lock(mutex_);
+    return arrived_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::int64_t, Arrival> arrived_;
+};
+
+// The latest modification time of each step's index files (index/<step>/<step>_<worker>.json),
+// by global step. The kernel stamps it from its coarse clock at the last write to the temporary
+// file, before the rename: at or before the landing, so latencies measured from it are upper
+// bounds.
+std::map<std::int64_t, std::chrono::system_clock::time_point> index_mtimes(const fs::path& trial) {
+  std::map<std::int64_t, std::chrono::system_clock::time_point> latest;
+  for (const auto& entry : fs::recursive_directory_iterator(trial / "index")) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || !name.ends_with(".json") || name.size() < 12) continue;
+    struct stat info {};
+    if (::stat(entry.path().c_str(), &info) != 0) continue;
+    const auto at = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::seconds(info.st_mtim.tv_sec) +
+            std::chrono::nanoseconds(info.st_mtim.tv_nsec)));
+    const std::int64_t step = std::stoll(name.substr(0, 12));
+    auto [it, added] = latest.try_emplace(step, at);
+    if (!added) it->second = std::max(it->second, at);
+  }
+  return latest;
+}
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return NAN;
+  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+int phase_latency(const Args& args) {
+  const fs::path out = arg(args, "out", "");
+  fs::create_directories(out);
+  PipelineConfig config;
+  config.paths = {out.string()};
+  config.follow = true;
+  config.rules = four_rules(true);
+  config.threads = thread_count(args);
+  auto probe_owner = std::make_unique<LatencySink>();
+  const LatencySink* probe = probe_owner.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(probe_owner));
+  RulePipeline pipeline(config, std::move(sinks));
+  std::exception_ptr pipeline_error;
+  rulestream::PipelineReport report;
+  std::thread runner([&] {
+    try {
+      report = pipeline.run();
+    } catch (...) {
+      pipeline_error = std::current_exception();
+    }
+  });
+  // Let the watcher's initial scan finish so that every step is seen by inotify, as live.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+
+  JobSimulatorOptions options;
+  options.output = out;
+  options.workers = static_cast<int>(int_arg(args, "workers", 2));
+  options.steps = int_arg(args, "steps", 200);
+  options.layers = 3;
+  options.tensor_size = int_arg(args, "tensor-size", 65536);
+  options.step_delay = std::chrono::milliseconds(int_arg(args, "delay-ms", 20));
+  std::map<std::int64_t, SteadyClock::time_point> landed;
+  options.on_step_written = [&](const rulestream::SimulatedStep& step) {
+    landed.emplace(step.global_step, SteadyClock::now());
+  };
+  try {
+    JobSimulator(options).run();
+  } catch (...) {
+    pipeline.request_stop();
+    runner.join();
+    throw;
+  }
+  runner.join();
+  if (pipeline_error) std::rethrow_exception(pipeline_error);
+
+  const auto arrived = probe->arrived();
+  const auto mtimes = index_mtimes(out);
+  std::vector<double> from_callback_ms;
+  std::vector<double> from_mtime_ms;
+  std::int64_t missing = 0;
+  for (const auto& [step, at] : landed) {
+    const auto it = arrived.find(step);
+    if (it == arrived.end()) {
+      ++missing;
+      continue;
+    }
+    from_callback_ms.push_back(
+        std::chrono::duration<double, std::milli>(it->second.steady - at).count());
+    if (const auto file = mtimes.find(step); file != mtimes.end()) {
+      from_mtime_ms.push_back(
+          std::chrono::duration<double, std::milli>(it->second.system - file->second).count());
+    }
+  }
+  auto print = [](const std::string& prefix, std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    std::cout << " " << prefix << "p50_ms=" << percentile(values, 0.50) << " " << prefix
+              << "p90_ms=" << percentile(values, 0.90) << " " << prefix
+              << "p99_ms=" << percentile(values, 0.99) << " " << prefix
+              << "max_ms=" << (values.empty() ? NAN : values.back()) << " " << prefix
+              << "min_ms=" << (values.empty() ? NAN : values.front());
+  };
+  std::cout << "steps=" << landed.size() << " missing=" << missing;
+  print("", from_callback_ms);
+  print("mtime_", from_mtime_ms);
+  std::cout << " problems=" << report.problems.size() << "\n";
+  return 0;
+}
+
+// --- the driver -----------------------------------------------------------------------------
+
+struct ChildResult {
+  std::map<std::string, std::string> values;
+  double max_rss_mib = 0.0;
+};
+
+// Runs this program again with `phase_args`, collects its "key=value" stdout line and its peak
+// RSS (wait4). A child that fails is fatal: its stderr has already gone to ours.
+ChildResult run_phase(const std::vector<std::string>& phase_args) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  std::vector<std::string> argv_strings{"/proc/self/exe"};
+  argv_strings.insert(argv_strings.end(), phase_args.begin(), phase_args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], STDOUT_FILENO);
+    ::execv("/proc/self/exe", argv.data());
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  std::string output;
+  char chunk[4096];
+  for (;;) {
+    const ssize_t got = ::read(pipe_fds[0], chunk, sizeof chunk);
+    if (got <= 0) break;
+    output.append(chunk, static_cast<std::size_t>(got));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  struct rusage usage {};
+  if (::wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4 failed");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ostringstream command;
+    for (const auto& a : phase_args) command << a << " ";
+    throw std::runtime_error("phase failed (status " + std::to_string(status) +
+                             "): " + command.str());
+  }
+  ChildResult result;
+  std::istringstream words(output);
+  for (std::string word; words >> word;) {
+    const auto eq = word.find('=');
+    if (eq != std::string::npos) result.values[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  result.max_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+  return result;
+}
+
+double num(const ChildResult& result, const std::string& key) {
+  const auto it = result.values.find(key);
+  if (it == result.values.end()) throw std::runtime_error("phase output lacks " + key);
+  return std::stod(it->second);
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+std::string load_average() {
+  std::ifstream file("/proc/loadavg");
+  std::string one, five, fifteen;
+  file >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+std::string fixed(double value, int digits) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
+// Generates one job, warms the page cache, then alternates ceiling and replay runs.
+void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps, int workers,
+               int repetitions, const std::string& threads, bool keep) {
+  const fs::path trial = data / (kind + "-job");
+  const auto options = job_options(kind, trial, steps, workers);
+  struct statvfs disk {};
+  if (::statvfs(data.c_str(), &disk) == 0) {
+    const auto free_bytes = static_cast<std::uint64_t>(disk.f_bavail) * disk.f_frsize;
+    const std::uint64_t needed = estimated_bytes(options) + (std::uint64_t{1} << 30);
+    if (free_bytes < needed) {
+      throw std::runtime_error(kind + " job: ~" + std::to_string(needed >> 20) + " MiB needed, " +
+                               std::to_string(free_bytes >> 20) + " MiB free under " +
+                               data.string() + " (lower --" + kind + "-steps)");
+    }
+  }
+  if (fs::exists(trial)) fs::remove_all(trial);
+  std::cout << "## " << kind << " job: " << workers << " workers x " << steps << " steps\n";
+  const auto generated =
+      run_phase({"--phase", "generate", "--kind", kind, "--out", trial.string(), "--steps",
+                 std::to_string(steps), "--workers", std::to_string(workers)});
+  std::cout << "generated " << fixed(num(generated, "event_bytes") / 1e9, 2) << " GB, "
+            << generated.values.at("records") << " records in "
+            << fixed(num(generated, "seconds"), 1) << " s\n";
+  // Write back what the generator left dirty (writeback under a measurement halves the read
+  // ceiling), then read everything once so that every run finds it in the page cache.
+  ::sync();
+  run_phase(
+      {"--phase", "ceiling", "--method", "read", "--trial", trial.string(), "--threads", threads});
+  // Each repetition runs the three ceilings and the replay back to back, so that a ratio compares
+  // figures taken under the same load; medians over repetitions are reported.
+  std::vector<double> read_bps, map_bps, touch_bps, replay_bps, tensors_ps, rss, ratios;
+  ChildResult last;
+  auto rate = [](const ChildResult& result) {
+    return num(result, "event_bytes") / num(result, "seconds");
+  };
+  for (int r = 0; r < repetitions; ++r) {
+    auto ceiling_run = [&](const std::string& method) {
+      return rate(run_phase({"--phase", "ceiling", "--method", method, "--trial", trial.string(),
+                             "--threads", threads}));
+    };
+    read_bps.push_back(ceiling_run("read"));
+    map_bps.push_back(ceiling_run("mmap-read"));
+    touch_bps.push_back(ceiling_run("mmap-touch"));
+    const auto replay =
+        run_phase({"--phase", "replay", "--trial", trial.string(), "--threads", threads});
+    replay_bps.push_back(rate(replay));
+    tensors_ps.push_back(num(replay, "tensors") / num(replay, "seconds"));
+    rss.push_back(replay.max_rss_mib);
+    ratios.push_back(replay_bps.back() / std::max(read_bps.back(), map_bps.back()));
+    std::cout << "  run " << r + 1 << ": read() " << fixed(read_bps.back() / 1e9, 2)
+              << " GB/s, mmap every byte " << fixed(map_bps.back() / 1e9, 2)
+              << " GB/s, mmap one byte per page " << fixed(touch_bps.back() / 1e9, 2)
+              << " GB/s; replay " << fixed(replay_bps.back() / 1e9, 2) << " GB/s ("
+              << fixed(num(replay, "seconds"), 2) << " s), " << fixed(tensors_ps.back() / 1e6, 3)
+              << " M tensors/s, peak RSS " << fixed(replay.max_rss_mib, 0) << " MiB, ratio "
+              << fixed(ratios.back() * 100, 1) << "%, load " << load_average() << "\n";
+    last = replay;
+  }
+  std::cout << "  replay report: tensors=" << last.values["tensors"]
+            << " event_bytes=" << last.values["event_bytes"]
+            << " index_files=" << last.values["index_files"] << " steps=" << last.values["steps"]
+            << " evaluated=" << last.values["evaluated"]
+            << " conditions=" << last.values["conditions"]
+            << " problems=" << last.values["problems"]
+            << " rule_errors=" << last.values["rule_errors"] << "\n";
+  const double ceiling = std::max(median(read_bps), median(map_bps));
+  const double pipeline = median(replay_bps);
+  std::cout << "| job | ceiling: read() | ceiling: mmap, every byte | mmap, one byte per page | "
+               "pipeline | ratio to ceiling | ratio to one byte per page | tensors/s | "
+               "peak RSS |\n"
+            << "| " << kind << " | " << fixed(median(read_bps) / 1e9, 2) << " GB/s | "
+            << fixed(median(map_bps) / 1e9, 2) << " GB/s | " << fixed(median(touch_bps) / 1e9, 2)
+            << " GB/s | " << fixed(pipeline / 1e9, 2) << " GB/s | "
+            << fixed(pipeline / ceiling * 100, 1) << "% (median per run "
+            << fixed(median(ratios) * 100, 1) << "%) | "
+            << fixed(pipeline / median(touch_bps) * 100, 1) << "% | "
+            << fixed(median(tensors_ps) / 1e6, 3) << " M | "
+            << fixed(*std::max_element(rss.begin(), rss.end()), 0) << " MiB |\n\n";
+  if (!keep) fs::remove_all(trial);
+}
+
+int driver(const Args& args) {
+  const fs::path data = arg(args, "data", "/work/bench-data");
+  const int repetitions = static_cast<int>(int_arg(args, "repetitions", 5));
+  const int workers = static_cast<int>(int_arg(args, "workers", 2));
+  const std::string threads = std::to_string(thread_count(args));
+  const bool keep = args.contains("keep");
+  const std::string only = arg(args, "only", "large,small,latency");
+  fs::create_directories(data);
+  struct rusage self {};
+  ::getrusage(RUSAGE_SELF, &self);
+  std::cout << "threads " << threads << ", driver peak RSS " << self.ru_maxrss / 1024
+            << " MiB (the floor of every child's figure), load " << load_average() << "\n\n";
+  if (only.find("large") != std::string::npos) {
+    bench_job("large", data, int_arg(args, "large-steps", 500), workers, repetitions, threads,
+              keep);
+  }
+  if (only.find("small") != std::string::npos) {
+    bench_job("small", data, int_arg(args, "small-steps", 300), workers, repetitions, threads,
+              keep);
+  }
+  if (only.find("latency") != std::string::npos) {
+    const fs::path out = data / "latency-job";
+    if (fs::exists(out)) fs::remove_all(out);
+    const std::string steps = std::to_string(int_arg(args, "latency-steps", 200));
+    const std::string delay = std::to_string(int_arg(args, "delay-ms", 20));
+    std::cout << "## live latency: " << workers << " workers x " << steps << " steps, " << delay
+              << " ms apart\n";
+    const auto latency =
+        run_phase({"--phase", "latency", "--out", out.string(), "--steps", steps, "--delay-ms",
+                   delay, "--workers", std::to_string(workers), "--threads", threads});
+    std::cout << "| measured from | steps | missing | p50 | p90 | p99 | max | min |\n";
+    for (const std::string prefix : {"", "mtime_"}) {
+      std::cout << "| " << (prefix.empty() ? "on_step_written" : "index file mtime") << " | "
+                << latency.values.at("steps") << " | " << latency.values.at("missing") << " | "
+                << fixed(num(latency, prefix + "p50_ms"), 1) << " ms | "
+                << fixed(num(latency, prefix + "p90_ms"), 1) << " ms | "
+                << fixed(num(latency, prefix + "p99_ms"), 1) << " ms | "
+                << fixed(num(latency, prefix + "max_ms"), 1) << " ms | "
+                << fixed(num(latency, prefix + "min_ms"), 1) << " ms |\n";
+    }
+    std::cout << "(peak RSS " << fixed(latency.max_rss_mib, 0) << " MiB, problems "
+              << latency.values.at("problems") << ", load " << load_average() << ")\n";
+    if (!keep) fs::remove_all(out);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Args args = parse_args(argc, argv);
+    const std::string phase = arg(args, "phase", "");
+    if (phase.empty()) return driver(args);
+    if (phase == "generate") return phase_generate(args);
+    if (phase == "ceiling") return phase_ceiling(args);
+    if (phase == "replay") return phase_replay(args);
+    if (phase == "latency") return phase_latency(args);
+    throw std::invalid_argument("unknown phase: " + phase);
+  } catch (const std::exception& error) {
+    std::cerr << "pipeline_e2e: " << error.what() << "\n";
+    return 2;
+  }
+}
