@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace rulestream {
 
@@ -66,6 +67,21 @@ std::uint16_t float_to_bfloat16(float value) {
   if (std::isnan(value)) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
   const std::uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
   return static_cast<std::uint16_t>((bits + rounding) >> 16);
+}
+
+std::uint16_t double_to_bfloat16(double value) {
+  if (!std::isfinite(value)) return float_to_bfloat16(static_cast<float>(value));
+  // Narrow to float with round-to-odd: the float keeps 16 more bits than bfloat16, so the one
+  // round-to-nearest-even below is then exact.
+  float narrowed = static_cast<float>(value);
+  if (std::isinf(narrowed)) {
+    narrowed = std::copysign(std::numeric_limits<float>::max(), narrowed);  // odd, > bf16 max
+  } else if (static_cast<double>(narrowed) != value) {
+    auto bits = std::bit_cast<std::uint32_t>(narrowed);
+    if (std::fabs(static_cast<double>(narrowed)) > std::fabs(value)) --bits;  // toward zero
+    narrowed = std::bit_cast<float>(bits | 1u);
+  }
+  return float_to_bfloat16(narrowed);
 }
 
 }  // namespace rulestream

@@ -69,7 +69,7 @@ Scalar Scalar::of_double(DType dtype, double value) {
       scalar.double_ = float16_to_float(double_to_float16(value));
       break;
     case DType::BFloat16:
-      scalar.double_ = bfloat16_to_float(float_to_bfloat16(static_cast<float>(value)));
+      scalar.double_ = bfloat16_to_float(double_to_bfloat16(value));
       break;
     case DType::Float32:
       scalar.double_ = static_cast<float>(value);

@@ -8,43 +8,12 @@
 #include <string>
 
 #include "pipeline/half.hpp"
+#include "stages/integer_result.hpp"
 
 namespace rulestream {
 namespace {
 
-__extension__ typedef __int128 Int128;
-
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr Int128 kInt64Min = std::numeric_limits<std::int64_t>::min();
-constexpr Int128 kInt64Max = std::numeric_limits<std::int64_t>::max();
-constexpr Int128 kUInt64Max = std::numeric_limits<std::uint64_t>::max();
-
-// Rounds to the nearest bfloat16 once, as compute_reductions does (Scalar::of_double goes
-// through float and can round twice the wrong way at a tie): round-to-odd into float first.
-double round_to_bfloat16(double value) {
-  if (!std::isfinite(value)) return value;
-  float narrowed = static_cast<float>(value);
-  if (std::isinf(narrowed)) {
-    narrowed = std::copysign(std::numeric_limits<float>::max(), narrowed);
-  } else if (static_cast<double>(narrowed) != value) {
-    auto bits = std::bit_cast<std::uint32_t>(narrowed);
-    if (std::fabs(static_cast<double>(narrowed)) > std::fabs(value)) --bits;
-    narrowed = std::bit_cast<float>(bits | 1u);
-  }
-  return bfloat16_to_float(float_to_bfloat16(narrowed));
-}
-
-// The same exact-while-it-fits rule as compute_reductions' integer sums and products.
-Scalar integer_result(DType dtype, Int128 value) {
-  if (is_unsigned_integer(dtype)) {
-    if (value >= 0 && value <= kUInt64Max) {
-      return Scalar::of_uint(DType::UInt64, static_cast<std::uint64_t>(value));
-    }
-  } else if (value >= kInt64Min && value <= kInt64Max) {
-    return Scalar::of_int(DType::Int64, static_cast<std::int64_t>(value));
-  }
-  return Scalar::of_double(DType::Float64, static_cast<double>(value));
-}
 
 // An integer scalar widened exactly. Integer tensors' figures are integers even when they came
 // back as float64 (|-128| of int8, a sum beyond int64), so the cast loses nothing in range.
@@ -121,7 +90,7 @@ class Combiner {
   // float64 for integers and bool.
   Scalar real(double value) const {
     if (!floating_) return Scalar::of_double(DType::Float64, value);
-    return Scalar::of_double(dtype_, dtype_ == DType::BFloat16 ? round_to_bfloat16(value) : value);
+    return Scalar::of_double(dtype_, value);
   }
 
   // Empty parts hold no extreme; with only empty parts there is none, as for an empty tensor.

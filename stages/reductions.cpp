@@ -10,6 +10,7 @@
 
 #include "pipeline/exceptions.hpp"
 #include "pipeline/half.hpp"
+#include "stages/integer_result.hpp"
 #include "stages/reductions_kernels.hpp"
 
 namespace rulestream {
@@ -23,9 +24,6 @@ using reduction_kernels::ShiftedMoments;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr Int128 kInt64Min = std::numeric_limits<std::int64_t>::min();
-constexpr Int128 kInt64Max = std::numeric_limits<std::int64_t>::max();
-constexpr Int128 kUInt64Max = std::numeric_limits<std::uint64_t>::max();
 
 // An integer product has a loop of its own; a single reduction needs only one of the two.
 struct Parts {
@@ -33,24 +31,8 @@ struct Parts {
   bool product = true;
 };
 
-// Rounds to the nearest bfloat16, once. Scalar::of_double narrows double -> float -> bfloat16,
-// which can round twice the wrong way at a tie; narrowing to float with round-to-odd first makes
-// the second rounding exact (the float keeps 16 more bits than bfloat16).
-double round_to_bfloat16(double value) {
-  if (!std::isfinite(value)) return value;
-  float narrowed = static_cast<float>(value);
-  if (std::isinf(narrowed)) {
-    narrowed = std::copysign(std::numeric_limits<float>::max(), narrowed);  // odd, and > bf16 max
-  } else if (static_cast<double>(narrowed) != value) {
-    auto bits = std::bit_cast<std::uint32_t>(narrowed);
-    if (std::fabs(static_cast<double>(narrowed)) > std::fabs(value)) --bits;  // toward zero
-    narrowed = std::bit_cast<float>(bits | 1u);
-  }
-  return bfloat16_to_float(float_to_bfloat16(narrowed));
-}
-
 Scalar floating(DType dtype, double value) {
-  return Scalar::of_double(dtype, dtype == DType::BFloat16 ? round_to_bfloat16(value) : value);
+  return Scalar::of_double(dtype, value);
 }
 
 // ((sum d^2) - (sum d)^2 / n) / n with d = x - K: rounding may leave a variance of 0 a hair
@@ -159,19 +141,6 @@ void fill_float(ReductionSet& set, DType dtype, const std::byte* data, std::size
   put(Reduction::Std, true, figures[kAbsStd]);
   set_both(set, Reduction::L1, floating(dtype, figures[kL1]));
   set_both(set, Reduction::L2, floating(dtype, figures[kL2]));
-}
-
-// An exact integer result in int64 (uint64 for unsigned tensors) when it fits, float64 when it
-// does not: rulestream does not wrap around as numpy does.
-Scalar integer_result(DType dtype, Int128 value) {
-  if (is_unsigned_integer(dtype)) {
-    if (value >= 0 && value <= kUInt64Max) {
-      return Scalar::of_uint(DType::UInt64, static_cast<std::uint64_t>(value));
-    }
-  } else if (value >= kInt64Min && value <= kInt64Max) {
-    return Scalar::of_int(DType::Int64, static_cast<std::int64_t>(value));
-  }
-  return Scalar::of_double(DType::Float64, static_cast<double>(value));
 }
 
 // An element (or |element|) in the tensor's own dtype; |INT_MIN| does not fit and becomes float64.
