@@ -118,7 +118,8 @@ JobSimulatorOptions job_options(const std::string& kind, const fs::path& out, st
   return options;
 }
 
-// Event-file bytes the job will take, within a few percent (record framing and names included).
+// Event-file bytes the job will take, a little over (biases are counted at 256 elements, the
+// most these jobs give them; record framing and names at 200 bytes a record).
 std::uint64_t estimated_bytes(const JobSimulatorOptions& options) {
   const std::int64_t layers = options.layers;
   const std::int64_t big = (2 * layers + 2 * (layers - 1)) * options.tensor_size;
@@ -548,9 +549,14 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
   ::sync();
   run_phase(
       {"--phase", "ceiling", "--method", "read", "--trial", trial.string(), "--threads", threads});
-  // Each repetition runs the three ceilings and the replay back to back, so that a ratio compares
-  // figures taken under the same load; medians over repetitions are reported.
-  std::vector<double> read_bps, map_bps, touch_bps, replay_bps, tensors_ps, rss, ratios;
+  // Each repetition runs the three plain reads and the replay back to back, so that a ratio
+  // compares figures taken under the same load; medians over repetitions are reported, ratios
+  // as the median of the per-repetition ratios.
+  // The ceiling, as the issue defines it: the faster of read() and mmap touching every page.
+  // Touching a page reads one byte of 4,096, so the faster of read() and mmap reading every byte
+  // is reported beside it: the fastest way to bring every byte of the files to a core.
+  std::vector<double> read_bps, map_bps, touch_bps, replay_bps, tensors_ps, rss;
+  std::vector<double> ratios, every_byte_ratios;
   ChildResult last;
   auto rate = [](const ChildResult& result) {
     return num(result, "event_bytes") / num(result, "seconds");
@@ -561,21 +567,23 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
                              "--threads", threads}));
     };
     read_bps.push_back(ceiling_run("read"));
-    map_bps.push_back(ceiling_run("mmap-read"));
     touch_bps.push_back(ceiling_run("mmap-touch"));
+    map_bps.push_back(ceiling_run("mmap-read"));
     const auto replay =
         run_phase({"--phase", "replay", "--trial", trial.string(), "--threads", threads});
     replay_bps.push_back(rate(replay));
     tensors_ps.push_back(num(replay, "tensors") / num(replay, "seconds"));
     rss.push_back(replay.max_rss_mib);
-    ratios.push_back(replay_bps.back() / std::max(read_bps.back(), map_bps.back()));
+    ratios.push_back(replay_bps.back() / std::max(read_bps.back(), touch_bps.back()));
+    every_byte_ratios.push_back(replay_bps.back() / std::max(read_bps.back(), map_bps.back()));
     std::cout << "  run " << r + 1 << ": read() " << fixed(read_bps.back() / 1e9, 2)
-              << " GB/s, mmap every byte " << fixed(map_bps.back() / 1e9, 2)
               << " GB/s, mmap one byte per page " << fixed(touch_bps.back() / 1e9, 2)
-              << " GB/s; replay " << fixed(replay_bps.back() / 1e9, 2) << " GB/s ("
-              << fixed(num(replay, "seconds"), 2) << " s), " << fixed(tensors_ps.back() / 1e6, 3)
-              << " M tensors/s, peak RSS " << fixed(replay.max_rss_mib, 0) << " MiB, ratio "
-              << fixed(ratios.back() * 100, 1) << "%, load " << load_average() << "\n";
+              << " GB/s, mmap every byte " << fixed(map_bps.back() / 1e9, 2) << " GB/s; replay "
+              << fixed(replay_bps.back() / 1e9, 2) << " GB/s (" << fixed(num(replay, "seconds"), 2)
+              << " s), " << fixed(tensors_ps.back() / 1e6, 3) << " M tensors/s, peak RSS "
+              << fixed(replay.max_rss_mib, 0) << " MiB, ratio " << fixed(ratios.back() * 100, 1)
+              << "% (every byte " << fixed(every_byte_ratios.back() * 100, 1) << "%), load "
+              << load_average() << "\n";
     last = replay;
   }
   std::cout << "  replay report: tensors=" << last.values["tensors"]
@@ -585,18 +593,13 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
             << " conditions=" << last.values["conditions"]
             << " problems=" << last.values["problems"]
             << " rule_errors=" << last.values["rule_errors"] << "\n";
-  const double ceiling = std::max(median(read_bps), median(map_bps));
-  const double pipeline = median(replay_bps);
-  std::cout << "| job | ceiling: read() | ceiling: mmap, every byte | mmap, one byte per page | "
-               "pipeline | ratio to ceiling | ratio to one byte per page | tensors/s | "
-               "peak RSS |\n"
+  std::cout << "| job | read() | mmap, one byte per page | mmap, every byte | pipeline | "
+               "ratio to ceiling | ratio to every-byte ceiling | tensors/s | peak RSS |\n"
             << "| " << kind << " | " << fixed(median(read_bps) / 1e9, 2) << " GB/s | "
-            << fixed(median(map_bps) / 1e9, 2) << " GB/s | " << fixed(median(touch_bps) / 1e9, 2)
-            << " GB/s | " << fixed(pipeline / 1e9, 2) << " GB/s | "
-            << fixed(pipeline / ceiling * 100, 1) << "% (median per run "
-            << fixed(median(ratios) * 100, 1) << "%) | "
-            << fixed(pipeline / median(touch_bps) * 100, 1) << "% | "
-            << fixed(median(tensors_ps) / 1e6, 3) << " M | "
+            << fixed(median(touch_bps) / 1e9, 2) << " GB/s | " << fixed(median(map_bps) / 1e9, 2)
+            << " GB/s | " << fixed(median(replay_bps) / 1e9, 2) << " GB/s | "
+            << fixed(median(ratios) * 100, 1) << "% | " << fixed(median(every_byte_ratios) * 100, 1)
+            << "% | " << fixed(median(tensors_ps) / 1e6, 3) << " M | "
             << fixed(*std::max_element(rss.begin(), rss.end()), 0) << " MiB |\n\n";
   if (!keep) fs::remove_all(trial);
 }

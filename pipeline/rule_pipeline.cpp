@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -207,6 +208,7 @@ class RulePipeline::Impl {
   std::unique_ptr<boost::asio::steady_timer> tick_timer_;
   Loader* loader_ = nullptr;
   std::int64_t incomplete_steps_ = 0;  // touched by the serial assembler only
+  bool job_ended_ = false;             // likewise
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> end_marker_seen_{false};
   bool following_ = false;
@@ -380,13 +382,22 @@ void RulePipeline::Impl::assemble(const AssemblerInput& input,
     landed_or_dropped(step);
   } else if (std::holds_alternative<EndOfJob>(input)) {
     assembler_.end_of_job();
+    job_ended_ = true;
     store_->ingest({}, {}, {}, end_marker_seen_, true);
   }
   release(ports);
 }
 
 void RulePipeline::Impl::release(Assembler::output_ports_type& ports) {
-  for (const auto& ready : assembler_.take_ready(StepAssembler::Clock::now(), lowest_in_flight())) {
+  std::optional<std::int64_t> held = lowest_in_flight();
+  // Until a collections file says how many workers the job has, a step with one worker's files
+  // may still be waiting for another's: hold everything (smdebug waits for the collections
+  // too), unless the job ended or a grace period lets silent workers go.
+  if (!job_ended_ && config_.worker_grace.count() == 0 &&
+      !store_->collections(store_->generation())) {
+    held = std::numeric_limits<std::int64_t>::min();
+  }
+  for (const auto& ready : assembler_.take_ready(StepAssembler::Clock::now(), held)) {
     // Rules wait for their step through the trial: tell it this one may be looked at.
     store_->release_through(ready.step);
     StepReady message;
