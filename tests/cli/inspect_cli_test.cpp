@@ -7,6 +7,7 @@
 
 #include "pipeline/cli/cli.hpp"
 #include "stages/trial_writer.hpp"
+#include "tests/support/cli_runner.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
@@ -14,26 +15,12 @@ namespace {
 
 using testing::TempDir;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-Outcome inspect(std::vector<std::string> args) {
-  args.insert(args.begin(), "inspect");
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run(args, out, err);
-  return {code, out.str(), err.str()};
+testing::CliOutcome inspect(std::vector<std::string> args) {
+  return testing::run_cli("inspect", std::move(args));
 }
 
-void expect_one_line_error(const Outcome& outcome, const std::string& fragment) {
-  EXPECT_EQ(outcome.exit_code, cli::kExitError);
-  EXPECT_TRUE(outcome.out.empty()) << outcome.out;
-  EXPECT_TRUE(outcome.err.starts_with("rulestream inspect: ")) << outcome.err;
-  EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
-  EXPECT_NE(outcome.err.find(fragment), std::string::npos) << outcome.err;
+void expect_one_line_error(const testing::CliOutcome& outcome, const std::string& fragment) {
+  testing::expect_one_line_error(outcome, "inspect", {fragment});
 }
 
 // Two workers, a TRAIN and an EVAL step, a tensor with NaN, one saved only as reductions.

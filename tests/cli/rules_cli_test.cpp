@@ -6,23 +6,16 @@
 
 #include "pipeline/cli/cli.hpp"
 #include "rules/rule_registry.hpp"
+#include "tests/support/cli_runner.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Outcome = testing::CliOutcome;
 
 Outcome rules(std::vector<std::string> args) {
-  args.insert(args.begin(), "rules");
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run(args, out, err);
-  return {code, out.str(), err.str()};
+  return testing::run_cli("rules", std::move(args));
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

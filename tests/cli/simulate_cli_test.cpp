@@ -8,6 +8,7 @@
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/tensor.hpp"
 #include "pipeline/trial.hpp"
+#include "tests/support/cli_runner.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
@@ -15,27 +16,12 @@ namespace {
 
 using testing::TempDir;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-Outcome simulate(std::vector<std::string> args) {
-  args.insert(args.begin(), "simulate");
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run(args, out, err);
-  return {code, out.str(), err.str()};
+testing::CliOutcome simulate(std::vector<std::string> args) {
+  return testing::run_cli("simulate", std::move(args));
 }
 
-// Errors are one line, prefixed with the command, and leave nothing on stdout.
-void expect_error(const Outcome& outcome, const std::string& fragment) {
-  EXPECT_EQ(outcome.exit_code, cli::kExitError) << outcome.err;
-  EXPECT_TRUE(outcome.out.empty()) << outcome.out;
-  EXPECT_TRUE(outcome.err.starts_with("rulestream simulate: ")) << outcome.err;
-  EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
-  EXPECT_NE(outcome.err.find(fragment), std::string::npos) << outcome.err;
+void expect_error(const testing::CliOutcome& outcome, const std::string& fragment) {
+  testing::expect_one_line_error(outcome, "simulate", {fragment});
 }
 
 TEST(SimulateCliTest, HelpListsScenariosAndOptions) {

@@ -18,6 +18,7 @@
 
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/job_simulator.hpp"
+#include "tests/support/cli_runner.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
@@ -30,34 +31,16 @@ using Steps = std::vector<std::int64_t>;
 // Every wait on the real binary is bounded: a bug fails the test instead of hanging it.
 constexpr auto kPatience = std::chrono::seconds(20);
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-Outcome run_cli(const std::string& command, std::vector<std::string> args) {
-  args.insert(args.begin(), command);
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using Outcome = testing::CliOutcome;
+using testing::run_cli;
 
 Outcome replay(std::vector<std::string> args) {
   return run_cli("replay", std::move(args));
 }
 
-// Errors are one line on stderr, prefixed with the command, with nothing on stdout.
 void expect_one_line_error(const Outcome& outcome, std::initializer_list<std::string> fragments,
                            const std::string& command = "replay") {
-  EXPECT_EQ(outcome.exit_code, cli::kExitError) << outcome.err;
-  EXPECT_TRUE(outcome.out.empty()) << outcome.out;
-  EXPECT_TRUE(outcome.err.starts_with("rulestream " + command + ": ")) << outcome.err;
-  EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
-  for (const auto& fragment : fragments) {
-    EXPECT_NE(outcome.err.find(fragment), std::string::npos) << fragment << " in " << outcome.err;
-  }
+  testing::expect_one_line_error(outcome, command, fragments);
 }
 
 // A tiny job: 1 worker, `steps` TRAIN steps, every step saved, 16-element tensors.
