@@ -1,5 +1,6 @@
 #include "pipeline/reduction.hpp"
 
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -66,17 +67,18 @@ Scalar Scalar::of_double(DType dtype, double value) {
   // Store what the dtype can hold, so a float32 scalar reads back as a float32 would.
   switch (dtype) {
     case DType::Float16:
-      scalar.double_ = float16_to_float(double_to_float16(value));
+      value = float16_to_float(double_to_float16(value));
       break;
     case DType::BFloat16:
-      scalar.double_ = bfloat16_to_float(double_to_bfloat16(value));
+      value = bfloat16_to_float(double_to_bfloat16(value));
       break;
     case DType::Float32:
-      scalar.double_ = static_cast<float>(value);
+      value = static_cast<float>(value);
       break;
     default:
-      scalar.double_ = value;
+      break;
   }
+  scalar.bits_ = std::bit_cast<std::uint64_t>(value);
   return scalar;
 }
 
@@ -87,7 +89,7 @@ Scalar Scalar::of_int(DType dtype, std::int64_t value) {
   }
   Scalar scalar;
   scalar.dtype_ = dtype;
-  scalar.int_ = value;
+  scalar.bits_ = static_cast<std::uint64_t>(value);
   return scalar;
 }
 
@@ -98,33 +100,44 @@ Scalar Scalar::of_uint(DType dtype, std::uint64_t value) {
   }
   Scalar scalar;
   scalar.dtype_ = dtype;
-  scalar.uint_ = value;
+  scalar.bits_ = value;
   return scalar;
 }
 
 Scalar Scalar::of_bool(bool value) {
   Scalar scalar;
   scalar.dtype_ = DType::Bool;
-  scalar.uint_ = value ? 1 : 0;
+  scalar.bits_ = value ? 1 : 0;
+  return scalar;
+}
+
+Scalar Scalar::from_bits(DType dtype, std::uint64_t bits) {
+  Scalar scalar;
+  scalar.dtype_ = dtype;
+  scalar.bits_ = bits;
   return scalar;
 }
 
 double Scalar::as_double() const {
-  if (is_floating(dtype_)) return double_;
-  if (is_signed_integer(dtype_)) return static_cast<double>(int_);
-  return static_cast<double>(uint_);
+  if (is_floating(dtype_)) return std::bit_cast<double>(bits_);
+  if (is_signed_integer(dtype_)) return static_cast<double>(static_cast<std::int64_t>(bits_));
+  return static_cast<double>(bits_);
 }
 
 std::int64_t Scalar::as_int() const {
-  if (is_signed_integer(dtype_)) return int_;
-  if (is_floating(dtype_)) return static_cast<std::int64_t>(double_);
-  return static_cast<std::int64_t>(uint_);
+  if (is_floating(dtype_)) return static_cast<std::int64_t>(std::bit_cast<double>(bits_));
+  return static_cast<std::int64_t>(bits_);
 }
 
 std::uint64_t Scalar::as_uint() const {
-  if (is_unsigned_integer(dtype_) || dtype_ == DType::Bool) return uint_;
-  if (is_floating(dtype_)) return static_cast<std::uint64_t>(double_);
-  return static_cast<std::uint64_t>(int_);
+  if (is_floating(dtype_)) return static_cast<std::uint64_t>(std::bit_cast<double>(bits_));
+  return bits_;
+}
+
+bool operator==(const Scalar& a, const Scalar& b) {
+  if (a.dtype_ != b.dtype_) return false;
+  if (is_floating(a.dtype_)) return a.as_double() == b.as_double();
+  return a.bits_ == b.bits_;
 }
 
 }  // namespace rulestream

@@ -57,13 +57,17 @@ class Scalar {
   std::int64_t as_int() const;    // exact for signed integer dtypes
   std::uint64_t as_uint() const;  // exact for unsigned integer dtypes
 
-  friend bool operator==(const Scalar&, const Scalar&) = default;
+  // The 8 bytes behind the number (a double, int64 or uint64 by dtype), and back: for compact
+  // storage of many scalars (ReductionSet). from_bits takes only what bits() gave.
+  std::uint64_t bits() const { return bits_; }
+  static Scalar from_bits(DType dtype, std::uint64_t bits);
+
+  // Numbers compare as numbers (NaN equals nothing), with their dtypes.
+  friend bool operator==(const Scalar& a, const Scalar& b);
 
  private:
   DType dtype_ = DType::Invalid;
-  double double_ = 0.0;
-  std::int64_t int_ = 0;
-  std::uint64_t uint_ = 0;
+  std::uint64_t bits_ = 0;  // a double for floating dtypes, an int64 or uint64 otherwise
 };
 
 }  // namespace rulestream

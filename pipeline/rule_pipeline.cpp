@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 #include <thread>
+#include <unordered_map>
 #include <variant>
 
 #include "pipeline/exceptions.hpp"
@@ -57,23 +58,19 @@ struct RuleSlot {
   std::string error;
 };
 
-// The tensors worth decoding as soon as they land: what some rule said it reads, or all.
-class EagerSelection {
+// Tensors that some of the rules read: by name, regex or collection, or all of them.
+class TensorMatcher {
  public:
-  explicit EagerSelection(const std::vector<RequiredTensors>& required) {
-    for (const auto& needs : required) {
-      if (needs.empty()) {
-        all_ = true;
-        return;
-      }
-      names_.insert(needs.names.begin(), needs.names.end());
-      for (const auto& pattern : needs.regexes) regexes_.emplace_back(pattern);
-      collections_.insert(needs.collections.begin(), needs.collections.end());
-    }
+  void add(const RequiredTensors& needs) {
+    if (needs.empty()) all_ = true;
+    if (all_) return;
+    names_.insert(needs.names.begin(), needs.names.end());
+    for (const auto& pattern : needs.regexes) regexes_.emplace_back(pattern);
+    collections_.insert(needs.collections.begin(), needs.collections.end());
   }
 
-  bool wants(const std::string& tensor,
-             const std::map<std::string, Collection>* collections) const {
+  bool matches(const std::string& tensor,
+               const std::map<std::string, Collection>* collections) const {
     if (all_ || names_.contains(tensor)) return true;
     if (std::any_of(regexes_.begin(), regexes_.end(), [&](const std::regex& pattern) {
           return std::regex_search(tensor, pattern);
@@ -97,6 +94,55 @@ class EagerSelection {
   std::set<std::string> names_;
   std::vector<std::regex> regexes_;
   std::set<std::string> collections_;
+};
+
+// What to do with a tensor as soon as it lands: decode and reduce it when some rule reads it,
+// and keep its value too (within max_memory) when such a rule reads whole values; the other
+// rules need nothing but its reductions and element counts, which are kept for every step.
+class EagerSelection {
+ public:
+  explicit EagerSelection(const std::vector<RequiredTensors>& required) {
+    for (const auto& needs : required) {
+      decode_.add(needs);
+      if (needs.values) values_.add(needs);
+    }
+  }
+
+  enum class Use { None, Reductions, Values };
+
+  // The use of each of `tensors`. A tensor's use is worked out once per collections object
+  // (matching regexes is slow, and the same names land at every step); thread-safe.
+  std::vector<Use> uses(
+      const std::vector<TensorLocation>& tensors,
+      const std::shared_ptr<const std::map<std::string, Collection>>& collections) const {
+    std::vector<Use> result;
+    result.reserve(tensors.size());
+    std::lock_guard lock(memo_mutex_);
+    if (collections != memo_collections_) {
+      memo_.clear();
+      memo_collections_ = collections;
+    }
+    for (const auto& location : tensors) {
+      auto [it, inserted] = memo_.try_emplace(location.tensor_name, Use::None);
+      if (inserted) it->second = decide(location.tensor_name, collections.get());
+      result.push_back(it->second);
+    }
+    return result;
+  }
+
+ private:
+  Use decide(const std::string& tensor,
+             const std::map<std::string, Collection>* collections) const {
+    if (parse_reduction_tensor_name(tensor)) return Use::None;  // saved reductions: on demand
+    if (values_.matches(tensor, collections)) return Use::Values;
+    return decode_.matches(tensor, collections) ? Use::Reductions : Use::None;
+  }
+
+  TensorMatcher decode_;
+  TensorMatcher values_;
+  mutable std::mutex memo_mutex_;
+  mutable std::shared_ptr<const std::map<std::string, Collection>> memo_collections_;
+  mutable std::unordered_map<std::string, Use> memo_;
 };
 
 std::vector<RequiredTensors> required_of(const std::vector<std::unique_ptr<RuleSlot>>& slots) {
@@ -321,10 +367,16 @@ void RulePipeline::Impl::decode(const IndexLanding& landing) {
   if (!index.event_file_name) return;
   const std::string& file = *index.event_file_name;
   const auto collections = store_->collections(store_->generation());
-  std::vector<const TensorLocation*> wanted;
-  for (const auto& location : index.tensors) {
-    if (parse_reduction_tensor_name(location.tensor_name)) continue;  // saved reductions: on demand
-    if (selection_->wants(location.tensor_name, collections.get())) wanted.push_back(&location);
+  struct Wanted {
+    const TensorLocation* location;
+    bool keep_value;
+  };
+  std::vector<Wanted> wanted;
+  const auto uses = selection_->uses(index.tensors, collections);
+  for (std::size_t i = 0; i < uses.size(); ++i) {
+    if (uses[i] != EagerSelection::Use::None) {
+      wanted.push_back({&index.tensors[i], uses[i] == EagerSelection::Use::Values});
+    }
   }
   if (wanted.empty()) return;
   const std::string where = storage_->describe() + "/" + file;
@@ -347,21 +399,24 @@ void RulePipeline::Impl::decode(const IndexLanding& landing) {
   progress_.event_bytes += bytes.size();
   const FramingOptions framing{config_.check_data_crc};
   tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
-    const TensorLocation& location = *wanted[i];
-    const std::string at = where + " at offset " + std::to_string(location.start) + " (tensor '" +
-                           location.tensor_name + "')";
+    const TensorLocation& location = *wanted[i].location;
+    // Built only when something goes wrong: most records never need it.
+    const auto at = [&] {
+      return where + " at offset " + std::to_string(location.start) + " (tensor '" +
+             location.tensor_name + "')";
+    };
     const Frame frame = frame_record_at(bytes.span(), location.start, framing);
     if (frame.status != FrameStatus::Record) {
       // The rule that asks for it will get the precise error; say it once here too.
-      report_problem(where, at + ": not a whole, valid TFRecord");
+      report_problem(where, at() + ": not a whole, valid TFRecord");
       return;
     }
     try {
       const auto offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
-      for (auto& decoded : decode_event(bytes.slice(offset, frame.payload.size()), at)) {
+      for (auto& decoded : decode_event(bytes.slice(offset, frame.payload.size()), at())) {
         if (decoded.name != location.tensor_name) continue;
         store_->cache().put_reductions(file, location.start, compute_reductions(decoded.value));
-        store_->cache().put_value(file, location.start, decoded.value);
+        if (wanted[i].keep_value) store_->cache().put_value(file, location.start, decoded.value);
         progress_.tensors_decoded++;
       }
     } catch (const RulestreamError& error) {

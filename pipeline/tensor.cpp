@@ -178,16 +178,27 @@ std::vector<std::int64_t> Tensor::steps(Mode mode, bool show_incomplete_steps) c
   return result;
 }
 
-TensorValue Tensor::value(std::int64_t step, Mode mode,
-                          const std::optional<std::string>& worker) const {
-  const ResolvedSave resolved = TensorAccess::resolve(*this, step, mode, worker);
+namespace {
+
+// The record of the value saved at (step, mode, worker); TensorUnavailableForStep saying why
+// there is none.
+RecordRef raw_record(const Tensor& tensor, std::int64_t step, Mode mode,
+                     const std::optional<std::string>& worker) {
+  const ResolvedSave resolved = TensorAccess::resolve(tensor, step, mode, worker);
   if (!resolved.save.raw) {
-    throw TensorUnavailableForStep(name_, step, mode,
+    throw TensorUnavailableForStep(tensor.name(), step, mode,
                                    resolved.save.reductions.empty()
                                        ? "no value was saved"
                                        : "only reductions of it were saved");
   }
-  return TensorAccess::store(*this).read_record(*resolved.save.raw, name_);
+  return *resolved.save.raw;
+}
+
+}  // namespace
+
+TensorValue Tensor::value(std::int64_t step, Mode mode,
+                          const std::optional<std::string>& worker) const {
+  return TensorAccess::store(*this).read_record(raw_record(*this, step, mode, worker), name_);
 }
 
 Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode,
@@ -210,6 +221,18 @@ Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode
   if (const auto& scalar = reductions->get(key)) return *scalar;
   // Not computable for this value (strings, min of an empty tensor): say why.
   return compute_reduction(store.read_record(*resolved.save.raw, name_), key);
+}
+
+ElementCounts Tensor::element_counts(std::int64_t step, Mode mode,
+                                     const std::optional<std::string>& worker) const {
+  const auto reductions =
+      TensorAccess::store(*this).reductions_of(raw_record(*this, step, mode, worker), name_);
+  if (!reductions->counts()) {
+    throw TensorUnavailableForStep(name_, step, mode,
+                                   "its " + std::string(dtype_name(reductions->source_dtype())) +
+                                       " elements are not real numbers");
+  }
+  return *reductions->counts();
 }
 
 std::map<ReductionKey, Scalar> Tensor::reduction_values(
@@ -243,12 +266,13 @@ WorkerPart part_of(const TrialStore& store, const std::string& tensor, const Wor
   WorkerPart part;
   part.worker = save.worker;
   if (save.raw) {
-    // Both cached by the store: reductions for every record, the value within its budget.
+    // Cached by the store for every record: the value is not read again.
     part.saved_value = true;
     part.reductions.reductions = *store.reductions_of(*save.raw, tensor);
-    const TensorValue value = store.read_record(*save.raw, tensor);
-    part.reductions.count = value.size();
-    part.reductions.dtype = value.dtype();
+    part.reductions.dtype = part.reductions.reductions.source_dtype();
+    if (const auto& counts = part.reductions.reductions.counts()) {
+      part.reductions.count = counts->elements;
+    }
     return part;
   }
   for (const auto& [key, ref] : save.reductions) {

@@ -35,6 +35,13 @@ class Tensor {
                          const std::optional<std::string>& worker = std::nullopt,
                          bool abs = false) const;
 
+  // How many elements the value has and how many are zero, NaN or infinite (ElementCounts),
+  // from the same one pass as the reductions and cached with them: rules that count elements
+  // never need the value itself. TensorUnavailableForStep when no value was saved at the step,
+  // or when it holds strings or complex numbers.
+  ElementCounts element_counts(std::int64_t step, Mode mode = Mode::Global,
+                               const std::optional<std::string>& worker = std::nullopt) const;
+
   // Only the reductions the job saved (smdebug does not compute the others here).
   std::map<ReductionKey, Scalar> reduction_values(
       std::int64_t step, Mode mode = Mode::Global,

@@ -3,7 +3,6 @@
 #include "pipeline/exceptions.hpp"
 #include "pipeline/tensor.hpp"
 #include "rules/rule_text.hpp"
-#include "rules/value_scan.hpp"
 
 namespace rulestream {
 
@@ -41,15 +40,15 @@ bool AllZeroRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
   for (const std::string& name : selection_.names(trial, step)) {
-    TensorValue value;
+    ElementCounts counts;
     try {
-      value = trial.tensor(name).value(step);
+      counts = trial.tensor(name).element_counts(step);
     } catch (const TensorUnavailableForStep&) {
-      continue;  // saved only as reductions at this step: no elements to count
+      continue;  // saved only as reductions at this step, or not numbers: no elements to count
     }
-    const auto zeros = count_zeros(value);
-    if (!zeros || value.size() == 0) continue;
-    const double percent = static_cast<double>(*zeros) * 100.0 / static_cast<double>(value.size());
+    if (!counts.zeros || counts.elements == 0) continue;  // bool tensors are not numbers
+    const double percent =
+        static_cast<double>(*counts.zeros) * 100.0 / static_cast<double>(counts.elements);
     if (percent < options_.threshold) continue;
     finding.tensors.push_back(name);
     finding.figures.push_back({"zero_percent", percent, name});

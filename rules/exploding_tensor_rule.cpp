@@ -3,7 +3,6 @@
 #include "pipeline/exceptions.hpp"
 #include "pipeline/tensor.hpp"
 #include "rules/rule_text.hpp"
-#include "rules/value_scan.hpp"
 
 namespace rulestream {
 
@@ -37,22 +36,21 @@ bool ExplodingTensorRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
   for (const std::string& name : selection_.names(trial, step)) {
-    TensorValue value;
+    ElementCounts counts;
     try {
-      value = trial.tensor(name).value(step);
+      counts = trial.tensor(name).element_counts(step);
     } catch (const TensorUnavailableForStep&) {
-      continue;  // saved only as reductions at this step: no elements to look at
+      continue;  // saved only as reductions at this step, or not numbers: no elements to count
     }
-    const auto count = count_non_finite(value);
-    if (!count) continue;
-    const bool exploded = count->nan > 0 || (!options_.only_nan && count->inf > 0);
+    if (!counts.nans) continue;  // integers and bool hold neither NaN nor Inf
+    const bool exploded = *counts.nans > 0 || (!options_.only_nan && *counts.infs > 0);
     if (!exploded) continue;
     finding.tensors.push_back(name);
-    finding.figures.push_back({"nan_count", static_cast<double>(count->nan), name});
+    finding.figures.push_back({"nan_count", static_cast<double>(*counts.nans), name});
     if (!options_.only_nan) {
-      finding.figures.push_back({"inf_count", static_cast<double>(count->inf), name});
+      finding.figures.push_back({"inf_count", static_cast<double>(*counts.infs), name});
     }
-    finding.figures.push_back({"size", static_cast<double>(value.size()), name});
+    finding.figures.push_back({"size", static_cast<double>(counts.elements), name});
     if (finding.tensors.size() == kMaxReportedTensors) break;
   }
   if (finding.tensors.empty()) return false;

@@ -23,7 +23,10 @@ struct TensorSelection {
   std::vector<std::string> names(const Trial& trial,
                                  std::optional<std::int64_t> step = std::nullopt) const;
 
-  RequiredTensors required() const { return {.regexes = regexes, .collections = collections}; }
+  // What a rule over this selection reads; `reads_values` as RequiredTensors::values.
+  RequiredTensors required(bool reads_values = true) const {
+    return {.regexes = regexes, .collections = collections, .values = reads_values};
+  }
 };
 
 }  // namespace rulestream

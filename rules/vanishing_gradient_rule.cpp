@@ -67,7 +67,7 @@ bool VanishingGradientRule::invoke_at_step(std::int64_t step) {
 }
 
 RequiredTensors VanishingGradientRule::required_tensors() const {
-  return gradients().required();
+  return gradients().required(false);
 }
 
 }  // namespace rulestream

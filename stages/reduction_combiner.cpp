@@ -271,6 +271,30 @@ class Combiner {
 
 }  // namespace
 
+namespace {
+
+// Element counts add up; the total is known only when every part's is (a part that saved only
+// reductions has none).
+std::optional<ElementCounts> combined_counts(const std::vector<WorkerReductions>& parts) {
+  for (const WorkerReductions& part : parts) {
+    if (!part.reductions.counts()) return std::nullopt;
+  }
+  ElementCounts total = parts.front().reductions.counts().value();
+  const auto add = [](std::optional<std::int64_t>& sum, const std::optional<std::int64_t>& part) {
+    sum = sum && part ? std::optional(*sum + *part) : std::nullopt;
+  };
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const ElementCounts part = parts[i].reductions.counts().value();
+    total.elements += part.elements;
+    add(total.zeros, part.zeros);
+    add(total.nans, part.nans);
+    add(total.infs, part.infs);
+  }
+  return total;
+}
+
+}  // namespace
+
 ReductionSet combine_reductions(const std::vector<WorkerReductions>& parts) {
   if (parts.empty()) return {};
   const DType dtype = parts.front().dtype;
@@ -285,8 +309,11 @@ ReductionSet combine_reductions(const std::vector<WorkerReductions>& parts) {
                                   std::to_string(*part.count) + ")");
     }
   }
-  if (!is_real_numeric(dtype)) return {};
-  return Combiner(parts, dtype).combine();
+  ReductionSet combined;
+  if (is_real_numeric(dtype)) combined = Combiner(parts, dtype).combine();
+  combined.set_source_dtype(dtype);
+  if (const auto counts = combined_counts(parts)) combined.set_counts(*counts);
+  return combined;
 }
 
 }  // namespace rulestream

@@ -107,6 +107,10 @@ void recover_overflowed(FloatFigures& figures, const FloatStats& stats, const st
 
 void fill_float(ReductionSet& set, DType dtype, const std::byte* data, std::size_t count) {
   const FloatStats stats = reduction_kernels::float_stats(dtype, data, count);
+  set.set_counts({.elements = static_cast<std::int64_t>(count),
+                  .zeros = stats.tallies.zeros,
+                  .nans = stats.tallies.nans,
+                  .infs = stats.tallies.infs});
   const auto put = [&](Reduction reduction, bool abs, double value) {
     set.set({reduction, abs}, floating(dtype, value));
   };
@@ -203,7 +207,13 @@ void fill(ReductionSet& set, const TensorValue& value, Parts parts) {
     fill_float(set, dtype, data, count);  // the product rides along in the same pass
     return;
   }
-  if (parts.stats) fill_int_stats(set, dtype, reduction_kernels::int_stats(dtype, data, count));
+  if (parts.stats) {
+    const IntStats stats = reduction_kernels::int_stats(dtype, data, count);
+    ElementCounts counts{.elements = static_cast<std::int64_t>(count)};
+    if (dtype != DType::Bool) counts.zeros = stats.tallies.zeros;
+    set.set_counts(counts);
+    fill_int_stats(set, dtype, stats);
+  }
   if (parts.product) {
     fill_int_product(set, dtype, reduction_kernels::int_product(dtype, data, count));
   }
@@ -211,8 +221,33 @@ void fill(ReductionSet& set, const TensorValue& value, Parts parts) {
 
 }  // namespace
 
+namespace {
+constexpr std::uint8_t kHasCounts = 1, kHasZeros = 2, kHasNans = 4, kHasInfs = 8;
+}  // namespace
+
+std::optional<ElementCounts> ReductionSet::counts() const {
+  if ((counts_present_ & kHasCounts) == 0) return std::nullopt;
+  const auto part = [&](std::uint8_t flag, std::size_t i) {
+    return (counts_present_ & flag) != 0 ? std::optional(counts_[i]) : std::nullopt;
+  };
+  return ElementCounts{.elements = counts_[0],
+                       .zeros = part(kHasZeros, 1),
+                       .nans = part(kHasNans, 2),
+                       .infs = part(kHasInfs, 3)};
+}
+
+void ReductionSet::set_counts(ElementCounts counts) {
+  counts_present_ = kHasCounts;
+  counts_ = {counts.elements, counts.zeros.value_or(0), counts.nans.value_or(0),
+             counts.infs.value_or(0)};
+  if (counts.zeros) counts_present_ |= kHasZeros;
+  if (counts.nans) counts_present_ |= kHasNans;
+  if (counts.infs) counts_present_ |= kHasInfs;
+}
+
 ReductionSet compute_reductions(const TensorValue& value) {
   ReductionSet set;
+  set.set_source_dtype(value.dtype());
   if (is_real_numeric(value.dtype())) fill(set, value, Parts{});
   return set;
 }

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -113,6 +114,7 @@ struct FloatTotals {
   double shift, abs_shift;
   double sum = 0, abs_sum = 0, squares = 0, product = 1;
   double shifted_sum = 0, shifted_squares = 0, abs_shifted_sum = 0, abs_shifted_squares = 0;
+  ElementTallies tallies;
 };
 
 // One float64 chunk, in one loop. NaN is not tracked: it shows in abs_sum, and the caller then
@@ -209,6 +211,26 @@ struct FloatTotals {
   totals.abs_shifted_squares += abs_shifted_squares;
 }
 
+// Counts one chunk's zero, NaN and infinite elements (W is the kernel's Wide type), in a loop of
+// its own: the chunk is in L1 by now, and the sums' loops already use every vector register.
+template <typename W>
+[[gnu::always_inline]] inline void tally_chunk(const std::byte* data, std::size_t begin,
+                                               std::size_t end, ElementTallies& tallies) {
+  std::int32_t zeros = 0, nans = 0, infs = 0;  // a chunk has at most kChunk elements
+#pragma omp simd reduction(+ : zeros, nans, infs)
+  for (std::size_t i = begin; i < end; ++i) {
+    const W x = load<W>(data, i);
+    zeros += x == W{0} ? 1 : 0;
+    if constexpr (std::is_floating_point_v<W>) {
+      nans += x != x ? 1 : 0;
+      infs += std::fabs(x) == std::numeric_limits<W>::infinity() ? 1 : 0;
+    }
+  }
+  tallies.zeros += zeros;
+  tallies.nans += nans;
+  tallies.infs += infs;
+}
+
 // Adds every chunk to the totals with add_chunk(bytes, begin, end, totals): on the tensor's own
 // bytes when they already hold Wide values, else on a stack buffer the chunk was converted into.
 template <typename Load, typename Totals>
@@ -219,12 +241,14 @@ template <typename Load, typename Totals>
     const std::size_t end = std::min(count, begin + kChunk);
     if constexpr (std::is_same_v<Load, LoadPlain<Wide>>) {
       add_chunk(data, begin, end, totals);
+      tally_chunk<Wide>(data, begin, end, totals.tallies);
     } else {
       alignas(64) Wide buffer[kChunk];
       const std::size_t length = end - begin;
 #pragma omp simd
       for (std::size_t i = 0; i < length; ++i) buffer[i] = load_element(data, begin + i);
       add_chunk(reinterpret_cast<const std::byte*>(buffer), 0, length, totals);
+      tally_chunk<Wide>(reinterpret_cast<const std::byte*>(buffer), 0, length, totals.tallies);
     }
   }
 }
@@ -249,6 +273,7 @@ template <typename Load>
   stats.product = totals.product;
   stats.plain = {totals.shift, totals.shifted_sum, totals.shifted_squares};
   stats.abs = {totals.abs_shift, totals.abs_shifted_sum, totals.abs_shifted_squares};
+  stats.tallies = totals.tallies;
   return stats;
 }
 
@@ -293,6 +318,7 @@ struct IntTotals {
   Int128 sum = 0, abs_sum = 0;
   double squares = 0, shifted_sum = 0, shifted_squares = 0, abs_shifted_sum = 0,
          abs_shifted_squares = 0;
+  ElementTallies tallies;
 };
 
 // One chunk: extremes and exact sums in the first loop, moments in double in the second (one
@@ -384,6 +410,7 @@ template <typename Load>
   stats.sum = totals.sum;
   stats.squares = totals.squares;
   stats.plain = {totals.shift, totals.shifted_sum, totals.shifted_squares};
+  stats.tallies = totals.tallies;
   if constexpr (std::is_signed_v<T>) {
     stats.abs_min = totals.abs_min;
     stats.abs_max = totals.abs_max;

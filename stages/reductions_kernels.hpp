@@ -21,6 +21,14 @@ struct ShiftedMoments {
   double shifted_squares = 0;  // sum((x - K)^2)
 };
 
+// Elements that are zero (-0.0 included), NaN and infinite: what the AllZero and ExplodingTensor
+// rules look at, counted in the same pass so that they never read the elements again.
+struct ElementTallies {
+  std::int64_t zeros = 0;
+  std::int64_t nans = 0;
+  std::int64_t infs = 0;
+};
+
 // A floating tensor (float16, bfloat16, float32, float64) summarised in double. The extremes
 // are elements widened exactly; they are meaningless when `abs_sum` is NaN (some element is
 // NaN), which the caller checks first.
@@ -32,6 +40,7 @@ struct FloatStats {
   double squares = 0;  // sum(x^2)
   double product = 1;  // prod(x), in double
   ShiftedMoments plain, abs;
+  ElementTallies tallies;
 };
 
 // An integer or bool tensor. Extremes and sums are exact; the moments are in double.
@@ -42,6 +51,7 @@ struct IntStats {
   Int128 sum = 0, abs_sum = 0;
   double squares = 0;
   ShiftedMoments plain, abs;
+  ElementTallies tallies;  // nans and infs stay 0
 };
 
 // The product of an integer or bool tensor, from a loop of its own (int_stats leaves it out):

@@ -14,7 +14,7 @@
 #include "pipeline/tensor.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/rule_registry.hpp"
-#include "rules/value_scan.hpp"
+#include "tests/support/reference_counts.hpp"
 #include "tests/support/rule_outcomes.hpp"
 #include "tests/support/smdebug_expected.hpp"
 #include "tests/support/smdebug_rules_expected.hpp"
@@ -140,7 +140,7 @@ std::unique_ptr<Rule> make_rule(const ExpectedRuleRun& run, const Trial& trial) 
         trial, run.rule, std::nullopt,
         [](const Tensor& t, std::int64_t step, const std::string& worker) {
           const auto value = raw_value(t, step, worker);
-          const auto count = value ? count_non_finite(*value) : std::nullopt;
+          const auto count = value ? testing::count_non_finite(*value) : std::nullopt;
           return count && count->nan + count->inf > 0;
         });
   }
@@ -150,7 +150,7 @@ std::unique_ptr<Rule> make_rule(const ExpectedRuleRun& run, const Trial& trial) 
         trial, run.rule, std::nullopt,
         [threshold](const Tensor& t, std::int64_t step, const std::string& worker) {
           const auto value = raw_value(t, step, worker);
-          const auto zeros = value ? count_zeros(*value) : std::nullopt;
+          const auto zeros = value ? testing::count_zeros(*value) : std::nullopt;
           return zeros && value->size() > 0 &&
                  static_cast<double>(*zeros) * 100.0 / static_cast<double>(value->size()) >=
                      threshold;

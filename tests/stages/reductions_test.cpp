@@ -118,7 +118,7 @@ std::string describe(const Scalar& scalar) {
   return ::testing::AssertionFailure() << describe(*actual) << ", expected " << describe(expected);
 }
 
-const std::optional<Scalar>& get(const ReductionSet& set, std::string_view name) {
+std::optional<Scalar> get(const ReductionSet& set, std::string_view name) {
   const auto key = reduction_key_from_name(name);
   if (!key) throw std::invalid_argument(std::string(name));
   return set.get(*key);

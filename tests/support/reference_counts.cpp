@@ -1,8 +1,8 @@
-#include "rules/value_scan.hpp"
+#include "tests/support/reference_counts.hpp"
 
 #include <cmath>
 
-namespace rulestream {
+namespace rulestream::testing {
 namespace {
 
 // IEEE-754 half and bfloat16 share the layout sign | exponent | mantissa; only the widths differ.
@@ -101,4 +101,4 @@ std::optional<std::int64_t> count_zeros(const TensorValue& value) {
   }
 }
 
-}  // namespace rulestream
+}  // namespace rulestream::testing

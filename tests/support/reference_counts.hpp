@@ -5,9 +5,10 @@
 
 #include "pipeline/tensor_value.hpp"
 
-namespace rulestream {
+namespace rulestream::testing {
 
-// Element counts the value-inspecting rules need, one pass over the (unaligned, shared) bytes.
+// Element counts computed the plain way, element by element from the bit patterns, as the
+// reference for the counts the reduction kernels take in their one pass (ElementCounts).
 
 struct NonFiniteCount {
   std::int64_t nan = 0;
@@ -23,4 +24,4 @@ std::optional<NonFiniteCount> count_non_finite(const TensorValue& value);
 // numbers (np.number).
 std::optional<std::int64_t> count_zeros(const TensorValue& value);
 
-}  // namespace rulestream
+}  // namespace rulestream::testing
