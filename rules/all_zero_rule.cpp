@@ -26,10 +26,7 @@ RuleSpec AllZeroRule::spec() {
     Options options;
     options.collection_names = reader.list("collection_names", options.collection_names);
     options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
-    options.threshold = reader.number("threshold", options.threshold);
-    if (options.threshold < 0.0 || options.threshold > 100.0) {
-      throw reader.invalid("threshold", "is not a percentage between 0 and 100");
-    }
+    options.threshold = reader.percentage("threshold", options.threshold);
     reader.finish();
     return std::unique_ptr<Rule>(new AllZeroRule(context.base_trial, std::move(options)));
   };

@@ -8,9 +8,17 @@
 #include <stdexcept>
 
 #include "rules/all_zero_rule.hpp"
+#include "rules/check_input_images_rule.hpp"
+#include "rules/dead_relu_rule.hpp"
 #include "rules/exploding_tensor_rule.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
+#include "rules/nlp_sequence_ratio_rule.hpp"
+#include "rules/poor_weight_initialization_rule.hpp"
+#include "rules/saturated_activation_rule.hpp"
+#include "rules/tensor_variance_rule.hpp"
+#include "rules/unchanged_tensor_rule.hpp"
 #include "rules/vanishing_gradient_rule.hpp"
+#include "rules/weight_update_ratio_rule.hpp"
 
 namespace rulestream {
 namespace {
@@ -84,6 +92,12 @@ double ParameterReader::number(const std::string& name, double fallback) {
   return value;
 }
 
+double ParameterReader::percentage(const std::string& name, double fallback) {
+  const double value = number(name, fallback);
+  if (value < 0.0 || value > 100.0) throw invalid(name, "is not a percentage between 0 and 100");
+  return value;
+}
+
 std::int64_t ParameterReader::integer(const std::string& name, std::int64_t fallback) {
   read_.push_back(name);
   const auto it = parameters_.find(name);
@@ -97,6 +111,30 @@ std::int64_t ParameterReader::integer(const std::string& name, std::int64_t fall
     throw invalid(name, "is not an integer");
   }
   return value;
+}
+
+// True when a parameter documented with the default None was left at it.
+bool ParameterReader::is_none(const std::string& name) const {
+  const auto it = parameters_.find(name);
+  if (it == parameters_.end()) return true;
+  const std::string_view text = trim(it->second);
+  return text.empty() || text == "None";
+}
+
+std::optional<double> ParameterReader::optional_number(const std::string& name) {
+  if (is_none(name)) {
+    read_.push_back(name);
+    return std::nullopt;
+  }
+  return number(name, 0.0);
+}
+
+std::optional<std::int64_t> ParameterReader::optional_integer(const std::string& name) {
+  if (is_none(name)) {
+    read_.push_back(name);
+    return std::nullopt;
+  }
+  return integer(name, 0);
 }
 
 bool ParameterReader::boolean(const std::string& name, bool fallback) {
@@ -173,6 +211,14 @@ RuleRegistry& RuleRegistry::builtin() {
     built.add(ExplodingTensorRule::spec());
     built.add(AllZeroRule::spec());
     built.add(LossNotDecreasingRule::spec());
+    built.add(DeadReluRule::spec());
+    built.add(PoorWeightInitializationRule::spec());
+    built.add(SaturatedActivationRule::spec());
+    built.add(WeightUpdateRatioRule::spec());
+    built.add(TensorVarianceRule::spec());
+    built.add(UnchangedTensorRule::spec());
+    built.add(CheckInputImagesRule::spec());
+    built.add(NlpSequenceRatioRule::spec());
     return built;
   }();
   return registry;

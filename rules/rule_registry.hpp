@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,7 +50,12 @@ class ParameterReader {
  public:
   ParameterReader(std::string rule, const RuleParameters& parameters);
   double number(const std::string& name, double fallback);
+  // A number between 0 and 100.
+  double percentage(const std::string& name, double fallback);
   std::int64_t integer(const std::string& name, std::int64_t fallback);
+  // Parameters whose documented default is None: nullopt when absent, empty or "None".
+  std::optional<double> optional_number(const std::string& name);
+  std::optional<std::int64_t> optional_integer(const std::string& name);
   bool boolean(const std::string& name, bool fallback);  // "True"/"False" (any case), 1/0
   std::string text(const std::string& name, const std::string& fallback);
   std::vector<std::string> list(const std::string& name,
@@ -64,6 +70,8 @@ class ParameterReader {
   RuleConfigError invalid(const std::string& name, const std::string& problem) const;
 
  private:
+  bool is_none(const std::string& name) const;
+
   std::string rule_;
   const RuleParameters& parameters_;
   std::vector<std::string> read_;

@@ -50,7 +50,7 @@ std::size_t line_starting(const std::vector<std::string>& lines, const std::stri
   return static_cast<std::size_t>(it - lines.begin());
 }
 
-TEST(RulesCli, ListsTheFourBuiltInRulesWithParametersAndDefaults) {
+TEST(RulesCli, ListsTheBuiltInRulesWithParametersAndDefaults) {
   const Outcome outcome = rules({});
   ASSERT_EQ(outcome.exit_code, cli::kExitOk) << outcome.err;
   EXPECT_TRUE(outcome.err.empty()) << outcome.err;
@@ -61,10 +61,17 @@ TEST(RulesCli, ListsTheFourBuiltInRulesWithParametersAndDefaults) {
   for (const auto& line : lines) {
     if (!line.starts_with(" ")) rule_lines.push_back(line);
   }
-  EXPECT_EQ(rule_lines, (std::vector<std::string>{"AllZero (also all_zero)",
-                                                  "ExplodingTensor (also exploding_tensor)",
-                                                  "LossNotDecreasing (also loss_not_decreasing)",
-                                                  "VanishingGradient (also vanishing_gradient)"}));
+  EXPECT_EQ(rule_lines,
+            (std::vector<std::string>{
+                "AllZero (also all_zero)", "CheckInputImages (also check_input_images)",
+                "DeadRelu (also dead_relu)", "ExplodingTensor (also exploding_tensor)",
+                "LossNotDecreasing (also loss_not_decreasing)",
+                "NLPSequenceRatio (also nlp_sequence_ratio)",
+                "PoorWeightInitialization (also poor_weight_initialization)",
+                "SaturatedActivation (also saturated_activation)",
+                "TensorVariance (also tensor_variance)", "UnchangedTensor (also unchanged_tensor)",
+                "VanishingGradient (also vanishing_gradient)",
+                "WeightUpdateRatio (also weight_update_ratio)"}));
 
   const std::size_t vanishing = line_starting(lines, "VanishingGradient");
   expect_parameter(lines, vanishing, "threshold", "float", "0.0000001");
@@ -74,6 +81,14 @@ TEST(RulesCli, ListsTheFourBuiltInRulesWithParametersAndDefaults) {
   expect_parameter(lines, exploding, "tensor_regex", "regex list", "(none)");
   const std::size_t all_zero = line_starting(lines, "AllZero");
   expect_parameter(lines, all_zero, "threshold", "float", "100");
+  const std::size_t dead_relu = line_starting(lines, "DeadRelu");
+  expect_parameter(lines, dead_relu, "tensor_regex", "regex list", ".*relu_output");
+  expect_parameter(lines, dead_relu, "threshold_layer", "float", "50.0");
+  const std::size_t variance = line_starting(lines, "TensorVariance");
+  expect_parameter(lines, variance, "max_threshold", "float", "(none)");
+  const std::size_t unchanged = line_starting(lines, "UnchangedTensor");
+  expect_parameter(lines, unchanged, "num_steps", "int", "3");
+  expect_parameter(lines, unchanged, "atol", "float", "1e-08");
   const std::size_t loss = line_starting(lines, "LossNotDecreasing");
   expect_parameter(lines, loss, "num_steps", "int", "10");
   expect_parameter(lines, loss, "diff_percent", "float", "0.1");

@@ -67,8 +67,11 @@ TEST_F(RuleRegistryTest, ListsTheBuiltinsSortedWithTheirParameters) {
       EXPECT_FALSE(parameter.description.empty()) << spec->name << " " << parameter.name;
     }
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"AllZero", "ExplodingTensor", "LossNotDecreasing",
-                                             "VanishingGradient"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "AllZero", "CheckInputImages", "DeadRelu", "ExplodingTensor", "LossNotDecreasing",
+                "NLPSequenceRatio", "PoorWeightInitialization", "SaturatedActivation",
+                "TensorVariance", "UnchangedTensor", "VanishingGradient", "WeightUpdateRatio"}));
 
   auto parameters = [](std::string_view rule) {
     std::vector<std::vector<std::string>> out;
@@ -141,6 +144,13 @@ TEST_F(RuleRegistryTest, DocumentedDefaultsParseToTheRulesDefaults) {
     for (const auto& parameter : spec->parameters) {
       explicit_defaults[parameter.name] = parameter.default_value;
     }
+    if (spec->name == "TensorVariance") {
+      // Both thresholds default to None, and a TensorVariance without either could never fire:
+      // the defaults alone are a configuration error (tensor_variance_rule_test.cpp).
+      EXPECT_THROW(RuleRegistry::builtin().create(spec->name, context(), explicit_defaults),
+                   RuleConfigError);
+      continue;
+    }
     const auto rule = RuleRegistry::builtin().create(spec->name, context(), explicit_defaults);
     const auto plain = RuleRegistry::builtin().create(spec->name, context(), {});
     EXPECT_EQ(rule->required_tensors().collections, plain->required_tensors().collections);
@@ -190,8 +200,10 @@ TEST_F(RuleRegistryTest, ReadsEveryParameterKind) {
 
 TEST_F(RuleRegistryTest, RejectsUnknownRulesAndParametersNamingThem) {
   EXPECT_EQ(create_error("Vanishing", {}),
-            "unknown rule \"Vanishing\" (known: AllZero, ExplodingTensor, LossNotDecreasing, "
-            "VanishingGradient)");
+            "unknown rule \"Vanishing\" (known: AllZero, CheckInputImages, DeadRelu, "
+            "ExplodingTensor, LossNotDecreasing, NLPSequenceRatio, PoorWeightInitialization, "
+            "SaturatedActivation, TensorVariance, UnchangedTensor, VanishingGradient, "
+            "WeightUpdateRatio)");
   EXPECT_EQ(create_error("VanishingGradient", {{"treshold", "1e-5"}}),
             "rule VanishingGradient: unknown parameter \"treshold\" (known: threshold)");
   EXPECT_EQ(create_error("ExplodingTensor", {{"nan_only", "True"}, {"regex", "x"}}),

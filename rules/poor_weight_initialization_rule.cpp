@@ -1,0 +1,209 @@
+#include "rules/poor_weight_initialization_rule.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/tensor.hpp"
+#include "rules/real_values.hpp"
+#include "rules/rule_text.hpp"
+#include "rules/training_steps.hpp"
+
+namespace rulestream {
+namespace {
+
+const TensorSelection& gradients() {
+  static const TensorSelection selection{.collections = {"gradients"}};
+  return selection;
+}
+
+const TensorSelection& losses() {
+  static const TensorSelection selection{.collections = {"losses"}};
+  return selection;
+}
+
+// numpy.percentile(values, q) with its default linear interpolation; `sorted` is ascending.
+double percentile(const std::vector<double>& sorted, double q) {
+  const double position = q / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (sorted[above] - sorted[below]) * (position - static_cast<double>(below));
+}
+
+std::optional<TensorValue> value_at(const Trial& trial, const std::string& name,
+                                    std::int64_t step) {
+  try {
+    return trial.tensor(name).value(step);
+  } catch (const TensorUnavailableForStep&) {
+    return std::nullopt;  // saved only as reductions at this step
+  }
+}
+
+}  // namespace
+
+PoorWeightInitializationRule::PoorWeightInitializationRule(Trial base_trial, Options options)
+    : Rule(std::move(base_trial)),
+      options_(std::move(options)),
+      activation_inputs_{.regexes = options_.activation_inputs_regex} {}
+
+RuleSpec PoorWeightInitializationRule::spec() {
+  RuleSpec spec;
+  spec.name = "PoorWeightInitialization";
+  spec.aliases = {"poor_weight_initialization"};
+  spec.description =
+      "early steps with uneven activation variances, narrow gradients or a stuck loss";
+  spec.parameters = {
+      {"activation_inputs_regex", "regex list", ".*relu_input",
+       "regexes of the activation input tensors whose variances are compared across layers"},
+      {"threshold", "float", "10.0",
+       "fires when the largest activation input variance exceeds the smallest this many times"},
+      {"distribution_range", "float", "0.001",
+       "fires when a gradient's 5th-95th percentile range is below this"},
+      {"patience", "int", "5", "fires when the loss has not reached a new low for this many steps"},
+      {"steps", "float", "10", "the number of first training steps the rule analyses"}};
+  spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
+    ParameterReader reader("PoorWeightInitialization", parameters);
+    Options options;
+    options.activation_inputs_regex =
+        reader.regex_list("activation_inputs_regex", options.activation_inputs_regex);
+    options.threshold = reader.number("threshold", options.threshold);
+    if (options.threshold < 1.0) throw reader.invalid("threshold", "must be at least 1 (a ratio)");
+    options.distribution_range = reader.number("distribution_range", options.distribution_range);
+    if (options.distribution_range < 0.0) {
+      throw reader.invalid("distribution_range", "must not be negative");
+    }
+    options.patience = reader.integer("patience", options.patience);
+    if (options.patience < 1) throw reader.invalid("patience", "must be at least 1");
+    options.steps = reader.number("steps", options.steps);
+    if (options.steps <= 0.0) throw reader.invalid("steps", "must be positive");
+    reader.finish();
+    return std::unique_ptr<Rule>(
+        new PoorWeightInitializationRule(context.base_trial, std::move(options)));
+  };
+  return spec;
+}
+
+RequiredTensors PoorWeightInitializationRule::required_tensors() const {
+  return {.regexes = options_.activation_inputs_regex, .collections = {"gradients", "losses"}};
+}
+
+void PoorWeightInitializationRule::check_activation_variances(
+    std::int64_t step, Finding& finding, std::vector<std::string>& reasons) const {
+  const Trial& trial = base_trial();
+  struct Layer {
+    std::string name;
+    double variance = 0.0;
+  };
+  std::optional<Layer> lowest;
+  std::optional<Layer> highest;
+  for (const std::string& name : activation_inputs_.names(trial, step)) {
+    double variance = 0.0;
+    try {
+      variance = trial.tensor(name).reduction_value(step, Reduction::Variance).as_double();
+    } catch (const TensorUnavailableForStep&) {
+      continue;
+    } catch (const ReductionUnsupported&) {
+      continue;
+    }
+    if (!std::isfinite(variance)) continue;
+    if (!lowest || variance < lowest->variance) lowest = Layer{name, variance};
+    if (!highest || variance > highest->variance) highest = Layer{name, variance};
+  }
+  if (!lowest || lowest->name == highest->name || highest->variance == 0.0) return;
+  const double ratio = lowest->variance == 0.0 ? std::numeric_limits<double>::infinity()
+                                               : highest->variance / lowest->variance;
+  if (ratio <= options_.threshold) return;
+  finding.tensors.push_back(highest->name);
+  finding.tensors.push_back(lowest->name);
+  finding.figures.push_back({"variance", highest->variance, highest->name});
+  finding.figures.push_back({"variance", lowest->variance, lowest->name});
+  finding.figures.push_back({"variance_ratio", ratio, std::nullopt});
+  finding.figures.push_back({"threshold", options_.threshold, std::nullopt});
+  reasons.push_back("activation input variance of " + highest->name + " (" +
+                    format_figure(highest->variance) + ") is " + format_figure(ratio) +
+                    " times that of " + lowest->name + " (" + format_figure(lowest->variance) +
+                    "), more than threshold " + format_figure(options_.threshold));
+}
+
+void PoorWeightInitializationRule::check_gradient_spread(std::int64_t step, Finding& finding,
+                                                         std::vector<std::string>& reasons) const {
+  const Trial& trial = base_trial();
+  std::optional<std::string> narrowest;
+  double narrowest_range = std::numeric_limits<double>::infinity();
+  for (const std::string& name : gradients().names(trial, step)) {
+    const auto value = value_at(trial, name, step);
+    if (!value) continue;
+    auto elements = real_values(*value);
+    if (!elements || elements->size() < 2) continue;
+    if (std::any_of(elements->begin(), elements->end(), [](double x) { return std::isnan(x); })) {
+      continue;  // numpy's percentile of anything with NaN is NaN: not judged
+    }
+    std::sort(elements->begin(), elements->end());
+    const double range = percentile(*elements, 95.0) - percentile(*elements, 5.0);
+    if (range < narrowest_range) {
+      narrowest_range = range;
+      narrowest = name;
+    }
+  }
+  if (!narrowest || !(narrowest_range < options_.distribution_range)) return;
+  finding.tensors.push_back(*narrowest);
+  finding.figures.push_back({"percentile_5_to_95", narrowest_range, *narrowest});
+  finding.figures.push_back({"distribution_range", options_.distribution_range, std::nullopt});
+  reasons.push_back("gradient " + *narrowest + " spans only " + format_figure(narrowest_range) +
+                    " from its 5th to its 95th percentile, less than distribution_range " +
+                    format_figure(options_.distribution_range));
+}
+
+void PoorWeightInitializationRule::check_loss_progress(std::int64_t step, std::int64_t train_step,
+                                                       Finding& finding,
+                                                       std::vector<std::string>& reasons) {
+  const Trial& trial = base_trial();
+  for (const std::string& name : losses().names(trial, step)) {
+    const auto value = value_at(trial, name, step);
+    if (!value || value->size() != 1 || !is_real_numeric(value->dtype())) continue;
+    const double loss = value->as_double(0);
+    if (std::isnan(loss)) continue;
+    const auto [best, first] = best_loss_.try_emplace(name, BestLoss{loss, train_step});
+    if (first) continue;
+    if (loss < best->second.loss) {
+      best->second = BestLoss{loss, train_step};
+      continue;
+    }
+    const std::int64_t stalled = train_step - best->second.train_step;
+    if (stalled < options_.patience) continue;
+    finding.tensors.push_back(name);
+    finding.figures.push_back({"loss", loss, name});
+    finding.figures.push_back({"best_loss", best->second.loss, name});
+    finding.figures.push_back({"steps_without_improvement", static_cast<double>(stalled), name});
+    finding.figures.push_back({"patience", static_cast<double>(options_.patience), std::nullopt});
+    reasons.push_back("loss " + name + " " + format_figure(loss) + " has not gone below " +
+                      format_figure(best->second.loss) + " (TRAIN step " +
+                      std::to_string(best->second.train_step) + ") for " + std::to_string(stalled) +
+                      " steps, patience " + std::to_string(options_.patience));
+  }
+}
+
+bool PoorWeightInitializationRule::invoke_at_step(std::int64_t step) {
+  const Trial& trial = base_trial();
+  if (!is_training_step(trial, step)) return false;
+  const std::int64_t train_step = trial.mode_step(step).value_or(step);
+  if (static_cast<double>(train_step) >= options_.steps) return false;  // past the first steps
+
+  Finding finding;
+  std::vector<std::string> reasons;
+  check_activation_variances(step, finding, reasons);
+  check_gradient_spread(step, finding, reasons);
+  check_loss_progress(step, train_step, finding, reasons);
+  if (reasons.empty()) return false;
+
+  finding.message = "poor initialisation at TRAIN step " + std::to_string(train_step) + ": ";
+  for (std::size_t i = 0; i < reasons.size(); ++i) {
+    finding.message += (i == 0 ? "" : "; ") + reasons[i];
+  }
+  report(std::move(finding));
+  return true;
+}
+
+}  // namespace rulestream

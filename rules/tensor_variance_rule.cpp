@@ -1,0 +1,98 @@
+#include "rules/tensor_variance_rule.hpp"
+
+#include <cmath>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/tensor.hpp"
+#include "rules/rule_text.hpp"
+
+namespace rulestream {
+
+TensorVarianceRule::TensorVarianceRule(Trial base_trial, Options options)
+    : Rule(std::move(base_trial)),
+      options_(std::move(options)),
+      selection_{options_.collection_names, options_.tensor_regex} {}
+
+RuleSpec TensorVarianceRule::spec() {
+  RuleSpec spec;
+  spec.name = "TensorVariance";
+  spec.aliases = {"tensor_variance"};
+  spec.description = "tensors whose variance is above max_threshold or below min_threshold";
+  spec.parameters = {{"collection_names", "list", "", "collections whose tensors are inspected"},
+                     {"tensor_regex", "regex list", "",
+                      "regexes of tensor names to inspect (with collections: union)"},
+                     {"max_threshold", "float", "",
+                      "fires when a variance is above this (set this or min_threshold)"},
+                     {"min_threshold", "float", "",
+                      "fires when a variance is below this (set this or max_threshold)"}};
+  spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
+    ParameterReader reader("TensorVariance", parameters);
+    Options options;
+    options.collection_names = reader.list("collection_names", options.collection_names);
+    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.max_threshold = reader.optional_number("max_threshold");
+    options.min_threshold = reader.optional_number("min_threshold");
+    if (!options.max_threshold && !options.min_threshold) {
+      throw RuleConfigError(
+          "rule TensorVariance: parameters max_threshold and min_threshold are both None: set "
+          "at least one, or the rule can never fire");
+    }
+    if (options.max_threshold && options.min_threshold &&
+        *options.min_threshold > *options.max_threshold) {
+      throw reader.invalid("min_threshold", "is above max_threshold \"" +
+                                                format_figure(*options.max_threshold) + "\"");
+    }
+    reader.finish();
+    return std::unique_ptr<Rule>(new TensorVarianceRule(context.base_trial, std::move(options)));
+  };
+  return spec;
+}
+
+bool TensorVarianceRule::invoke_at_step(std::int64_t step) {
+  const Trial& trial = base_trial();
+  Finding finding;
+  std::string first_bound;
+  for (const std::string& name : selection_.names(trial, step)) {
+    const Tensor tensor = trial.tensor(name);
+    double variance = 0.0;
+    try {
+      if (element_count(tensor.shape(step)) < 2) continue;
+    } catch (const ShapeUnavailableForStep&) {
+      // Saved as reductions without a shape: the saved variance is all there is to go by.
+    } catch (const TensorUnavailableForStep&) {
+      continue;
+    }
+    try {
+      variance = tensor.reduction_value(step, Reduction::Variance).as_double();
+    } catch (const TensorUnavailableForStep&) {
+      continue;  // neither the values nor a saved variance at this step
+    } catch (const ReductionUnsupported&) {
+      continue;  // strings, complex values
+    }
+    const bool too_high = options_.max_threshold && variance > *options_.max_threshold;
+    const bool too_low = options_.min_threshold && variance < *options_.min_threshold;
+    if (!too_high && !too_low) continue;
+    finding.tensors.push_back(name);
+    finding.figures.push_back({"variance", variance, name});
+    if (first_bound.empty()) {
+      first_bound = too_high ? " > max_threshold " + format_figure(*options_.max_threshold)
+                             : " < min_threshold " + format_figure(*options_.min_threshold);
+    }
+    if (finding.tensors.size() == kMaxReportedTensors) break;
+  }
+  if (finding.tensors.empty()) return false;
+
+  if (options_.max_threshold) {
+    finding.figures.push_back({"max_threshold", *options_.max_threshold, std::nullopt});
+  }
+  if (options_.min_threshold) {
+    finding.figures.push_back({"min_threshold", *options_.min_threshold, std::nullopt});
+  }
+  finding.message = finding.tensors.front() + " variance " +
+                    format_figure(finding.figures.front().value) + first_bound +
+                    more_tensors_suffix(finding);
+  report(std::move(finding));
+  return true;
+}
+
+}  // namespace rulestream

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pipeline/tensor.hpp"
+#include "pipeline/trial.hpp"
+
+namespace rulestream {
+
+// TRAIN steps, and the steps of a job that saves without modes (GLOBAL). Weights change only
+// there: an EVAL phase saves the same weights step after step, so rules about how tensors move
+// (UnchangedTensor, WeightUpdateRatio) or about the first iterations (PoorWeightInitialization)
+// look at training steps only and stay quiet at EVAL and PREDICT steps.
+bool is_training_step(const Trial& trial, std::int64_t step);
+
+// Per tensor, the newest training steps at which it was saved, so a rule finds "the previous
+// saved steps" in constant time at every step (Tensor::prev_steps lists every step of the
+// tensor, which over a long job makes a rule quadratic). Holds at most `depth` steps per tensor:
+// step numbers only, the values are read again through Tensor::value.
+class SavedStepHistory {
+ public:
+  explicit SavedStepHistory(std::size_t depth) : depth_(depth) {}
+
+  // The training steps before `step` at which `tensor` was saved, oldest first, at most depth.
+  // The first call for a tensor seeds them from the trial (a rule started in mid-job).
+  std::vector<std::int64_t> before(const Trial& trial, const Tensor& tensor, std::int64_t step);
+
+  // Records that the tensor was saved at training step `step` (call after before()).
+  void record(const std::string& tensor, std::int64_t step);
+
+ private:
+  std::size_t depth_;
+  std::map<std::string, std::deque<std::int64_t>> steps_;
+};
+
+}  // namespace rulestream

@@ -1,0 +1,138 @@
+#include "rules/unchanged_tensor_rule.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/tensor.hpp"
+#include "rules/real_values.hpp"
+#include "rules/rule_text.hpp"
+
+namespace rulestream {
+namespace {
+
+// numpy.allclose(older, current): nullopt when some element is not close, else the largest
+// absolute difference between finite elements (0 when every element is equal).
+std::optional<double> allclose(const std::vector<double>& older, const std::vector<double>& current,
+                               const UnchangedTensorRule::Options& options) {
+  double largest = 0.0;
+  for (std::size_t i = 0; i < current.size(); ++i) {
+    const double a = older[i];
+    const double b = current[i];
+    if (a == b) continue;  // equal infinities included
+    if (std::isnan(a) || std::isnan(b)) {
+      if (options.equal_nan && std::isnan(a) && std::isnan(b)) continue;
+      return std::nullopt;
+    }
+    if (std::isinf(a) || std::isinf(b)) return std::nullopt;
+    const double difference = std::fabs(a - b);
+    if (difference > options.atol + options.rtol * std::fabs(b)) return std::nullopt;
+    largest = std::max(largest, difference);
+  }
+  return largest;
+}
+
+}  // namespace
+
+UnchangedTensorRule::UnchangedTensorRule(Trial base_trial, Options options)
+    : Rule(std::move(base_trial)),
+      options_(std::move(options)),
+      selection_{options_.collection_names, options_.tensor_regex},
+      history_(static_cast<std::size_t>(options_.num_steps - 1)) {}
+
+RuleSpec UnchangedTensorRule::spec() {
+  RuleSpec spec;
+  spec.name = "UnchangedTensor";
+  spec.aliases = {"unchanged_tensor"};
+  spec.description = "tensors that stopped changing over their last num_steps saved steps";
+  spec.parameters = {
+      {"collection_names", "list", "", "collections whose tensors are inspected"},
+      {"tensor_regex", "regex list", "",
+       "regexes of tensor names to inspect (with collections: union)"},
+      {"num_steps", "int", "3", "saved steps (the current one included) that must all be close"},
+      {"rtol", "float", "1e-05", "relative tolerance, as numpy.allclose"},
+      {"atol", "float", "1e-08", "absolute tolerance, as numpy.allclose"},
+      {"equal_nan", "bool", "False", "True: NaN compares equal to NaN"}};
+  spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
+    ParameterReader reader("UnchangedTensor", parameters);
+    Options options;
+    options.collection_names = reader.list("collection_names", options.collection_names);
+    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.num_steps = reader.integer("num_steps", options.num_steps);
+    if (options.num_steps < 2) {
+      throw reader.invalid("num_steps", "must be at least 2 (a step and one before it)");
+    }
+    options.rtol = reader.number("rtol", options.rtol);
+    if (options.rtol < 0.0) throw reader.invalid("rtol", "must not be negative");
+    options.atol = reader.number("atol", options.atol);
+    if (options.atol < 0.0) throw reader.invalid("atol", "must not be negative");
+    options.equal_nan = reader.boolean("equal_nan", options.equal_nan);
+    reader.finish();
+    return std::unique_ptr<Rule>(new UnchangedTensorRule(context.base_trial, std::move(options)));
+  };
+  return spec;
+}
+
+bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
+  const Trial& trial = base_trial();
+  if (!is_training_step(trial, step)) return false;
+  Finding finding;
+  std::string first_detail;
+  const auto wanted = static_cast<std::size_t>(options_.num_steps - 1);
+  // Every selected tensor is looked at, even past kMaxReportedTensors, so that each one's
+  // history of saved steps stays complete.
+  for (const std::string& name : selection_.names(trial, step)) {
+    const Tensor tensor = trial.tensor(name);
+    TensorValue current;
+    try {
+      current = tensor.value(step);
+    } catch (const TensorUnavailableForStep&) {
+      continue;  // saved only as reductions at this step: nothing to compare
+    }
+    const std::vector<std::int64_t> previous = history_.before(trial, tensor, step);
+    history_.record(name, step);
+    if (previous.size() < wanted) continue;
+    const auto current_values = real_values(current);
+    if (!current_values) continue;
+
+    std::optional<double> largest = 0.0;
+    for (auto it = previous.rbegin(); it != previous.rend() && largest; ++it) {
+      TensorValue older;
+      try {
+        older = tensor.value(*it);
+      } catch (const TensorUnavailableForStep&) {
+        largest.reset();  // that save holds only reductions: nothing shows it did not change
+        break;
+      }
+      const auto older_values = real_values(older);
+      if (!older_values || older.shape() != current.shape()) {
+        largest.reset();
+        break;
+      }
+      const auto difference = allclose(*older_values, *current_values, options_);
+      largest = difference ? std::optional(std::max(*largest, *difference)) : std::nullopt;
+    }
+    if (!largest || finding.tensors.size() == kMaxReportedTensors) continue;
+
+    finding.tensors.push_back(name);
+    finding.figures.push_back({"max_abs_difference", *largest, name});
+    finding.figures.push_back({"since_step", static_cast<double>(previous.front()), name});
+    if (first_detail.empty()) {
+      first_detail = " unchanged over saved steps " + std::to_string(previous.front()) + ".." +
+                     std::to_string(step) + " (" + std::to_string(options_.num_steps) +
+                     " saves, largest difference " + format_figure(*largest) + " within rtol " +
+                     format_figure(options_.rtol) + ", atol " + format_figure(options_.atol) + ")";
+    }
+  }
+  if (finding.tensors.empty()) return false;
+
+  finding.figures.push_back({"num_steps", static_cast<double>(options_.num_steps), std::nullopt});
+  finding.figures.push_back({"rtol", options_.rtol, std::nullopt});
+  finding.figures.push_back({"atol", options_.atol, std::nullopt});
+  finding.message = finding.tensors.front() + first_detail + more_tensors_suffix(finding);
+  report(std::move(finding));
+  return true;
+}
+
+}  // namespace rulestream

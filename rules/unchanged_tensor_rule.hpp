@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/rule.hpp"
+#include "rules/rule_registry.hpp"
+#include "rules/tensor_selection.hpp"
+#include "rules/training_steps.hpp"
+
+namespace rulestream {
+
+// SageMaker's UnchangedTensor (seed 002). At each training step (rules/training_steps.hpp), for
+// each selected tensor saved there with its values: the value at this step and the values at
+// the tensor's previous num_steps - 1 saved training steps (not necessarily consecutive) are
+// compared as numpy.allclose(older, current, rtol, atol, equal_nan) does, element by element:
+// |older - current| <= atol + rtol * |current|, infinities equal only to themselves, NaN equal
+// to NaN only with equal_nan. The rule fires when all of them are close to the current value,
+// i.e. the tensor has not moved over its last num_steps saves. A tensor with fewer saves, or
+// whose shape changed, is not called unchanged; strings and complex values are skipped.
+// Tensors come from collection_names and tensor_regex (their union), every tensor when neither
+// is given.
+class UnchangedTensorRule final : public Rule {
+ public:
+  struct Options {
+    std::vector<std::string> collection_names;
+    std::vector<std::string> tensor_regex;
+    std::int64_t num_steps = 3;
+    double rtol = 1e-05;
+    double atol = 1e-08;
+    bool equal_nan = false;
+  };
+
+  UnchangedTensorRule(Trial base_trial, Options options);
+
+  static RuleSpec spec();
+
+  std::string_view name() const override { return "UnchangedTensor"; }
+  bool invoke_at_step(std::int64_t step) override;
+  RequiredTensors required_tensors() const override { return selection_.required(); }
+
+  const Options& options() const { return options_; }
+
+ private:
+  Options options_;
+  TensorSelection selection_;
+  SavedStepHistory history_;
+};
+
+}  // namespace rulestream

@@ -1,0 +1,139 @@
+#include "rules/weight_update_ratio_rule.hpp"
+
+#include <cmath>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/tensor.hpp"
+#include "rules/real_values.hpp"
+#include "rules/rule_text.hpp"
+#include "rules/tensor_selection.hpp"
+
+namespace rulestream {
+namespace {
+
+const TensorSelection& weights() {
+  static const TensorSelection selection{.collections = {"weights"}};
+  return selection;
+}
+
+struct UpdateNorms {
+  double update = 0.0;   // ||current - previous||_2
+  double weights = 0.0;  // ||previous||_2
+};
+
+std::optional<UpdateNorms> update_norms(const TensorValue& previous, const TensorValue& current) {
+  if (previous.shape() != current.shape()) return std::nullopt;
+  const auto before = real_values(previous);
+  const auto after = real_values(current);
+  if (!before || !after) return std::nullopt;
+  double update = 0.0;
+  double weights = 0.0;
+  for (std::size_t i = 0; i < after->size(); ++i) {
+    const double delta = (*after)[i] - (*before)[i];
+    update += delta * delta;
+    weights += (*before)[i] * (*before)[i];
+  }
+  return UpdateNorms{std::sqrt(update), std::sqrt(weights)};
+}
+
+}  // namespace
+
+WeightUpdateRatioRule::WeightUpdateRatioRule(Trial base_trial, Options options)
+    : Rule(std::move(base_trial)), options_(options) {}
+
+RuleSpec WeightUpdateRatioRule::spec() {
+  RuleSpec spec;
+  spec.name = "WeightUpdateRatio";
+  spec.aliases = {"weight_update_ratio"};
+  spec.description = "weight updates too large or too small relative to the weights";
+  spec.parameters = {
+      {"num_steps", "int", "",
+       "compare with a saved step at most this many TRAIN steps back (unset: the previous one)"},
+      {"large_threshold", "float", "10.0", "fires when ||update|| / ||weights|| is above this"},
+      {"small_threshold", "float", "0.00000001",
+       "fires when ||update|| / ||weights|| is below this"},
+      {"epsilon", "float", "0.000000001", "added to ||weights|| so the ratio never divides by 0"}};
+  spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
+    ParameterReader reader("WeightUpdateRatio", parameters);
+    Options options;
+    options.num_steps = reader.optional_integer("num_steps");
+    if (options.num_steps && *options.num_steps < 1) {
+      throw reader.invalid("num_steps", "must be at least 1");
+    }
+    options.large_threshold = reader.number("large_threshold", options.large_threshold);
+    options.small_threshold = reader.number("small_threshold", options.small_threshold);
+    if (options.small_threshold < 0.0) {
+      throw reader.invalid("small_threshold", "must not be negative");
+    }
+    if (options.large_threshold <= options.small_threshold) {
+      throw reader.invalid("large_threshold", "must be greater than small_threshold \"" +
+                                                  format_figure(options.small_threshold) + "\"");
+    }
+    options.epsilon = reader.number("epsilon", options.epsilon);
+    if (options.epsilon < 0.0) throw reader.invalid("epsilon", "must not be negative");
+    reader.finish();
+    return std::unique_ptr<Rule>(new WeightUpdateRatioRule(context.base_trial, options));
+  };
+  return spec;
+}
+
+bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
+  const Trial& trial = base_trial();
+  if (!is_training_step(trial, step)) return false;
+  const std::int64_t train_step = trial.mode_step(step).value_or(step);
+  Finding finding;
+  std::string first_detail;
+  // Every weight is looked at, even past kMaxReportedTensors, so that each one's previous saved
+  // step stays known.
+  for (const std::string& name : weights().names(trial, step)) {
+    const Tensor tensor = trial.tensor(name);
+    TensorValue current;
+    try {
+      current = tensor.value(step);
+    } catch (const TensorUnavailableForStep&) {
+      continue;  // saved only as reductions at this step: no update to measure
+    }
+    const std::vector<std::int64_t> previous_steps = history_.before(trial, tensor, step);
+    history_.record(name, step);
+    if (previous_steps.empty()) continue;
+    const std::int64_t previous_step = previous_steps.back();
+    const std::int64_t previous_train_step = trial.mode_step(previous_step).value_or(previous_step);
+    if (options_.num_steps && train_step - previous_train_step > *options_.num_steps) continue;
+
+    TensorValue previous;
+    try {
+      previous = tensor.value(previous_step);
+    } catch (const TensorUnavailableForStep&) {
+      continue;
+    }
+    const auto norms = update_norms(previous, current);
+    if (!norms) continue;
+    const double ratio = norms->update / (norms->weights + options_.epsilon);
+    const bool too_large = ratio > options_.large_threshold;
+    const bool too_small = ratio < options_.small_threshold;
+    if ((!too_large && !too_small) || finding.tensors.size() == kMaxReportedTensors) continue;
+
+    finding.tensors.push_back(name);
+    finding.figures.push_back({"update_ratio", ratio, name});
+    finding.figures.push_back({"update_norm", norms->update, name});
+    finding.figures.push_back({"weight_norm", norms->weights, name});
+    finding.figures.push_back({"previous_step", static_cast<double>(previous_step), name});
+    if (first_detail.empty()) {
+      first_detail = " update ratio " + format_figure(ratio) + " (||update|| " +
+                     format_figure(norms->update) + " / ||weights|| " +
+                     format_figure(norms->weights) + " from step " + std::to_string(previous_step) +
+                     " to " + std::to_string(step) + ")" +
+                     (too_large ? " > large_threshold " + format_figure(options_.large_threshold)
+                                : " < small_threshold " + format_figure(options_.small_threshold));
+    }
+  }
+  if (finding.tensors.empty()) return false;
+
+  finding.figures.push_back({"large_threshold", options_.large_threshold, std::nullopt});
+  finding.figures.push_back({"small_threshold", options_.small_threshold, std::nullopt});
+  finding.message = finding.tensors.front() + first_detail + more_tensors_suffix(finding);
+  report(std::move(finding));
+  return true;
+}
+
+}  // namespace rulestream

@@ -1,0 +1,122 @@
+// WeightUpdateRatio on hand-made weights whose updates are known: ||update|| / ||weights||.
+#include "rules/weight_update_ratio_rule.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/rule_test_jobs.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using testing::float_tensor;
+using testing::TempDir;
+using Steps = std::vector<std::int64_t>;
+
+// fc.weight by global step (TRAIN unless noted); `frozen` is no weight and never changes.
+//   step 0 [3, 4]        norm 5
+//   step 1 [3.03, 4.04]  ratio 0.05 / 5 = 0.01
+//   step 2 [3.03, 4.04]  ratio 0: below small_threshold
+//   step 3 EVAL, the same weights: not a training step
+//   step 4 [303, 404]    ratio 499.95 / 5.05 = 99: above large_threshold
+//   step 5 [306, 408]    ratio 5 / 505 ~ 0.0099
+//   step 6 only the loss is saved (TRAIN step 5)
+//   step 7 [306, 408]    ratio 0, 2 TRAIN steps after the previous save (TRAIN step 4)
+Trial job(const TempDir& dir) {
+  const auto weight = [](float a, float b) { return float_tensor({2}, {a, b}); };
+  const TensorValue loss = float_tensor({}, {1.0f});
+  const std::vector<testing::JobStep> steps = {
+      {.step = 0, .tensors = {{"fc.weight", weight(3, 4)}, {"frozen", weight(1, 1)}}},
+      {.step = 1, .tensors = {{"fc.weight", weight(3.03f, 4.04f)}, {"frozen", weight(1, 1)}}},
+      {.step = 2, .tensors = {{"fc.weight", weight(3.03f, 4.04f)}, {"frozen", weight(1, 1)}}},
+      {.step = 3, .mode = Mode::Eval, .tensors = {{"fc.weight", weight(3.03f, 4.04f)}}},
+      {.step = 4, .tensors = {{"fc.weight", weight(303, 404)}}},
+      {.step = 5, .tensors = {{"fc.weight", weight(306, 408)}}},
+      {.step = 6, .tensors = {{"loss", loss}}},
+      {.step = 7, .tensors = {{"fc.weight", weight(306, 408)}}},
+  };
+  return testing::write_job(dir.path(), steps, {testing::collection("weights", {"weight$"})});
+}
+
+TEST(WeightUpdateRatioRule, FiresOnUpdatesTooLargeOrTooSmallForTheWeights) {
+  TempDir dir;
+  const Trial trial = job(dir);
+  EXPECT_EQ(testing::fired_steps("WeightUpdateRatio", trial), (Steps{2, 4, 7}));
+  EXPECT_EQ(testing::fired_steps("weight_update_ratio", trial, {{"small_threshold", "0"}}),
+            (Steps{4}));
+  EXPECT_EQ(testing::fired_steps("WeightUpdateRatio", trial, {{"large_threshold", "100"}}),
+            (Steps{2, 7}));
+  // With num_steps, the previous save must be at most that many TRAIN steps back: step 7's is 2.
+  EXPECT_EQ(testing::fired_steps("WeightUpdateRatio", trial, {{"num_steps", "1"}}), (Steps{2, 4}));
+  EXPECT_EQ(testing::fired_steps("WeightUpdateRatio", trial, {{"num_steps", "2"}}),
+            (Steps{2, 4, 7}));
+
+  const Finding finding = testing::finding_at("WeightUpdateRatio", trial, 4);
+  EXPECT_EQ(finding.tensors, (std::vector<std::string>{"fc.weight"}));
+  ASSERT_EQ(finding.figures.size(), 6u);
+  EXPECT_EQ(finding.figures[0].name, "update_ratio");
+  EXPECT_NEAR(finding.figures[0].value, 99.0, 1e-4);
+  EXPECT_NEAR(finding.figures[1].value, 499.95, 1e-3);  // update_norm
+  EXPECT_NEAR(finding.figures[2].value, 5.05, 1e-5);    // weight_norm
+  EXPECT_EQ(finding.figures[3], (Figure{"previous_step", 2.0, "fc.weight"}));
+  EXPECT_EQ(finding.figures[4], (Figure{"large_threshold", 10.0, std::nullopt}));
+  EXPECT_EQ(finding.figures[5], (Figure{"small_threshold", 1e-8, std::nullopt}));
+  EXPECT_EQ(finding.message,
+            "fc.weight update ratio 99 (||update|| 499.95 / ||weights|| 5.05 from step 2 to 4) > "
+            "large_threshold 10");
+  EXPECT_EQ(testing::finding_at("WeightUpdateRatio", trial, 2).message,
+            "fc.weight update ratio 0 (||update|| 0 / ||weights|| 5.05 from step 1 to 2) < "
+            "small_threshold 1e-08");
+}
+
+TEST(WeightUpdateRatioRule, StaysQuietWhileWeightsMoveByAPercentAStep) {
+  TempDir dir;
+  std::vector<testing::JobStep> steps;
+  float scale = 1.0f;
+  for (std::int64_t step = 0; step < 8; ++step) {
+    steps.push_back(
+        {.step = step, .tensors = {{"fc.weight", float_tensor({2}, {3 * scale, 4 * scale})}}});
+    scale *= 1.01f;
+  }
+  const Trial trial =
+      testing::write_job(dir.path(), steps, {testing::collection("weights", {"weight$"})});
+  const auto rule = testing::make_rule("WeightUpdateRatio", trial);
+  const InvokeResult result = invoke_rule(*rule);
+  EXPECT_EQ(result.triggered_steps, Steps{});
+  EXPECT_EQ(result.steps_evaluated, 8);
+}
+
+TEST(WeightUpdateRatioRule, RejectsBadParametersNamingThem) {
+  EXPECT_EQ(testing::config_error("WeightUpdateRatio", {{"num_steps", "0"}}),
+            "rule WeightUpdateRatio: parameter num_steps: \"0\" must be at least 1");
+  const std::string error = testing::config_error("WeightUpdateRatio", {{"epsilon", "tiny"}});
+  EXPECT_NE(error.find("WeightUpdateRatio"), std::string::npos) << error;
+  EXPECT_NE(error.find("epsilon"), std::string::npos) << error;
+  EXPECT_NE(error.find("\"tiny\""), std::string::npos) << error;
+  EXPECT_EQ(testing::config_error("WeightUpdateRatio", {{"large_threshold", "1e-9"}}),
+            "rule WeightUpdateRatio: parameter large_threshold: \"1e-9\" must be greater than "
+            "small_threshold \"1e-08\"");
+  EXPECT_EQ(testing::config_error("WeightUpdateRatio", {{"num_steps", "100"},
+                                                        {"large_threshold", "10.0"},
+                                                        {"small_threshold", "0.00000001"},
+                                                        {"epsilon", "0.000000001"}}),
+            "");
+}
+
+// smdebug's own samples: with learning rate 0 the weights (saved every 3 steps) never move, so
+// every save after the first has ratio 0; the healthy MLP's updates stay within the thresholds,
+// and its EVAL steps, which save the same weights again, are not compared.
+TEST(WeightUpdateRatioRule, FiresOnSmdebugsLearningRateZeroSampleAndNotOnTheHealthyOne) {
+  const auto samples = testing::samples_dir();
+  if (!samples) GTEST_SKIP() << "smdebug-samples not found (set RULESTREAM_SAMPLES)";
+  Steps every_third;
+  for (std::int64_t step = 3; step < 60; step += 3) every_third.push_back(step);
+  const Trial plateau = Trial::open((*samples / "trials" / "pt-lr0-plateau").string());
+  EXPECT_EQ(testing::fired_steps("WeightUpdateRatio", plateau), every_third);
+
+  const Trial healthy = Trial::open((*samples / "trials" / "pt-mlp-basic").string());
+  EXPECT_EQ(testing::fired_steps("WeightUpdateRatio", healthy), Steps{});
+}
+
+}  // namespace
+}  // namespace rulestream

@@ -1,0 +1,94 @@
+#include "tests/support/rule_test_jobs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+
+#include "pipeline/exceptions.hpp"
+#include "stages/collections_file.hpp"
+#include "stages/trial_writer.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream::testing {
+
+TensorValue float_tensor(Shape shape, std::vector<float> values) {
+  return TensorValue::from_values(DType::Float32, std::move(shape), values);
+}
+
+TensorValue int_tensor(Shape shape, std::vector<std::int64_t> values) {
+  return TensorValue::from_values(DType::Int64, std::move(shape), values);
+}
+
+TensorValue filled(Shape shape, float value) {
+  const auto count = static_cast<std::size_t>(element_count(shape));
+  return float_tensor(std::move(shape), std::vector<float>(count, value));
+}
+
+Collection collection(std::string name, std::vector<std::string> include_regex) {
+  Collection made;
+  made.name = std::move(name);
+  made.include_regex = std::move(include_regex);
+  return made;
+}
+
+Trial write_job(const std::filesystem::path& root, const std::vector<JobStep>& steps,
+                const std::vector<Collection>& collections) {
+  TrialWriter writer({.root = root});
+  std::map<Mode, std::int64_t> mode_steps;
+  for (const JobStep& step : steps) {
+    writer.begin_step(step.step, step.mode, mode_steps[step.mode]++);
+    for (const auto& [name, value] : step.tensors) writer.add_tensor(name, value);
+    writer.end_step();
+  }
+  CollectionsFile file;
+  for (const Collection& each : collections) file.collections[each.name] = each;
+  file.num_workers = 1;
+  writer.write_collections(file);
+  writer.write_end_marker();
+  return Trial::open(root.string(), {.end_of_job_grace = std::chrono::milliseconds{0}});
+}
+
+std::unique_ptr<Rule> make_rule(std::string_view rule, const Trial& trial,
+                                const RuleParameters& parameters) {
+  return RuleRegistry::builtin().create(rule, {trial, {}}, parameters);
+}
+
+std::vector<std::int64_t> fired_steps(std::string_view rule, const Trial& trial,
+                                      const RuleParameters& parameters) {
+  const auto built = make_rule(rule, trial, parameters);
+  return invoke_rule(*built).triggered_steps;
+}
+
+Finding finding_at(std::string_view rule, const Trial& trial, std::int64_t step,
+                   const RuleParameters& parameters) {
+  // Evaluated from the job's first step, so rules that keep state see what came before.
+  const auto built = make_rule(rule, trial, parameters);
+  for (std::int64_t earlier = 0; earlier < step; ++earlier) {
+    try {
+      built->invoke(earlier);
+    } catch (const RulestreamError&) {
+      // Condition met or nothing saved there: the finding wanted is the one at `step`.
+    }
+  }
+  try {
+    built->invoke(step);
+  } catch (const RuleEvaluationConditionMet&) {
+    return built->last_finding();
+  }
+  ADD_FAILURE() << rule << " did not fire at step " << step;
+  return {};
+}
+
+std::string config_error(std::string_view rule, const RuleParameters& parameters) {
+  const TempDir dir;
+  const Trial trial = write_job(dir.path(), {{.step = 0, .tensors = {{"x", filled({1}, 1.0f)}}}});
+  try {
+    make_rule(rule, trial, parameters);
+  } catch (const RuleConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+}  // namespace rulestream::testing

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pipeline/collection.hpp"
+#include "pipeline/mode.hpp"
+#include "pipeline/tensor_value.hpp"
+#include "pipeline/trial.hpp"
+#include "rules/rule.hpp"
+#include "rules/rule_registry.hpp"
+
+namespace rulestream::testing {
+
+// Small hand-made jobs for the built-in rule tests: exactly the tensors a test needs, with
+// values chosen so the steps where a rule fires can be worked out by hand.
+
+TensorValue float_tensor(Shape shape, std::vector<float> values);
+TensorValue int_tensor(Shape shape, std::vector<std::int64_t> values);  // int64, as token ids
+// `count` copies of `value` in a tensor of `shape` (count = the shape's elements).
+TensorValue filled(Shape shape, float value);
+
+// One saved step: its global number, mode, and the tensors saved there.
+struct JobStep {
+  std::int64_t step = 0;
+  Mode mode = Mode::Train;
+  std::vector<std::pair<std::string, TensorValue>> tensors;
+};
+
+// A collection of the job, matching tensors by include_regex.
+Collection collection(std::string name, std::vector<std::string> include_regex);
+
+// Writes a one-worker smdebug trial under `root` (steps in order, mode steps counted within
+// each mode, the collections, the end marker) and opens it, complete.
+Trial write_job(const std::filesystem::path& root, const std::vector<JobStep>& steps,
+                const std::vector<Collection>& collections = {});
+
+// A built-in rule by name over `trial`.
+std::unique_ptr<Rule> make_rule(std::string_view rule, const Trial& trial,
+                                const RuleParameters& parameters = {});
+
+// The global steps at which the built-in rule fires over the whole job (invoke_rule).
+std::vector<std::int64_t> fired_steps(std::string_view rule, const Trial& trial,
+                                      const RuleParameters& parameters = {});
+
+// The finding of the built-in rule at `step`, which must fire there (a test failure otherwise).
+Finding finding_at(std::string_view rule, const Trial& trial, std::int64_t step,
+                   const RuleParameters& parameters = {});
+
+// The message of the RuleConfigError creating the rule throws, "" when it builds. Built over
+// an empty job: configuration errors come before any data is read.
+std::string config_error(std::string_view rule, const RuleParameters& parameters);
+
+}  // namespace rulestream::testing
