@@ -8,8 +8,15 @@
 #include <stdexcept>
 
 #include "rules/all_zero_rule.hpp"
+#include "rules/class_imbalance_rule.hpp"
+#include "rules/confusion_rule.hpp"
 #include "rules/exploding_tensor_rule.hpp"
+#include "rules/feature_importance_overweight_rule.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
+#include "rules/overfit_rule.hpp"
+#include "rules/overtraining_rule.hpp"
+#include "rules/similar_across_runs_rule.hpp"
+#include "rules/tree_depth_rule.hpp"
 #include "rules/vanishing_gradient_rule.hpp"
 
 namespace rulestream {
@@ -99,6 +106,16 @@ std::int64_t ParameterReader::integer(const std::string& name, std::int64_t fall
   return value;
 }
 
+std::optional<std::int64_t> ParameterReader::optional_integer(const std::string& name) {
+  const auto it = parameters_.find(name);
+  if (it == parameters_.end() || trim(it->second).empty() ||
+      lowercase(trim(it->second)) == "none") {
+    read_.push_back(name);
+    return std::nullopt;
+  }
+  return integer(name, 0);
+}
+
 bool ParameterReader::boolean(const std::string& name, bool fallback) {
   read_.push_back(name);
   const auto it = parameters_.find(name);
@@ -173,6 +190,13 @@ RuleRegistry& RuleRegistry::builtin() {
     built.add(ExplodingTensorRule::spec());
     built.add(AllZeroRule::spec());
     built.add(LossNotDecreasingRule::spec());
+    built.add(ClassImbalanceRule::spec());
+    built.add(OverfitRule::spec());
+    built.add(OvertrainingRule::spec());
+    built.add(SimilarAcrossRunsRule::spec());
+    built.add(ConfusionRule::spec());
+    built.add(FeatureImportanceOverweightRule::spec());
+    built.add(TreeDepthRule::spec());
     return built;
   }();
   return registry;

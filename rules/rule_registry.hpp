@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,8 @@ class ParameterReader {
   ParameterReader(std::string rule, const RuleParameters& parameters);
   double number(const std::string& name, double fallback);
   std::int64_t integer(const std::string& name, std::int64_t fallback);
+  // A parameter whose documented default is None: unset, "" and "None" (any case) are nullopt.
+  std::optional<std::int64_t> optional_integer(const std::string& name);
   bool boolean(const std::string& name, bool fallback);  // "True"/"False" (any case), 1/0
   std::string text(const std::string& name, const std::string& fallback);
   std::vector<std::string> list(const std::string& name,

@@ -50,7 +50,7 @@ std::size_t line_starting(const std::vector<std::string>& lines, const std::stri
   return static_cast<std::size_t>(it - lines.begin());
 }
 
-TEST(RulesCli, ListsTheFourBuiltInRulesWithParametersAndDefaults) {
+TEST(RulesCli, ListsTheBuiltInRulesWithParametersAndDefaults) {
   const Outcome outcome = rules({});
   ASSERT_EQ(outcome.exit_code, cli::kExitOk) << outcome.err;
   EXPECT_TRUE(outcome.err.empty()) << outcome.err;
@@ -61,10 +61,17 @@ TEST(RulesCli, ListsTheFourBuiltInRulesWithParametersAndDefaults) {
   for (const auto& line : lines) {
     if (!line.starts_with(" ")) rule_lines.push_back(line);
   }
-  EXPECT_EQ(rule_lines, (std::vector<std::string>{"AllZero (also all_zero)",
-                                                  "ExplodingTensor (also exploding_tensor)",
-                                                  "LossNotDecreasing (also loss_not_decreasing)",
-                                                  "VanishingGradient (also vanishing_gradient)"}));
+  EXPECT_EQ(rule_lines,
+            (std::vector<std::string>{
+                "AllZero (also all_zero)", "ClassImbalance (also class_imbalance)",
+                "Confusion (also confusion)", "ExplodingTensor (also exploding_tensor)",
+                "FeatureImportanceOverweight (also feature_importance_overweight)",
+                "LossNotDecreasing (also loss_not_decreasing)", "Overfit (also overfit)",
+                "Overtraining (also overtraining)", "SimilarAcrossRuns (also similar_across_runs)",
+                "TreeDepth (also tree_depth)", "VanishingGradient (also vanishing_gradient)"}));
+  expect_parameter(lines, line_starting(lines, "Confusion"), "category_no", "int", "None");
+  expect_parameter(lines, line_starting(lines, "SimilarAcrossRuns"), "other_trial", "string",
+                   "(none)");
 
   const std::size_t vanishing = line_starting(lines, "VanishingGradient");
   expect_parameter(lines, vanishing, "threshold", "float", "0.0000001");
