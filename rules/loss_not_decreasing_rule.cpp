@@ -6,6 +6,7 @@
 #include "pipeline/exceptions.hpp"
 #include "pipeline/tensor.hpp"
 #include "rules/rule_text.hpp"
+#include "rules/saved_scalar.hpp"
 
 namespace rulestream {
 namespace {
@@ -18,20 +19,6 @@ TensorSelection loss_selection(const LossNotDecreasingRule::Options& options) {
     selection.collections.insert(selection.collections.begin(), "losses");
   }
   return selection;
-}
-
-// The loss at a step, or nullopt when the tensor is not a scalar or only reductions were saved.
-std::optional<double> scalar_at(const Tensor& tensor, std::int64_t step, Mode mode) {
-  TensorValue value;
-  try {
-    value = tensor.value(step, mode);
-  } catch (const TensorUnavailableForStep&) {
-    return std::nullopt;
-  }
-  if (value.is_string() || value.size() != 1 || !is_real_numeric(value.dtype())) {
-    return std::nullopt;
-  }
-  return value.as_double(0);
 }
 
 std::string percent_change(double loss, double base) {
@@ -103,14 +90,14 @@ bool LossNotDecreasingRule::invoke_at_step(std::int64_t step) {
     if (last != last_compared_.end() && mode_step < last->second + options_.num_steps) continue;
 
     const Tensor tensor = trial.tensor(name);
-    const auto loss = scalar_at(tensor, mode_step, mode);
+    const auto loss = saved_scalar(tensor, mode_step, mode);
     if (!loss) continue;
     // The newest saved step at least num_steps behind.
     const auto saved = tensor.steps(mode);
     const auto after = std::upper_bound(saved.begin(), saved.end(), mode_step - options_.num_steps);
     if (after == saved.begin()) continue;
     const std::int64_t base_mode_step = *std::prev(after);
-    const auto base_loss = scalar_at(tensor, base_mode_step, mode);
+    const auto base_loss = saved_scalar(tensor, base_mode_step, mode);
     if (!base_loss) continue;
 
     Comparison comparison;

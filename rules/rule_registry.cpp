@@ -9,13 +9,20 @@
 
 #include "rules/all_zero_rule.hpp"
 #include "rules/check_input_images_rule.hpp"
+#include "rules/class_imbalance_rule.hpp"
+#include "rules/confusion_rule.hpp"
 #include "rules/dead_relu_rule.hpp"
 #include "rules/exploding_tensor_rule.hpp"
+#include "rules/feature_importance_overweight_rule.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/nlp_sequence_ratio_rule.hpp"
+#include "rules/overfit_rule.hpp"
+#include "rules/overtraining_rule.hpp"
 #include "rules/poor_weight_initialization_rule.hpp"
 #include "rules/saturated_activation_rule.hpp"
+#include "rules/similar_across_runs_rule.hpp"
 #include "rules/tensor_variance_rule.hpp"
+#include "rules/tree_depth_rule.hpp"
 #include "rules/unchanged_tensor_rule.hpp"
 #include "rules/vanishing_gradient_rule.hpp"
 #include "rules/weight_update_ratio_rule.hpp"
@@ -118,7 +125,7 @@ bool ParameterReader::is_none(const std::string& name) const {
   const auto it = parameters_.find(name);
   if (it == parameters_.end()) return true;
   const std::string_view text = trim(it->second);
-  return text.empty() || text == "None";
+  return text.empty() || lowercase(text) == "none";
 }
 
 std::optional<double> ParameterReader::optional_number(const std::string& name) {
@@ -207,18 +214,26 @@ void ParameterReader::finish() const {
 RuleRegistry& RuleRegistry::builtin() {
   static RuleRegistry registry = [] {
     RuleRegistry built;
-    built.add(VanishingGradientRule::spec());
-    built.add(ExplodingTensorRule::spec());
-    built.add(AllZeroRule::spec());
-    built.add(LossNotDecreasingRule::spec());
+    // In the order of SageMaker's list of built-in rules.
     built.add(DeadReluRule::spec());
+    built.add(ExplodingTensorRule::spec());
     built.add(PoorWeightInitializationRule::spec());
     built.add(SaturatedActivationRule::spec());
+    built.add(VanishingGradientRule::spec());
     built.add(WeightUpdateRatioRule::spec());
+    built.add(AllZeroRule::spec());
+    built.add(ClassImbalanceRule::spec());
+    built.add(LossNotDecreasingRule::spec());
+    built.add(OverfitRule::spec());
+    built.add(OvertrainingRule::spec());
+    built.add(SimilarAcrossRunsRule::spec());
     built.add(TensorVarianceRule::spec());
     built.add(UnchangedTensorRule::spec());
     built.add(CheckInputImagesRule::spec());
     built.add(NlpSequenceRatioRule::spec());
+    built.add(ConfusionRule::spec());
+    built.add(FeatureImportanceOverweightRule::spec());
+    built.add(TreeDepthRule::spec());
     return built;
   }();
   return registry;

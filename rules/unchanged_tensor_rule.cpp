@@ -1,40 +1,14 @@
 #include "rules/unchanged_tensor_rule.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <optional>
 
 #include "pipeline/exceptions.hpp"
 #include "pipeline/tensor.hpp"
-#include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
+#include "rules/value_closeness.hpp"
 
 namespace rulestream {
-namespace {
-
-// numpy.allclose(older, current): nullopt when some element is not close, else the largest
-// absolute difference between finite elements (0 when every element is equal).
-std::optional<double> allclose(const std::vector<double>& older, const std::vector<double>& current,
-                               const UnchangedTensorRule::Options& options) {
-  double largest = 0.0;
-  for (std::size_t i = 0; i < current.size(); ++i) {
-    const double a = older[i];
-    const double b = current[i];
-    if (a == b) continue;  // equal infinities included
-    if (std::isnan(a) || std::isnan(b)) {
-      if (options.equal_nan && std::isnan(a) && std::isnan(b)) continue;
-      return std::nullopt;
-    }
-    if (std::isinf(a) || std::isinf(b)) return std::nullopt;
-    const double difference = std::fabs(a - b);
-    if (difference > options.atol + options.rtol * std::fabs(b)) return std::nullopt;
-    largest = std::max(largest, difference);
-  }
-  return largest;
-}
-
-}  // namespace
-
 UnchangedTensorRule::UnchangedTensorRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)),
       options_(std::move(options)),
@@ -93,8 +67,8 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
     const std::vector<std::int64_t> previous = history_.before(trial, tensor, step);
     history_.record(name, step);
     if (previous.size() < wanted) continue;
-    const auto current_values = real_values(current);
-    if (!current_values) continue;
+    if (current.is_string() || !is_real_numeric(current.dtype())) continue;  // nothing to compare
+    const Tolerance tolerance{options_.rtol, options_.atol, options_.equal_nan};
 
     std::optional<double> largest = 0.0;
     for (auto it = previous.rbegin(); it != previous.rend() && largest; ++it) {
@@ -105,13 +79,14 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
         largest.reset();  // that save holds only reductions: nothing shows it did not change
         break;
       }
-      const auto older_values = real_values(older);
-      if (!older_values || older.shape() != current.shape()) {
+      if (older.is_string() || !is_real_numeric(older.dtype())) {
         largest.reset();
         break;
       }
-      const auto difference = allclose(*older_values, *current_values, options_);
-      largest = difference ? std::optional(std::max(*largest, *difference)) : std::nullopt;
+      // numpy.allclose(older, current)
+      const Closeness closeness = compare_values(older, current, tolerance);
+      largest = closeness.close() ? std::optional(std::max(*largest, closeness.max_abs_difference))
+                                  : std::nullopt;
     }
     if (!largest || finding.tensors.size() == kMaxReportedTensors) continue;
 

@@ -61,17 +61,24 @@ TEST(RulesCli, ListsTheBuiltInRulesWithParametersAndDefaults) {
   for (const auto& line : lines) {
     if (!line.starts_with(" ")) rule_lines.push_back(line);
   }
-  EXPECT_EQ(rule_lines,
-            (std::vector<std::string>{
-                "AllZero (also all_zero)", "CheckInputImages (also check_input_images)",
-                "DeadRelu (also dead_relu)", "ExplodingTensor (also exploding_tensor)",
-                "LossNotDecreasing (also loss_not_decreasing)",
-                "NLPSequenceRatio (also nlp_sequence_ratio)",
-                "PoorWeightInitialization (also poor_weight_initialization)",
-                "SaturatedActivation (also saturated_activation)",
-                "TensorVariance (also tensor_variance)", "UnchangedTensor (also unchanged_tensor)",
-                "VanishingGradient (also vanishing_gradient)",
-                "WeightUpdateRatio (also weight_update_ratio)"}));
+  EXPECT_EQ(rule_lines, (std::vector<std::string>{
+                            "AllZero (also all_zero)", "CheckInputImages (also check_input_images)",
+                            "ClassImbalance (also class_imbalance)", "Confusion (also confusion)",
+                            "DeadRelu (also dead_relu)", "ExplodingTensor (also exploding_tensor)",
+                            "FeatureImportanceOverweight (also feature_importance_overweight)",
+                            "LossNotDecreasing (also loss_not_decreasing)",
+                            "NLPSequenceRatio (also nlp_sequence_ratio)", "Overfit (also overfit)",
+                            "Overtraining (also overtraining)",
+                            "PoorWeightInitialization (also poor_weight_initialization)",
+                            "SaturatedActivation (also saturated_activation)",
+                            "SimilarAcrossRuns (also similar_across_runs)",
+                            "TensorVariance (also tensor_variance)", "TreeDepth (also tree_depth)",
+                            "UnchangedTensor (also unchanged_tensor)",
+                            "VanishingGradient (also vanishing_gradient)",
+                            "WeightUpdateRatio (also weight_update_ratio)"}));
+  expect_parameter(lines, line_starting(lines, "Confusion"), "category_no", "int", "None");
+  expect_parameter(lines, line_starting(lines, "SimilarAcrossRuns"), "other_trial", "string",
+                   "(none)");
 
   const std::size_t vanishing = line_starting(lines, "VanishingGradient");
   expect_parameter(lines, vanishing, "threshold", "float", "0.0000001");

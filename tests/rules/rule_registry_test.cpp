@@ -67,11 +67,12 @@ TEST_F(RuleRegistryTest, ListsTheBuiltinsSortedWithTheirParameters) {
       EXPECT_FALSE(parameter.description.empty()) << spec->name << " " << parameter.name;
     }
   }
-  EXPECT_EQ(names,
-            (std::vector<std::string>{
-                "AllZero", "CheckInputImages", "DeadRelu", "ExplodingTensor", "LossNotDecreasing",
-                "NLPSequenceRatio", "PoorWeightInitialization", "SaturatedActivation",
-                "TensorVariance", "UnchangedTensor", "VanishingGradient", "WeightUpdateRatio"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "AllZero", "CheckInputImages", "ClassImbalance", "Confusion", "DeadRelu",
+                       "ExplodingTensor", "FeatureImportanceOverweight", "LossNotDecreasing",
+                       "NLPSequenceRatio", "Overfit", "Overtraining", "PoorWeightInitialization",
+                       "SaturatedActivation", "SimilarAcrossRuns", "TensorVariance", "TreeDepth",
+                       "UnchangedTensor", "VanishingGradient", "WeightUpdateRatio"}));
 
   auto parameters = [](std::string_view rule) {
     std::vector<std::vector<std::string>> out;
@@ -95,6 +96,35 @@ TEST_F(RuleRegistryTest, ListsTheBuiltinsSortedWithTheirParameters) {
                                                    {"diff_percent", "float", "0.1"},
                                                    {"increase_threshold_percent", "float", "5"},
                                                    {"mode", "string", "GLOBAL"}}));
+  EXPECT_EQ(parameters("ClassImbalance"),
+            (Rows{{"threshold_imbalance", "float", "10"},
+                  {"threshold_misprediction", "float", "0.7"},
+                  {"samples", "int", "500"},
+                  {"argmax", "bool", "False"},
+                  {"labels_regex", "regex list", ".*labels"},
+                  {"predictions_regex", "regex list", ".*predictions"}}));
+  EXPECT_EQ(parameters("Overfit"), (Rows{{"tensor_regex", "regex list", ""},
+                                         {"start_step", "int", "0"},
+                                         {"patience", "int", "1"},
+                                         {"ratio_threshold", "float", "0.1"}}));
+  EXPECT_EQ(parameters("Overtraining"), (Rows{{"patience_train", "int", "5"},
+                                              {"patience_validation", "int", "10"},
+                                              {"delta", "float", "0.01"}}));
+  EXPECT_EQ(parameters("SimilarAcrossRuns"), (Rows{{"other_trial", "string", ""},
+                                                   {"collection_names", "list", ""},
+                                                   {"tensor_regex", "regex list", ""}}));
+  EXPECT_EQ(parameters("Confusion"), (Rows{{"category_no", "int", "None"},
+                                           {"labels", "string", "labels"},
+                                           {"predictions", "string", "predictions"},
+                                           {"labels_collection", "string", "labels"},
+                                           {"predictions_collection", "string", "predictions"},
+                                           {"min_diag", "float", "0.9"},
+                                           {"max_off_diag", "float", "0.1"}}));
+  EXPECT_EQ(parameters("FeatureImportanceOverweight"),
+            (Rows{{"threshold", "float", "0.8"},
+                  {"nfeatures", "int", "3"},
+                  {"tensor_regex", "regex list", ".*feature_importance/weight"}}));
+  EXPECT_EQ(parameters("TreeDepth"), (Rows{{"depth", "float", "4"}}));
 }
 
 TEST_F(RuleRegistryTest, FindsRulesByNameAndAliasWhateverTheCaseAndUnderscores) {
@@ -138,8 +168,11 @@ TEST_F(RuleRegistryTest, CreatesEachBuiltinWithItsDefaults) {
 
 TEST_F(RuleRegistryTest, DocumentedDefaultsParseToTheRulesDefaults) {
   // Written out as a user would copy them from `rulestream rules`, the defaults must build the
-  // same rule as no parameters at all.
+  // same rule as no parameters at all. SimilarAcrossRuns needs a run to compare with: the job
+  // itself serves.
   for (const RuleSpec* spec : RuleRegistry::builtin().all()) {
+    RuleContext with_other = context();
+    with_other.other_trials.push_back(with_other.base_trial);
     RuleParameters explicit_defaults;
     for (const auto& parameter : spec->parameters) {
       explicit_defaults[parameter.name] = parameter.default_value;
@@ -147,12 +180,12 @@ TEST_F(RuleRegistryTest, DocumentedDefaultsParseToTheRulesDefaults) {
     if (spec->name == "TensorVariance") {
       // Both thresholds default to None, and a TensorVariance without either could never fire:
       // the defaults alone are a configuration error (tensor_variance_rule_test.cpp).
-      EXPECT_THROW(RuleRegistry::builtin().create(spec->name, context(), explicit_defaults),
+      EXPECT_THROW(RuleRegistry::builtin().create(spec->name, with_other, explicit_defaults),
                    RuleConfigError);
       continue;
     }
-    const auto rule = RuleRegistry::builtin().create(spec->name, context(), explicit_defaults);
-    const auto plain = RuleRegistry::builtin().create(spec->name, context(), {});
+    const auto rule = RuleRegistry::builtin().create(spec->name, with_other, explicit_defaults);
+    const auto plain = RuleRegistry::builtin().create(spec->name, with_other, {});
     EXPECT_EQ(rule->required_tensors().collections, plain->required_tensors().collections);
     EXPECT_EQ(rule->required_tensors().regexes, plain->required_tensors().regexes);
   }
@@ -200,10 +233,11 @@ TEST_F(RuleRegistryTest, ReadsEveryParameterKind) {
 
 TEST_F(RuleRegistryTest, RejectsUnknownRulesAndParametersNamingThem) {
   EXPECT_EQ(create_error("Vanishing", {}),
-            "unknown rule \"Vanishing\" (known: AllZero, CheckInputImages, DeadRelu, "
-            "ExplodingTensor, LossNotDecreasing, NLPSequenceRatio, PoorWeightInitialization, "
-            "SaturatedActivation, TensorVariance, UnchangedTensor, VanishingGradient, "
-            "WeightUpdateRatio)");
+            "unknown rule \"Vanishing\" (known: AllZero, CheckInputImages, ClassImbalance, "
+            "Confusion, DeadRelu, ExplodingTensor, FeatureImportanceOverweight, LossNotDecreasing, "
+            "NLPSequenceRatio, Overfit, Overtraining, PoorWeightInitialization, "
+            "SaturatedActivation, SimilarAcrossRuns, TensorVariance, TreeDepth, UnchangedTensor, "
+            "VanishingGradient, WeightUpdateRatio)");
   EXPECT_EQ(create_error("VanishingGradient", {{"treshold", "1e-5"}}),
             "rule VanishingGradient: unknown parameter \"treshold\" (known: threshold)");
   EXPECT_EQ(create_error("ExplodingTensor", {{"nan_only", "True"}, {"regex", "x"}}),

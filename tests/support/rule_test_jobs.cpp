@@ -50,13 +50,15 @@ Trial write_job(const std::filesystem::path& root, const std::vector<JobStep>& s
 }
 
 std::unique_ptr<Rule> make_rule(std::string_view rule, const Trial& trial,
-                                const RuleParameters& parameters) {
-  return RuleRegistry::builtin().create(rule, {trial, {}}, parameters);
+                                const RuleParameters& parameters,
+                                const std::vector<Trial>& others) {
+  return RuleRegistry::builtin().create(rule, {trial, others}, parameters);
 }
 
 std::vector<std::int64_t> fired_steps(std::string_view rule, const Trial& trial,
-                                      const RuleParameters& parameters) {
-  const auto built = make_rule(rule, trial, parameters);
+                                      const RuleParameters& parameters,
+                                      const std::vector<Trial>& others) {
+  const auto built = make_rule(rule, trial, parameters, others);
   return invoke_rule(*built).triggered_steps;
 }
 
@@ -83,8 +85,13 @@ Finding finding_at(std::string_view rule, const Trial& trial, std::int64_t step,
 std::string config_error(std::string_view rule, const RuleParameters& parameters) {
   const TempDir dir;
   const Trial trial = write_job(dir.path(), {{.step = 0, .tensors = {{"x", filled({1}, 1.0f)}}}});
+  return config_error(rule, trial, parameters);
+}
+
+std::string config_error(std::string_view rule, const Trial& trial,
+                         const RuleParameters& parameters, const std::vector<Trial>& others) {
   try {
-    make_rule(rule, trial, parameters);
+    make_rule(rule, trial, parameters, others);
   } catch (const RuleConfigError& error) {
     return error.what();
   }

@@ -40,13 +40,15 @@ Collection collection(std::string name, std::vector<std::string> include_regex);
 Trial write_job(const std::filesystem::path& root, const std::vector<JobStep>& steps,
                 const std::vector<Collection>& collections = {});
 
-// A built-in rule by name over `trial`.
+// A built-in rule by name over `trial` (and `others`, for rules that compare runs).
 std::unique_ptr<Rule> make_rule(std::string_view rule, const Trial& trial,
-                                const RuleParameters& parameters = {});
+                                const RuleParameters& parameters = {},
+                                const std::vector<Trial>& others = {});
 
 // The global steps at which the built-in rule fires over the whole job (invoke_rule).
 std::vector<std::int64_t> fired_steps(std::string_view rule, const Trial& trial,
-                                      const RuleParameters& parameters = {});
+                                      const RuleParameters& parameters = {},
+                                      const std::vector<Trial>& others = {});
 
 // The finding of the built-in rule at `step`, which must fire there (a test failure otherwise).
 Finding finding_at(std::string_view rule, const Trial& trial, std::int64_t step,
@@ -55,5 +57,8 @@ Finding finding_at(std::string_view rule, const Trial& trial, std::int64_t step,
 // The message of the RuleConfigError creating the rule throws, "" when it builds. Built over
 // an empty job: configuration errors come before any data is read.
 std::string config_error(std::string_view rule, const RuleParameters& parameters);
+// The same over the given trials (for rules whose configuration names another trial).
+std::string config_error(std::string_view rule, const Trial& trial,
+                         const RuleParameters& parameters, const std::vector<Trial>& others = {});
 
 }  // namespace rulestream::testing

@@ -1,0 +1,169 @@
+#include "rules/similar_across_runs_rule.hpp"
+
+#include <optional>
+#include <utility>
+
+#include "pipeline/exceptions.hpp"
+#include "pipeline/tensor.hpp"
+#include "rules/rule_text.hpp"
+
+namespace rulestream {
+namespace {
+
+std::string trial_list(const std::vector<Trial>& trials) {
+  std::string out;
+  for (const Trial& trial : trials) {
+    out += (out.empty() ? "" : ", ") + trial.name() + " (" + trial.path() + ")";
+  }
+  return out;
+}
+
+bool names_trial(const std::string& wanted, const Trial& trial) {
+  const auto strip = [](std::string text) {
+    while (text.size() > 1 && text.back() == '/') text.pop_back();
+    return text;
+  };
+  return wanted == trial.name() || strip(wanted) == strip(trial.path());
+}
+
+// The value of `name` in `trial` at a mode step, or nullopt when it has none to compare.
+std::optional<TensorValue> comparable_value(const Trial& trial, const std::string& name,
+                                            std::int64_t step, Mode mode) {
+  if (!trial.has_tensor(name)) return std::nullopt;
+  TensorValue value;
+  try {
+    value = trial.tensor(name).value(step, mode);
+  } catch (const TensorUnavailableForStep&) {
+    return std::nullopt;
+  } catch (const StepUnavailable&) {
+    return std::nullopt;
+  } catch (const StepNotYetAvailable&) {
+    return std::nullopt;
+  } catch (const NoMoreData&) {
+    return std::nullopt;
+  }
+  if (value.is_string() || !is_real_numeric(value.dtype())) return std::nullopt;
+  return value;
+}
+
+std::string shape_text(const Shape& shape) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  }
+  return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+SimilarAcrossRunsRule::SimilarAcrossRunsRule(Trial base_trial, std::vector<Trial> other_trials,
+                                             std::size_t other, Options options)
+    : Rule(std::move(base_trial), std::move(other_trials)),
+      other_(other),
+      options_(std::move(options)),
+      selection_{options_.collection_names, options_.tensor_regex} {}
+
+RuleSpec SimilarAcrossRunsRule::spec() {
+  RuleSpec spec;
+  spec.name = "SimilarAcrossRuns";
+  spec.aliases = {"similar_across_runs"};
+  spec.description = "tensors that differ from another run of the same job";
+  spec.parameters = {
+      {"other_trial", "string", "",
+       "name or path of the other trial (one of the extra PATHs; optional when only one)"},
+      {"collection_names", "list", "", "collections whose tensors are compared"},
+      {"tensor_regex", "regex list", "",
+       "regexes of tensor names to compare (with collections: union)"}};
+  spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
+    ParameterReader reader("SimilarAcrossRuns", parameters);
+    Options options;
+    options.other_trial = reader.text("other_trial", options.other_trial);
+    options.collection_names = reader.list("collection_names", options.collection_names);
+    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    reader.finish();
+
+    const auto& others = context.other_trials;
+    if (others.empty()) {
+      throw reader.invalid("other_trial",
+                           "cannot be compared with: no other trial was given (add its PATH)");
+    }
+    std::optional<std::size_t> chosen;
+    if (options.other_trial.empty()) {
+      if (others.size() > 1) {
+        throw reader.invalid("other_trial",
+                             "must name one of the other trials: " + trial_list(others));
+      }
+      chosen = 0;
+    } else {
+      for (std::size_t i = 0; i < others.size(); ++i) {
+        if (names_trial(options.other_trial, others[i])) {
+          chosen = i;
+          break;
+        }
+      }
+      if (!chosen) {
+        throw reader.invalid("other_trial",
+                             "is none of the other trials given: " + trial_list(others));
+      }
+    }
+    return std::unique_ptr<Rule>(
+        new SimilarAcrossRunsRule(context.base_trial, others, *chosen, std::move(options)));
+  };
+  return spec;
+}
+
+bool SimilarAcrossRunsRule::invoke_at_step(std::int64_t step) {
+  const Trial& trial = base_trial();
+  const Trial& other = other_trials().at(other_);
+  const Mode mode = trial.mode(step).value_or(Mode::Global);
+  const std::int64_t mode_step = mode == Mode::Global ? step : trial.mode_step(step).value_or(step);
+
+  const std::vector<std::string> names = selection_.names(trial, step);
+  std::int64_t compared = 0;
+  Finding finding;
+  for (const std::string& name : names) {
+    const auto ours = comparable_value(trial, name, mode_step, mode);
+    if (!ours) continue;
+    const auto theirs = comparable_value(other, name, mode_step, mode);
+    if (!theirs) continue;
+    ++compared;
+    const Closeness closeness = compare_values(*ours, *theirs, tolerance_);
+    if (closeness.close()) continue;
+
+    finding.tensors.push_back(name);
+    if (!closeness.same_shape) {
+      finding.figures.push_back({"size", static_cast<double>(ours->size()), name});
+      finding.figures.push_back({"other_size", static_cast<double>(theirs->size()), name});
+      if (finding.message.empty()) {
+        finding.message = name + " has shape " + shape_text(ours->shape()) + " but " +
+                          shape_text(theirs->shape()) + " in " + other.name();
+      }
+    } else {
+      finding.figures.push_back({"differing", static_cast<double>(closeness.differing), name});
+      finding.figures.push_back({"size", static_cast<double>(ours->size()), name});
+      finding.figures.push_back({"max_abs_difference", closeness.max_abs_difference, name});
+      if (finding.message.empty()) {
+        finding.message =
+            name + " differs from " + other.name() + " in " + std::to_string(closeness.differing) +
+            " of " + std::to_string(ours->size()) + " values (largest difference " +
+            format_figure(closeness.max_abs_difference) + ", rtol " +
+            format_figure(tolerance_.rtol) + ", atol " + format_figure(tolerance_.atol) + ")";
+      }
+    }
+    if (finding.tensors.size() == kMaxReportedTensors) break;
+  }
+  if (compared == 0) {
+    throw TensorUnavailableForStep(names.empty() ? "(selected tensors)" : names.front(), step,
+                                   Mode::Global,
+                                   "no selected tensor was saved at this step by both " +
+                                       trial.name() + " and " + other.name());
+  }
+  if (finding.tensors.empty()) return false;
+  finding.figures.push_back({"rtol", tolerance_.rtol, std::nullopt});
+  finding.figures.push_back({"atol", tolerance_.atol, std::nullopt});
+  finding.message += more_tensors_suffix(finding);
+  report(std::move(finding));
+  return true;
+}
+
+}  // namespace rulestream

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+
+#include "pipeline/tensor_value.hpp"
+
+namespace rulestream {
+
+// numpy.allclose's tolerances: |a - b| <= atol + rtol * |b|.
+struct Tolerance {
+  double rtol = 1e-05;
+  double atol = 1e-08;
+  bool equal_nan = false;
+};
+
+// How two values compare element by element, as numpy.allclose sees them (one pass).
+struct Closeness {
+  bool same_shape = true;           // false: nothing else was compared
+  std::int64_t differing = 0;       // elements outside the tolerance (NaN against anything counts)
+  double max_abs_difference = 0.0;  // over elements that are both finite
+  bool close() const { return same_shape && differing == 0; }
+};
+
+// Compares two real-numeric values of the same shape (any dtypes: compared as doubles).
+// Equal infinities are close, as in numpy. Strings and complex values are not numbers here:
+// std::invalid_argument.
+Closeness compare_values(const TensorValue& a, const TensorValue& b, const Tolerance& tolerance);
+
+}  // namespace rulestream
