@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "pipeline/exceptions.hpp"
+#include "pipeline/name_filter_cache.hpp"
 #include "pipeline/storage_factory.hpp"
 #include "pipeline/tensor.hpp"
 #include "pipeline/trial_store.hpp"
@@ -108,57 +109,90 @@ std::uint64_t Trial::view() const {
 }
 
 std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const {
-  const auto regexes = compile_regexes(query.regex);
   const std::uint64_t g = view();
-  std::optional<Collection> collection;
-  if (query.collection) collection = this->collection(*query.collection);
+  // The collection definition as of this view; it stays alive in the store (append-only), so
+  // its address identifies it in the filter cache.
+  const Collection* collection = nullptr;
+  std::shared_ptr<const std::map<std::string, Collection>> collections;
+  if (query.collection) {
+    collections = store_->collections(g);
+    if (!collections) throw CollectionUnavailable(*query.collection);
+    const auto it = collections->find(*query.collection);
+    if (it == collections->end()) throw CollectionUnavailable(*query.collection);
+    collection = &it->second;
+  }
 
-  auto lock = store_->read_lock();
-  std::set<std::string> candidates;
-  if (!query.step) {
-    if (query.mode == Mode::Global) {
-      for (const auto& [name, history] : store_->tensors()) {
-        if (history.generation <= g) candidates.insert(name);
+  // Candidates come sorted and unique: the store's maps are ordered by name.
+  std::vector<std::string> candidates;
+  {
+    auto lock = store_->read_lock();
+    const auto take = [&](const auto& names) {
+      candidates.reserve(names.size());
+      for (const auto& [name, added] : names) {
+        if (added <= g) candidates.push_back(name);
       }
-    } else if (auto it = store_->mode_tensors().find(query.mode);
-               it != store_->mode_tensors().end()) {
-      for (const auto& [name, added] : it->second) {
-        if (added <= g) candidates.insert(name);
+    };
+    if (!query.step) {
+      if (query.mode == Mode::Global) {
+        for (const auto& [name, history] : store_->tensors()) {
+          if (history.generation <= g) candidates.push_back(name);
+        }
+      } else if (auto it = store_->mode_tensors().find(query.mode);
+                 it != store_->mode_tensors().end()) {
+        take(it->second);
       }
-    }
-  } else {
-    std::optional<std::int64_t> global = *query.step;
-    if (query.mode != Mode::Global) {
-      global.reset();
-      if (auto mode_it = store_->mode_steps().find(query.mode);
-          mode_it != store_->mode_steps().end()) {
-        if (auto it = mode_it->second.find(*query.step);
-            it != mode_it->second.end() && it->second.second <= g) {
-          global = it->second.first;
+    } else {
+      std::optional<std::int64_t> global = *query.step;
+      if (query.mode != Mode::Global) {
+        global.reset();
+        if (auto mode_it = store_->mode_steps().find(query.mode);
+            mode_it != store_->mode_steps().end()) {
+          if (auto it = mode_it->second.find(*query.step);
+              it != mode_it->second.end() && it->second.second <= g) {
+            global = it->second.first;
+          }
         }
       }
-    }
-    if (global) {
-      if (auto it = store_->steps().find(*global);
-          it != store_->steps().end() && it->second.generation <= g) {
-        for (const auto& [name, added] : it->second.tensors) {
-          if (added <= g) candidates.insert(name);
+      if (global) {
+        if (auto it = store_->steps().find(*global);
+            it != store_->steps().end() && it->second.generation <= g) {
+          take(it->second.tensors);
         }
       }
     }
   }
-  if (regexes.empty() && !collection) return {candidates.begin(), candidates.end()};
+  if (query.regex.empty() && collection == nullptr) return candidates;
 
   // A name passes when it matches a regex or belongs to the collection (by name or by the
-  // collection's include_regex), as smdebug's union of the two filters.
-  const auto collection_regexes =
-      collection ? compile_regexes(collection->include_regex) : std::vector<std::regex>{};
+  // collection's include_regex), as smdebug's union of the two filters. Verdicts are cached
+  // per filter; the regexes are compiled (and checked) when a filter is first seen or a name
+  // is new to it.
+  std::string key;
+  for (const auto& pattern : query.regex) (key += pattern) += '\x1f';
+  if (collection != nullptr) {
+    key += '\x1e';
+    key += std::to_string(reinterpret_cast<std::uintptr_t>(collection));
+  }
+  bool is_new = false;
+  NameFilterCache::Verdicts& verdicts = store_->name_filters().verdicts(key, &is_new);
+  std::optional<std::vector<std::regex>> regexes, collection_regexes;
+  const auto compile = [&] {
+    if (regexes) return;
+    regexes = compile_regexes(query.regex);
+    collection_regexes = collection != nullptr ? compile_regexes(collection->include_regex)
+                                               : std::vector<std::regex>{};
+  };
+  if (is_new) compile();  // a bad regex is an error even when no name is there to match
+  const auto decide = [&](const std::string& name) {
+    compile();
+    return any_regex_matches(*regexes, name) ||
+           (collection != nullptr && (collection->tensor_names.contains(name) ||
+                                      any_regex_matches(*collection_regexes, name)));
+  };
   std::vector<std::string> result;
-  for (const auto& name : candidates) {
-    const bool by_regex = any_regex_matches(regexes, name);
-    const bool by_collection = collection && (collection->tensor_names.contains(name) ||
-                                              any_regex_matches(collection_regexes, name));
-    if (by_regex || by_collection) result.push_back(name);
+  auto lock = verdicts.lock();
+  for (auto& name : candidates) {
+    if (verdicts.passes(name, decide)) result.push_back(std::move(name));
   }
   return result;
 }

@@ -14,6 +14,7 @@
 
 #include "pipeline/collection.hpp"
 #include "pipeline/mode.hpp"
+#include "pipeline/name_filter_cache.hpp"
 #include "pipeline/record_cache.hpp"
 #include "pipeline/reduction.hpp"
 #include "pipeline/storage.hpp"
@@ -115,6 +116,8 @@ class TrialStore {
   std::shared_ptr<const ReductionSet> reductions_of(const RecordRef& ref,
                                                     const std::string& tensor) const;
   RecordCache& cache() const { return cache_; }
+  // Which names pass which tensor_names() filters (regexes, collections).
+  NameFilterCache& name_filters() const { return name_filters_; }
 
   std::uint64_t generation() const;
   TrialStatus status(std::uint64_t generation) const;
@@ -148,6 +151,7 @@ class TrialStore {
   std::shared_ptr<const Storage> storage_;
   TrialOptions options_;
   mutable RecordCache cache_;
+  mutable NameFilterCache name_filters_;
   std::atomic<bool> externally_fed_{false};
 
   std::mutex refresh_mutex_;  // one refresh at a time
