@@ -1,20 +1,25 @@
 #include "pipeline/record_cache.hpp"
 
-#include <functional>
-
 namespace rulestream {
 
 RecordCache::RecordCache(std::size_t value_budget_bytes) : budget_(value_budget_bytes) {}
 
-std::string RecordCache::key_of(const std::string& file, std::uint64_t start) {
-  std::string key = file;
-  key += '@';
-  key += std::to_string(start);
-  return key;
+FileId RecordCache::file_id(const std::string& file) {
+  std::lock_guard lock(files_mutex_);
+  return files_.try_emplace(file, static_cast<FileId>(files_.size())).first->second;
 }
 
-RecordCache::Stripe& RecordCache::stripe_for(const std::string& key) {
-  return stripes_[std::hash<std::string>{}(key) % kStripes];
+std::size_t RecordCache::KeyHash::operator()(const RecordKey& key) const {
+  // splitmix64's finaliser over both fields: offsets of one file differ only in their low bits,
+  // and both the stripe and the bucket are taken from this hash.
+  std::uint64_t x = key.start ^ (std::uint64_t{key.file} * 0x9e3779b97f4a7c15ull);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<std::size_t>(x ^ (x >> 31));
+}
+
+RecordCache::Stripe& RecordCache::stripe_for(RecordKey key) {
+  return stripes_[(KeyHash{}(key) >> 59) % kStripes];  // high bits: the buckets use the low ones
 }
 
 std::size_t RecordCache::bytes_of(const TensorValue& value) {
@@ -24,8 +29,7 @@ std::size_t RecordCache::bytes_of(const TensorValue& value) {
   return bytes;
 }
 
-std::optional<TensorValue> RecordCache::value(const std::string& file, std::uint64_t start) {
-  const std::string key = key_of(file, start);
+std::optional<TensorValue> RecordCache::value(RecordKey key) {
   Stripe& stripe = stripe_for(key);
   std::lock_guard lock(stripe.mutex);
   const auto it = stripe.value_index.find(key);
@@ -34,12 +38,10 @@ std::optional<TensorValue> RecordCache::value(const std::string& file, std::uint
   return it->second->second;
 }
 
-void RecordCache::put_value(const std::string& file, std::uint64_t start,
-                            const TensorValue& value) {
+void RecordCache::put_value(RecordKey key, const TensorValue& value) {
   const std::size_t bytes = bytes_of(value);
   const std::size_t stripe_budget = budget_ / kStripes;
   if (bytes > stripe_budget) return;  // would evict everything else for one value
-  const std::string key = key_of(file, start);
   Stripe& stripe = stripe_for(key);
   std::lock_guard lock(stripe.mutex);
   if (stripe.value_index.contains(key)) return;
@@ -54,22 +56,18 @@ void RecordCache::put_value(const std::string& file, std::uint64_t start,
   }
 }
 
-std::shared_ptr<const ReductionSet> RecordCache::reductions(const std::string& file,
-                                                            std::uint64_t start) {
-  const std::string key = key_of(file, start);
+std::optional<ReductionSet> RecordCache::reductions(RecordKey key) {
   Stripe& stripe = stripe_for(key);
   std::lock_guard lock(stripe.mutex);
   const auto it = stripe.reductions.find(key);
-  return it == stripe.reductions.end() ? nullptr : it->second;
+  if (it == stripe.reductions.end()) return std::nullopt;
+  return it->second;
 }
 
-void RecordCache::put_reductions(const std::string& file, std::uint64_t start,
-                                 ReductionSet reductions) {
-  const std::string key = key_of(file, start);
+void RecordCache::put_reductions(RecordKey key, const ReductionSet& reductions) {
   Stripe& stripe = stripe_for(key);
-  auto shared = std::make_shared<const ReductionSet>(std::move(reductions));
   std::lock_guard lock(stripe.mutex);
-  stripe.reductions.emplace(key, std::move(shared));
+  stripe.reductions.try_emplace(key, reductions);
 }
 
 std::size_t RecordCache::value_bytes() const {

@@ -3,7 +3,6 @@
 #include <array>
 #include <cstdint>
 #include <list>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -14,7 +13,18 @@
 
 namespace rulestream {
 
-// Decoded tensors and their reductions, keyed by where their record sits (event file, offset).
+// An event file of the trial, by a number the cache gives it (file_id): records are looked up
+// by number, not by path, millions of times in a long job.
+using FileId = std::uint32_t;
+
+// Where a record sits: its event file and the offset of its TFRecord.
+struct RecordKey {
+  FileId file = 0;
+  std::uint64_t start = 0;
+  friend bool operator==(const RecordKey&, const RecordKey&) = default;
+};
+
+// Decoded tensors and their reductions, keyed by where their record sits.
 // Values are kept within a byte budget, least recently used leaving first (a value that left
 // is read again from its file when asked for); reductions are small and kept for every record,
 // so rules can look at every step of a long job without re-reading it.
@@ -23,32 +33,39 @@ class RecordCache {
  public:
   explicit RecordCache(std::size_t value_budget_bytes);
 
-  std::optional<TensorValue> value(const std::string& file, std::uint64_t start);
-  void put_value(const std::string& file, std::uint64_t start, const TensorValue& value);
+  // The number of an event file (relative path), the same for the same path.
+  FileId file_id(const std::string& file);
 
-  std::shared_ptr<const ReductionSet> reductions(const std::string& file, std::uint64_t start);
-  void put_reductions(const std::string& file, std::uint64_t start, ReductionSet reductions);
+  std::optional<TensorValue> value(RecordKey key);
+  void put_value(RecordKey key, const TensorValue& value);
+
+  std::optional<ReductionSet> reductions(RecordKey key);
+  void put_reductions(RecordKey key, const ReductionSet& reductions);
 
   std::size_t value_bytes() const;
   std::size_t value_budget() const { return budget_; }
 
  private:
+  struct KeyHash {
+    std::size_t operator()(const RecordKey& key) const;
+  };
   static constexpr std::size_t kStripes = 16;
   struct Stripe {
     mutable std::mutex mutex;
     // Most recently used first.
-    std::list<std::pair<std::string, TensorValue>> values;
-    std::unordered_map<std::string, std::list<std::pair<std::string, TensorValue>>::iterator>
+    std::list<std::pair<RecordKey, TensorValue>> values;
+    std::unordered_map<RecordKey, std::list<std::pair<RecordKey, TensorValue>>::iterator, KeyHash>
         value_index;
     std::size_t value_bytes = 0;
-    std::unordered_map<std::string, std::shared_ptr<const ReductionSet>> reductions;
+    std::unordered_map<RecordKey, ReductionSet, KeyHash> reductions;
   };
-  Stripe& stripe_for(const std::string& key);
-  static std::string key_of(const std::string& file, std::uint64_t start);
+  Stripe& stripe_for(RecordKey key);
   static std::size_t bytes_of(const TensorValue& value);
 
   std::size_t budget_;
   std::array<Stripe, kStripes> stripes_;
+  std::mutex files_mutex_;
+  std::unordered_map<std::string, FileId> files_;
 };
 
 }  // namespace rulestream

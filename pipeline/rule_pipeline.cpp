@@ -398,6 +398,7 @@ void RulePipeline::Impl::decode(const IndexLanding& landing) {
   }
   progress_.event_bytes += bytes.size();
   const FramingOptions framing{config_.check_data_crc};
+  const FileId file_id = store_->cache().file_id(file);
   tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
     const TensorLocation& location = *wanted[i].location;
     // Built only when something goes wrong: most records never need it.
@@ -415,8 +416,9 @@ void RulePipeline::Impl::decode(const IndexLanding& landing) {
       const auto offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
       for (auto& decoded : decode_event(bytes.slice(offset, frame.payload.size()), at())) {
         if (decoded.name != location.tensor_name) continue;
-        store_->cache().put_reductions(file, location.start, compute_reductions(decoded.value));
-        if (wanted[i].keep_value) store_->cache().put_value(file, location.start, decoded.value);
+        const RecordKey key{file_id, location.start};
+        store_->cache().put_reductions(key, compute_reductions(decoded.value));
+        if (wanted[i].keep_value) store_->cache().put_value(key, decoded.value);
         progress_.tensors_decoded++;
       }
     } catch (const RulestreamError& error) {

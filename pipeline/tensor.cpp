@@ -217,22 +217,22 @@ Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode
     throw TensorUnavailableForStep(
         name_, step, mode, "neither " + reduction_key_name(key) + " nor the value was saved");
   }
-  const auto reductions = store.reductions_of(*resolved.save.raw, name_);
-  if (const auto& scalar = reductions->get(key)) return *scalar;
+  if (const auto scalar = store.reductions_of(*resolved.save.raw, name_).get(key)) return *scalar;
   // Not computable for this value (strings, min of an empty tensor): say why.
   return compute_reduction(store.read_record(*resolved.save.raw, name_), key);
 }
 
 ElementCounts Tensor::element_counts(std::int64_t step, Mode mode,
                                      const std::optional<std::string>& worker) const {
-  const auto reductions =
+  const ReductionSet reductions =
       TensorAccess::store(*this).reductions_of(raw_record(*this, step, mode, worker), name_);
-  if (!reductions->counts()) {
+  const auto counts = reductions.counts();
+  if (!counts) {
     throw TensorUnavailableForStep(name_, step, mode,
-                                   "its " + std::string(dtype_name(reductions->source_dtype())) +
+                                   "its " + std::string(dtype_name(reductions.source_dtype())) +
                                        " elements are not real numbers");
   }
-  return *reductions->counts();
+  return *counts;
 }
 
 std::map<ReductionKey, Scalar> Tensor::reduction_values(
@@ -268,7 +268,7 @@ WorkerPart part_of(const TrialStore& store, const std::string& tensor, const Wor
   if (save.raw) {
     // Cached by the store for every record: the value is not read again.
     part.saved_value = true;
-    part.reductions.reductions = *store.reductions_of(*save.raw, tensor);
+    part.reductions.reductions = store.reductions_of(*save.raw, tensor);
     part.reductions.dtype = part.reductions.reductions.source_dtype();
     if (const auto& counts = part.reductions.reductions.counts()) {
       part.reductions.count = counts->elements;

@@ -248,6 +248,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   workers_.try_emplace(pending.worker, generation);
 
   auto file = std::make_shared<const std::string>(index.event_file_name.value_or(""));
+  const FileId file_id = cache_.file_id(*file);
   auto save_for = [&](const std::string& tensor) -> WorkerSave& {
     info.tensors.try_emplace(tensor, generation);
     if (mode != Mode::Global) mode_tensors_[mode].try_emplace(tensor, generation);
@@ -267,8 +268,9 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   };
 
   for (const auto& location : index.tensors) {
-    RecordRef ref{file, location.start, location.length, location.tensor_name};
+    RecordRef ref{file, file_id, location.start, location.length, {}};
     if (auto reduction = parse_reduction_tensor_name(location.tensor_name)) {
+      ref.record_name = location.tensor_name;
       WorkerSave& save = save_for(reduction->first);
       auto existing =
           std::find_if(save.reductions.begin(), save.reductions.end(),
@@ -288,7 +290,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
 }
 
 TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& tensor) const {
-  if (auto cached = cache_.value(*ref.file, ref.start)) return std::move(*cached);
+  if (auto cached = cache_.value(ref.key())) return std::move(*cached);
   const std::string where = storage_->describe() + "/" + *ref.file + " at offset " +
                             std::to_string(ref.start) + " (tensor '" + tensor + "')";
   if (ref.file->empty()) throw FormatError(where, "the index names no event file");
@@ -312,20 +314,21 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
   }
   const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
   const SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
+  const std::string& tag = ref.record_name.empty() ? tensor : ref.record_name;
   for (auto& decoded : decode_event(payload, where)) {
-    if (decoded.name == ref.record_name) {
-      cache_.put_value(*ref.file, ref.start, decoded.value);
+    if (decoded.name == tag) {
+      cache_.put_value(ref.key(), decoded.value);
       return std::move(decoded.value);
     }
   }
-  throw FormatError(where, "the record holds no tensor named '" + ref.record_name + "'");
+  throw FormatError(where, "the record holds no tensor named '" + tag + "'");
 }
 
-std::shared_ptr<const ReductionSet> TrialStore::reductions_of(const RecordRef& ref,
-                                                              const std::string& tensor) const {
-  if (auto cached = cache_.reductions(*ref.file, ref.start)) return cached;
-  cache_.put_reductions(*ref.file, ref.start, compute_reductions(read_record(ref, tensor)));
-  return cache_.reductions(*ref.file, ref.start);
+ReductionSet TrialStore::reductions_of(const RecordRef& ref, const std::string& tensor) const {
+  if (auto cached = cache_.reductions(ref.key())) return std::move(*cached);
+  ReductionSet computed = compute_reductions(read_record(ref, tensor));
+  cache_.put_reductions(ref.key(), computed);
+  return computed;
 }
 
 void TrialStore::release_through(std::int64_t step) {

@@ -27,9 +27,14 @@ namespace rulestream {
 // Where one saved tensor (or saved reduction) sits: a whole TFRecord in an event file.
 struct RecordRef {
   std::shared_ptr<const std::string> file;  // relative to the trial root
+  FileId file_id = 0;                       // the file's number in the store's RecordCache
   std::uint64_t start = 0;
   std::uint64_t length = 0;
-  std::string record_name;  // the tag inside the record (the reduction's own name for those)
+  // The tag inside a saved reduction's record (its own name); empty for a raw value, whose tag
+  // is the tensor's name (not copied into every record: a job has millions).
+  std::string record_name;
+
+  RecordKey key() const { return {file_id, start}; }
 };
 
 // What one worker saved of one tensor at one step.
@@ -113,8 +118,7 @@ class TrialStore {
   void release_through(std::int64_t step);
 
   // Every reduction of a raw record, computed once and cached (or put there by a decoder).
-  std::shared_ptr<const ReductionSet> reductions_of(const RecordRef& ref,
-                                                    const std::string& tensor) const;
+  ReductionSet reductions_of(const RecordRef& ref, const std::string& tensor) const;
   RecordCache& cache() const { return cache_; }
   // Which names pass which tensor_names() filters (regexes, collections).
   NameFilterCache& name_filters() const { return name_filters_; }
