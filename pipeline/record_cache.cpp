@@ -38,6 +38,21 @@ std::optional<TensorValue> RecordCache::value(RecordKey key) {
   return it->second->second;
 }
 
+namespace {
+
+// A decoded value points into the buffer its event file was read into (or the file's mapping),
+// and keeps all of it alive. A small value kept in the cache gets bytes of its own, so that a
+// cached 4-byte loss does not hold on to a many-megabyte file the budget does not count;
+// large values stay zero-copy (they are a fair share of their file).
+constexpr std::size_t kOwnBytesBelow = 64 * 1024;
+
+TensorValue detached(const TensorValue& value) {
+  if (value.is_string() || value.bytes().size() >= kOwnBytesBelow) return value;
+  return TensorValue(value.dtype(), value.shape(), SharedBytes::copy_of(value.bytes().span()));
+}
+
+}  // namespace
+
 void RecordCache::put_value(RecordKey key, const TensorValue& value) {
   const std::size_t bytes = bytes_of(value);
   const std::size_t stripe_budget = budget_ / kStripes;
@@ -45,7 +60,7 @@ void RecordCache::put_value(RecordKey key, const TensorValue& value) {
   Stripe& stripe = stripe_for(key);
   std::lock_guard lock(stripe.mutex);
   if (stripe.value_index.contains(key)) return;
-  stripe.values.emplace_front(key, value);
+  stripe.values.emplace_front(key, detached(value));
   stripe.value_index[key] = stripe.values.begin();
   stripe.value_bytes += bytes;
   while (stripe.value_bytes > stripe_budget && !stripe.values.empty()) {

@@ -1,0 +1,85 @@
+// The trial's record cache: reductions kept for every record, values within a budget, records
+// found by (file number, offset).
+
+#include "pipeline/record_cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace rulestream {
+namespace {
+
+TensorValue floats_in(const SharedBytes& bytes, std::int64_t count) {
+  return TensorValue(DType::Float32, {count}, bytes.slice(0, static_cast<std::size_t>(count) * 4));
+}
+
+TEST(RecordCacheTest, NumbersFilesOncePerPath) {
+  RecordCache cache(1 << 20);
+  const FileId a = cache.file_id("events/000000000001/a.tfevents");
+  const FileId b = cache.file_id("events/000000000001/b.tfevents");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(cache.file_id("events/000000000001/a.tfevents"), a);
+}
+
+TEST(RecordCacheTest, FindsRecordsByFileAndOffset) {
+  RecordCache cache(1 << 20);
+  const FileId file = cache.file_id("f");
+  ReductionSet first;
+  first.set({Reduction::Max, false}, Scalar::of_double(DType::Float64, 1.0));
+  ReductionSet second;
+  second.set({Reduction::Max, false}, Scalar::of_double(DType::Float64, 2.0));
+  cache.put_reductions({file, 0}, first);
+  cache.put_reductions({file, 64}, second);
+  EXPECT_FALSE(cache.reductions({file + 1, 0}).has_value());
+  EXPECT_FALSE(cache.reductions({file, 32}).has_value());
+  EXPECT_EQ(cache.reductions({file, 0})->get({Reduction::Max, false})->as_double(), 1.0);
+  EXPECT_EQ(cache.reductions({file, 64})->get({Reduction::Max, false})->as_double(), 2.0);
+}
+
+TEST(RecordCacheTest, ASmallCachedValueDoesNotKeepItsFileBufferAlive) {
+  RecordCache cache(1 << 20);
+  std::weak_ptr<const void> file_buffer;
+  {
+    auto owner = std::make_shared<std::vector<std::byte>>(8 << 20);  // an 8 MiB event file
+    const float loss = 0.25f;
+    std::memcpy(owner->data(), &loss, sizeof loss);
+    file_buffer = owner;
+    const SharedBytes file(owner, std::span<const std::byte>(*owner));
+    cache.put_value({0, 0}, floats_in(file, 1));
+  }
+  EXPECT_TRUE(file_buffer.expired()) << "the cached loss still holds the whole file";
+  const auto cached = cache.value({0, 0});
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_EQ(cached->as_double(0), 0.25);
+  EXPECT_EQ(cache.value_bytes(), 4u);
+}
+
+TEST(RecordCacheTest, LargeValuesStayZeroCopy) {
+  RecordCache cache(64 << 20);
+  auto owner = std::make_shared<std::vector<std::byte>>(1 << 20);
+  const SharedBytes file(owner, std::span<const std::byte>(*owner));
+  cache.put_value({0, 0}, floats_in(file, 65536));  // 256 KiB
+  const auto cached = cache.value({0, 0});
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_EQ(cached->bytes().data(), owner->data());
+}
+
+TEST(RecordCacheTest, EvictsTheLeastRecentlyUsedValuesBeyondTheBudget) {
+  // 16 stripes share the budget: 16 x 4 KiB here, so each stripe holds one 4 KiB value.
+  RecordCache cache(16 * 4096);
+  std::vector<std::byte> bytes(4096);
+  for (std::uint64_t i = 0; i < 64; ++i) {
+    cache.put_value({0, i * 4096}, floats_in(SharedBytes::copy_of(bytes), 1024));
+  }
+  EXPECT_LE(cache.value_bytes(), cache.value_budget());
+  int kept = 0;
+  for (std::uint64_t i = 0; i < 64; ++i) kept += cache.value({0, i * 4096}).has_value() ? 1 : 0;
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, 64);
+}
+
+}  // namespace
+}  // namespace rulestream
