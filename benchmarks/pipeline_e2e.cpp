@@ -44,6 +44,7 @@
 #include "pipeline/job_simulator.hpp"
 #include "pipeline/pipeline_config.hpp"
 #include "pipeline/rule_pipeline.hpp"
+#include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"
 
 namespace {
@@ -138,6 +139,19 @@ std::vector<RuleConfig> four_rules(bool all_zero_fires_always) {
   if (all_zero_fires_always) all_zero.parameters["threshold"] = "0";
   rules.push_back(all_zero);
   rules.push_back({"", "LossNotDecreasing", {}});
+  return rules;
+}
+
+// Every built-in rule with its default parameters, except where a rule needs one to run at all:
+// TensorVariance has no default threshold (a bound no healthy tensor reaches), SimilarAcrossRuns
+// compares with another trial (the same job again: config.paths gets it twice).
+std::vector<RuleConfig> every_rule() {
+  std::vector<RuleConfig> rules;
+  for (const rulestream::RuleSpec* spec : rulestream::RuleRegistry::builtin().all()) {
+    RuleConfig rule{"", spec->name, {}};
+    if (spec->name == "TensorVariance") rule.parameters["max_threshold"] = "1e30";
+    rules.push_back(rule);
+  }
   return rules;
 }
 
@@ -285,7 +299,9 @@ int phase_replay(const Args& args) {
   PipelineConfig config;
   config.paths = {arg(args, "trial", "")};
   config.follow = false;
-  config.rules = four_rules(false);
+  const bool all_rules = arg(args, "rules", "four") == "all";
+  config.rules = all_rules ? every_rule() : four_rules(false);
+  if (all_rules) config.paths.push_back(config.paths.front());  // SimilarAcrossRuns' other trial
   config.threads = thread_count(args);
   // Diagnosis only: the default (512 MiB) is what the figures use.
   if (args.contains("max-memory-mib")) {
@@ -557,6 +573,8 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
   // is reported beside it: the fastest way to bring every byte of the files to a core.
   std::vector<double> read_bps, map_bps, touch_bps, replay_bps, tensors_ps, rss;
   std::vector<double> ratios, every_byte_ratios;
+  std::vector<double> all_rules_bps, all_rules_cost, all_rules_rss;
+  std::string all_rules_conditions;
   ChildResult last;
   auto rate = [](const ChildResult& result) {
     return num(result, "event_bytes") / num(result, "seconds");
@@ -572,6 +590,12 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
     const auto replay =
         run_phase({"--phase", "replay", "--trial", trial.string(), "--threads", threads});
     replay_bps.push_back(rate(replay));
+    const auto replay_all = run_phase(
+        {"--phase", "replay", "--trial", trial.string(), "--threads", threads, "--rules", "all"});
+    all_rules_bps.push_back(rate(replay_all));
+    all_rules_cost.push_back(num(replay_all, "seconds") / num(replay, "seconds"));
+    all_rules_rss.push_back(replay_all.max_rss_mib);
+    all_rules_conditions = replay_all.values.at("conditions");
     tensors_ps.push_back(num(replay, "tensors") / num(replay, "seconds"));
     rss.push_back(replay.max_rss_mib);
     ratios.push_back(replay_bps.back() / std::max(read_bps.back(), touch_bps.back()));
@@ -582,8 +606,10 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
               << fixed(replay_bps.back() / 1e9, 2) << " GB/s (" << fixed(num(replay, "seconds"), 2)
               << " s), " << fixed(tensors_ps.back() / 1e6, 3) << " M tensors/s, peak RSS "
               << fixed(replay.max_rss_mib, 0) << " MiB, ratio " << fixed(ratios.back() * 100, 1)
-              << "% (every byte " << fixed(every_byte_ratios.back() * 100, 1) << "%), load "
-              << load_average() << "\n";
+              << "% (every byte " << fixed(every_byte_ratios.back() * 100, 1) << "%); all rules "
+              << fixed(all_rules_bps.back() / 1e9, 2) << " GB/s, " << fixed(all_rules_cost.back(), 2)
+              << "x the four rules' time, peak RSS " << fixed(all_rules_rss.back(), 0)
+              << " MiB; load " << load_average() << "\n";
     last = replay;
   }
   std::cout << "  replay report: tensors=" << last.values["tensors"]
@@ -601,6 +627,13 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
             << fixed(median(ratios) * 100, 1) << "% | " << fixed(median(every_byte_ratios) * 100, 1)
             << "% | " << fixed(median(tensors_ps) / 1e6, 3) << " M | "
             << fixed(*std::max_element(rss.begin(), rss.end()), 0) << " MiB |\n\n";
+  std::cout << "| job | four rules | all " << every_rule().size()
+            << " rules | time, all / four | peak RSS, all rules | conditions met, all rules |\n"
+            << "| " << kind << " | " << fixed(median(replay_bps) / 1e9, 2) << " GB/s | "
+            << fixed(median(all_rules_bps) / 1e9, 2) << " GB/s | "
+            << fixed(median(all_rules_cost), 2) << "x | "
+            << fixed(*std::max_element(all_rules_rss.begin(), all_rules_rss.end()), 0) << " MiB | "
+            << all_rules_conditions << " |\n\n";
   if (!keep) fs::remove_all(trial);
 }
 

@@ -217,7 +217,7 @@ class RulePipeline::Impl {
   std::optional<std::int64_t> lowest_in_flight();
   void load(const TrialFile& file, Loader::output_ports_type& ports);
   void load_collections(const TrialFile& file);
-  void decode(const IndexLanding& landing);
+  void decode(IndexLanding& landing);
   void assemble(const AssemblerInput& input, Assembler::output_ports_type& ports);
   void release(Assembler::output_ports_type& ports);
   void evaluate(RuleSlot& slot, const StepReady& ready);
@@ -362,7 +362,7 @@ void RulePipeline::Impl::load_collections(const TrialFile& file) {
   store_->ingest({}, std::move(landing), {}, false, false);
 }
 
-void RulePipeline::Impl::decode(const IndexLanding& landing) {
+void RulePipeline::Impl::decode(IndexLanding& landing) {
   const auto& index = landing.index;
   if (!index.event_file_name) return;
   const std::string& file = *index.event_file_name;
@@ -399,6 +399,7 @@ void RulePipeline::Impl::decode(const IndexLanding& landing) {
   progress_.event_bytes += bytes.size();
   const FramingOptions framing{config_.check_data_crc};
   const FileId file_id = store_->cache().file_id(file);
+  landing.reductions.resize(index.tensors.size());
   tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
     const TensorLocation& location = *wanted[i].location;
     // Built only when something goes wrong: most records never need it.
@@ -416,9 +417,12 @@ void RulePipeline::Impl::decode(const IndexLanding& landing) {
       const auto offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
       for (auto& decoded : decode_event(bytes.slice(offset, frame.payload.size()), at())) {
         if (decoded.name != location.tensor_name) continue;
-        const RecordKey key{file_id, location.start};
-        store_->cache().put_reductions(key, compute_reductions(decoded.value));
-        if (wanted[i].keep_value) store_->cache().put_value(key, decoded.value);
+        // Each i writes its own entry: no lock. They reach the store with the landing.
+        landing.reductions[static_cast<std::size_t>(&location - index.tensors.data())] =
+            std::make_shared<const ReductionSet>(compute_reductions(decoded.value));
+        if (wanted[i].keep_value) {
+          store_->cache().put_value({file_id, location.start}, decoded.value);
+        }
         progress_.tensors_decoded++;
       }
     } catch (const RulestreamError& error) {

@@ -267,8 +267,10 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     return tensor_step.saves.back();
   };
 
-  for (const auto& location : index.tensors) {
-    RecordRef ref{file, file_id, location.start, location.length, {}};
+  for (std::size_t i = 0; i < index.tensors.size(); ++i) {
+    const TensorLocation& location = index.tensors[i];
+    RecordRef ref{file, file_id, location.start, location.length, {}, {}};
+    if (i < pending.reductions.size()) ref.reductions = pending.reductions[i];
     if (auto reduction = parse_reduction_tensor_name(location.tensor_name)) {
       ref.record_name = location.tensor_name;
       WorkerSave& save = save_for(reduction->first);
@@ -325,6 +327,7 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
 }
 
 ReductionSet TrialStore::reductions_of(const RecordRef& ref, const std::string& tensor) const {
+  if (ref.reductions) return *ref.reductions;
   if (auto cached = cache_.reductions(ref.key())) return std::move(*cached);
   ReductionSet computed = compute_reductions(read_record(ref, tensor));
   cache_.put_reductions(ref.key(), computed);

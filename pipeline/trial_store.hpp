@@ -33,6 +33,9 @@ struct RecordRef {
   // The tag inside a saved reduction's record (its own name); empty for a raw value, whose tag
   // is the tensor's name (not copied into every record: a job has millions).
   std::string record_name;
+  // A raw value's reductions when they were computed as it landed (a pipeline decodes what its
+  // rules read): found here without a cache lookup. Otherwise computed on demand and cached.
+  std::shared_ptr<const ReductionSet> reductions;
 
   RecordKey key() const { return {file_id, start}; }
 };
@@ -79,6 +82,9 @@ struct IndexLanding {
   std::int64_t step = 0;
   std::string worker;
   IndexFile index;
+  // Reductions of index.tensors[i]'s value, computed as it landed (empty, or null entries, for
+  // those that were not).
+  std::vector<std::shared_ptr<const ReductionSet>> reductions;
 };
 
 // Collections files that landed: the first defines the collections, each names a worker.
