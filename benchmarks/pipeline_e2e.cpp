@@ -607,9 +607,9 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
               << " s), " << fixed(tensors_ps.back() / 1e6, 3) << " M tensors/s, peak RSS "
               << fixed(replay.max_rss_mib, 0) << " MiB, ratio " << fixed(ratios.back() * 100, 1)
               << "% (every byte " << fixed(every_byte_ratios.back() * 100, 1) << "%); all rules "
-              << fixed(all_rules_bps.back() / 1e9, 2) << " GB/s, " << fixed(all_rules_cost.back(), 2)
-              << "x the four rules' time, peak RSS " << fixed(all_rules_rss.back(), 0)
-              << " MiB; load " << load_average() << "\n";
+              << fixed(all_rules_bps.back() / 1e9, 2) << " GB/s, "
+              << fixed(all_rules_cost.back(), 2) << "x the four rules' time, peak RSS "
+              << fixed(all_rules_rss.back(), 0) << " MiB; load " << load_average() << "\n";
     last = replay;
   }
   std::cout << "  replay report: tensors=" << last.values["tensors"]

@@ -55,12 +55,17 @@ bool TensorVarianceRule::invoke_at_step(std::int64_t step) {
   for (const std::string& name : selection_.names(trial, step)) {
     const Tensor tensor = trial.tensor(name);
     double variance = 0.0;
+    // A variance needs two elements. The count comes with the reductions; a tensor saved only as
+    // reductions tells it by its saved shape, if any (else the saved variance is all there is).
     try {
-      if (element_count(tensor.shape(step)) < 2) continue;
-    } catch (const ShapeUnavailableForStep&) {
-      // Saved as reductions without a shape: the saved variance is all there is to go by.
+      if (tensor.element_counts(step).elements < 2) continue;
     } catch (const TensorUnavailableForStep&) {
-      continue;
+      try {
+        if (element_count(tensor.shape(step)) < 2) continue;
+      } catch (const ShapeUnavailableForStep&) {
+      } catch (const TensorUnavailableForStep&) {
+        continue;
+      }
     }
     try {
       variance = tensor.reduction_value(step, Reduction::Variance).as_double();

@@ -35,7 +35,7 @@ class TensorVarianceRule final : public Rule {
 
   std::string_view name() const override { return "TensorVariance"; }
   bool invoke_at_step(std::int64_t step) override;
-  RequiredTensors required_tensors() const override { return selection_.required(); }
+  RequiredTensors required_tensors() const override { return selection_.required(false); }
 
   const Options& options() const { return options_; }
 
