@@ -222,10 +222,14 @@ Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode
   return compute_reduction(store.read_record(*resolved.save.raw, name_), key);
 }
 
+ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,
+                                      const std::optional<std::string>& worker) const {
+  return TensorAccess::store(*this).reductions_of(raw_record(*this, step, mode, worker), name_);
+}
+
 ElementCounts Tensor::element_counts(std::int64_t step, Mode mode,
                                      const std::optional<std::string>& worker) const {
-  const ReductionSet reductions =
-      TensorAccess::store(*this).reductions_of(raw_record(*this, step, mode, worker), name_);
+  const ReductionSet reductions = value_reductions(step, mode, worker);
   const auto counts = reductions.counts();
   if (!counts) {
     throw TensorUnavailableForStep(name_, step, mode,

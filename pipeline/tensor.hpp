@@ -35,6 +35,13 @@ class Tensor {
                          const std::optional<std::string>& worker = std::nullopt,
                          bool abs = false) const;
 
+  // Every reduction and the element counts of the saved value itself (never a reduction the job
+  // saved), from the one pass the pipeline made as it landed, else computed once and cached.
+  // TensorUnavailableForStep when no value was saved at the step. Strings and complex values
+  // give an empty set (no reductions, no counts).
+  ReductionSet value_reductions(std::int64_t step, Mode mode = Mode::Global,
+                                const std::optional<std::string>& worker = std::nullopt) const;
+
   // How many elements the value has and how many are zero, NaN or infinite (ElementCounts),
   // from the same one pass as the reductions and cached with them: rules that count elements
   // never need the value itself. TensorUnavailableForStep when no value was saved at the step,

@@ -58,33 +58,38 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
   // history of saved steps stays complete.
   for (const std::string& name : selection_.names(trial, step)) {
     const Tensor tensor = trial.tensor(name);
-    TensorValue current;
+    ReductionSet current_reductions;
     try {
-      current = tensor.value(step);
+      current_reductions = tensor.value_reductions(step);
     } catch (const TensorUnavailableForStep&) {
       continue;  // saved only as reductions at this step: nothing to compare
     }
     const std::vector<std::int64_t> previous = history_.before(trial, tensor, step);
     history_.record(name, step);
     if (previous.size() < wanted) continue;
-    if (current.is_string() || !is_real_numeric(current.dtype())) continue;  // nothing to compare
+    if (!current_reductions.counts()) continue;  // strings, complex: nothing to compare
     const Tolerance tolerance{options_.rtol, options_.atol, options_.equal_nan};
 
+    // Values are read only when the reductions cannot tell: a tensor that changed almost always
+    // shows it in its sum, and most tensors of a training job change at every step.
+    std::optional<TensorValue> current;
     std::optional<double> largest = 0.0;
     for (auto it = previous.rbegin(); it != previous.rend() && largest; ++it) {
-      TensorValue older;
+      ReductionSet older_reductions;
       try {
-        older = tensor.value(*it);
+        older_reductions = tensor.value_reductions(*it);
       } catch (const TensorUnavailableForStep&) {
         largest.reset();  // that save holds only reductions: nothing shows it did not change
         break;
       }
-      if (older.is_string() || !is_real_numeric(older.dtype())) {
+      if (!older_reductions.counts() ||
+          !may_be_close(older_reductions, current_reductions, tolerance)) {
         largest.reset();
         break;
       }
+      if (!current) current = tensor.value(step);
       // numpy.allclose(older, current)
-      const Closeness closeness = compare_values(older, current, tolerance);
+      const Closeness closeness = compare_values(tensor.value(*it), *current, tolerance);
       largest = closeness.close() ? std::optional(std::max(*largest, closeness.max_abs_difference))
                                   : std::nullopt;
     }

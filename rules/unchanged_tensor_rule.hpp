@@ -39,7 +39,8 @@ class UnchangedTensorRule final : public Rule {
 
   std::string_view name() const override { return "UnchangedTensor"; }
   bool invoke_at_step(std::int64_t step) override;
-  RequiredTensors required_tensors() const override { return selection_.required(); }
+  // Values are compared only when reductions say they may be close (read on demand then).
+  RequiredTensors required_tensors() const override { return selection_.required(false); }
 
   const Options& options() const { return options_; }
 

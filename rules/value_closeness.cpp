@@ -41,6 +41,44 @@ void compare_elements(std::int64_t count, const LoadA& load_a, const LoadB& load
 
 }  // namespace
 
+bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance& tolerance) {
+  const auto counts_a = a.counts();
+  const auto counts_b = b.counts();
+  if (!counts_a || !counts_b) return true;
+  if (counts_a->elements != counts_b->elements) return false;  // shapes cannot match
+  const auto non_finite = [](const ElementCounts& counts) {
+    return counts.nans.value_or(0) + counts.infs.value_or(0) > 0;
+  };
+  if (non_finite(*counts_a) || non_finite(*counts_b)) return true;
+  const auto sum_a = a.get({Reduction::Sum, false});
+  const auto sum_b = b.get({Reduction::Sum, false});
+  const auto l1_a = a.get({Reduction::L1, false});
+  const auto l1_b = b.get({Reduction::L1, false});
+  if (!sum_a || !sum_b || !l1_a || !l1_b) return true;
+  // Element-wise |a_i - b_i| <= atol + rtol * |b_i| adds up to the bound on the sums. Each sum and
+  // l1 was carried in double and rounded once to its dtype: allow twice the coarser dtype's
+  // rounding of the magnitudes involved, and more than double accumulation can lose.
+  const auto epsilon = [](DType dtype) {
+    switch (dtype) {
+      case DType::Float16:
+        return 0x1p-11;
+      case DType::BFloat16:
+        return 0x1p-8;
+      case DType::Float32:
+        return 0x1p-24;
+      default:
+        return 0x1p-52;
+    }
+  };
+  const double magnitude = l1_a->as_double() + l1_b->as_double();
+  const double relative =
+      2.0 * std::max(epsilon(a.source_dtype()), epsilon(b.source_dtype())) + 1e-8;
+  const double rounding = relative * magnitude;
+  const double bound = static_cast<double>(counts_b->elements) * tolerance.atol +
+                       tolerance.rtol * l1_b->as_double() * (1.0 + relative) + rounding;
+  return std::fabs(sum_a->as_double() - sum_b->as_double()) <= bound;
+}
+
 Closeness compare_values(const TensorValue& a, const TensorValue& b, const Tolerance& tolerance) {
   for (const TensorValue* value : {&a, &b}) {
     if (value->is_string() || !is_real_numeric(value->dtype())) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "pipeline/tensor_value.hpp"
+#include "stages/reductions.hpp"
 
 namespace rulestream {
 
@@ -20,6 +21,13 @@ struct Closeness {
   double max_abs_difference = 0.0;  // over elements that are both finite
   bool close() const { return same_shape && differing == 0; }
 };
+
+// False only when two values certainly are not close (numpy.allclose(a, b) is False), judged
+// from their reductions alone (compute_reductions of each value): different element counts, or
+// sums further apart than allclose allows, |sum(a) - sum(b)| > n * atol + rtol * l1(b), with
+// room for the sums' rounding. True means "compare the values". Values with NaN or Inf, or sets
+// without the figures, are always worth comparing.
+bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance& tolerance);
 
 // Compares two real-numeric values of the same shape (any dtypes: compared as doubles).
 // Equal infinities are close, as in numpy. Strings and complex values are not numbers here:

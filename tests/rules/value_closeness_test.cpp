@@ -1,0 +1,88 @@
+// numpy.allclose for whole values, and the prefilter on reductions that spares reading values
+// when they certainly differ.
+
+#include "rules/value_closeness.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace rulestream {
+namespace {
+
+TensorValue f32(std::vector<float> values) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  return TensorValue::from_values<float>(DType::Float32, {n}, values);
+}
+
+TEST(ValueClosenessTest, FollowsNumpyAllclose) {
+  const Tolerance tolerance;  // rtol 1e-5, atol 1e-8
+  EXPECT_TRUE(compare_values(f32({1.0f, 2.0f}), f32({1.0f, 2.0f}), tolerance).close());
+  EXPECT_TRUE(compare_values(f32({1.000001f}), f32({1.0f}), tolerance).close());
+  EXPECT_FALSE(compare_values(f32({1.001f}), f32({1.0f}), tolerance).close());
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(compare_values(f32({inf}), f32({inf}), tolerance).close());
+  EXPECT_FALSE(compare_values(f32({inf}), f32({-inf}), tolerance).close());
+  EXPECT_FALSE(compare_values(f32({nan}), f32({nan}), tolerance).close());
+  EXPECT_TRUE(compare_values(f32({nan}), f32({nan}), {.equal_nan = true}).close());
+  EXPECT_FALSE(compare_values(f32({1.0f}), f32({1.0f, 1.0f}), tolerance).same_shape);
+  // Mixed dtypes compare as numbers.
+  const auto f64 = TensorValue::from_values<double>(DType::Float64, {2}, {1.0, 2.0});
+  EXPECT_TRUE(compare_values(f64, f32({1.0f, 2.0f}), tolerance).close());
+}
+
+TEST(ValueClosenessTest, PrefilterRejectsValuesWhoseSumsMoved) {
+  const Tolerance tolerance;
+  const auto a = compute_reductions(f32({0.5f, -0.25f, 0.125f}));
+  const auto b = compute_reductions(f32({0.5f, -0.25f, 0.126f}));
+  EXPECT_FALSE(may_be_close(a, b, tolerance));
+  EXPECT_TRUE(may_be_close(a, a, tolerance));
+  EXPECT_FALSE(may_be_close(a, compute_reductions(f32({0.5f, -0.25f})), tolerance));
+  // NaN and Inf leave the decision to the values.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(may_be_close(compute_reductions(f32({nan, 1.0f, 7.0f})), b, tolerance));
+}
+
+// Sound: whenever the prefilter says "certainly not close", the values are not close. Checked on
+// pairs made to sit right at the tolerance (the hardest cases), in float32 and float64.
+template <typename T>
+void expect_prefilter_is_sound(DType dtype) {
+  std::mt19937_64 random(42);
+  std::normal_distribution<double> normal;
+  const Tolerance tolerance;
+  int rejected = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::size_t n = 1 + static_cast<std::size_t>(random() % 300);
+    std::vector<T> a(n), b(n);
+    const double scale = std::pow(10.0, static_cast<double>(random() % 9) - 4.0);
+    // Each element moved by up to about 1.5x what allclose allows for it, all in one direction
+    // or at random: some pairs are close, some are not, many by a hair.
+    const bool same_direction = random() % 2 == 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      b[i] = static_cast<T>(normal(random) * scale);
+      const double allowed = tolerance.atol + tolerance.rtol * std::fabs(static_cast<double>(b[i]));
+      const double fraction = (same_direction ? 1.0 : normal(random)) * 1.5 *
+                              std::uniform_real_distribution<double>(0.0, 1.0)(random);
+      a[i] = static_cast<T>(static_cast<double>(b[i]) + fraction * allowed);
+    }
+    const auto ta = TensorValue::from_values<T>(dtype, {static_cast<std::int64_t>(n)}, a);
+    const auto tb = TensorValue::from_values<T>(dtype, {static_cast<std::int64_t>(n)}, b);
+    if (!may_be_close(compute_reductions(ta), compute_reductions(tb), tolerance)) {
+      ++rejected;
+      EXPECT_FALSE(compare_values(ta, tb, tolerance).close()) << "n " << n << " scale " << scale;
+    }
+  }
+  EXPECT_GT(rejected, 0);  // the filter does reject something
+}
+
+TEST(ValueClosenessTest, PrefilterNeverRejectsCloseValues) {
+  expect_prefilter_is_sound<float>(DType::Float32);
+  expect_prefilter_is_sound<double>(DType::Float64);
+}
+
+}  // namespace
+}  // namespace rulestream
