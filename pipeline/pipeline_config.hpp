@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/storage_options.hpp"
+
 namespace rulestream {
 
 // One rule to run, in SageMaker's shape: {"RuleConfigurationName": "VG", "RuleParameters":
@@ -29,6 +31,9 @@ struct SinkConfig {
 struct PipelineConfig {
   std::vector<std::string> paths;  // the base trial first, then others (for rules that compare)
   bool follow = false;             // watch (true) or replay (false)
+  StorageOptions storage;          // how to reach S3 (endpoint, timeouts, retries)
+  // How often a live source looks again (S3: a poll; a local folder: the rescan safety net).
+  std::chrono::milliseconds poll_interval{2000};
   std::vector<RuleConfig> rules;
   std::vector<SinkConfig> sinks;
   std::optional<std::int64_t> start_step;  // global steps [start, end)

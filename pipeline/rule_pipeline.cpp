@@ -20,8 +20,7 @@
 #include "pipeline/step_assembler.hpp"
 #include "pipeline/storage_factory.hpp"
 #include "pipeline/trial_store.hpp"
-#include "sources/local_storage.hpp"
-#include "sources/local_watcher.hpp"
+#include "sources/trial_source.hpp"
 #include "stages/collections_file.hpp"
 #include "stages/event_codec.hpp"
 #include "stages/index_file.hpp"
@@ -159,7 +158,7 @@ class RulePipeline::Impl {
        const RuleRegistry& registry)
       : config_(std::move(config)), sinks_(std::move(sinks)), assembler_(config_.worker_grace) {
     if (config_.paths.empty()) throw StorageError("no trial path given");
-    storage_ = open_storage(config_.paths.front());
+    storage_ = open_storage(config_.paths.front(), config_.storage);
     if (!storage_->root_exists()) {
       throw StorageError(storage_->describe() + ": no such trial folder");
     }
@@ -249,7 +248,7 @@ class RulePipeline::Impl {
   std::mutex collections_mutex_;
 
   boost::asio::io_context io_;
-  std::unique_ptr<LocalWatcher> watcher_;
+  std::unique_ptr<TrialSource> watcher_;
   std::unique_ptr<boost::asio::steady_timer> end_timer_;
   std::unique_ptr<boost::asio::steady_timer> tick_timer_;
   Loader* loader_ = nullptr;
@@ -581,16 +580,13 @@ PipelineReport RulePipeline::Impl::run() {
   }
   loader_ = &loader;
 
-  const auto* local = dynamic_cast<const LocalStorage*>(storage_.get());
-  if (local == nullptr)
-    throw StorageError(storage_->describe() + ": only local folders can be followed");
   following_ = config_.follow && !stop_requested_;
-  watcher_ = std::make_unique<LocalWatcher>(io_, local->root(),
-                                            LocalWatcher::Options{.follow = following_},
-                                            [this, &loader](std::vector<TrialFile> files) {
-                                              for (auto& file : files)
-                                                announce(loader, std::move(file));
-                                            });
+  watcher_ = make_trial_source(
+      io_, storage_,
+      TrialSourceOptions{.follow = following_, .poll_interval = config_.poll_interval},
+      [this, &loader](std::vector<TrialFile> files) {
+        for (auto& file : files) announce(loader, std::move(file));
+      });
   watcher_->start();
   if (following_) {
     if (config_.worker_grace.count() > 0) {

@@ -28,7 +28,8 @@ class Storage {
   // "/data/job1" or "s3://bucket/prefix": for messages.
   virtual std::string describe() const = 0;
 
-  // Whether the trial root itself exists (a folder, or a prefix with objects).
+  // Whether the trial root itself exists: a folder, or for S3 the bucket (a prefix exists only
+  // once something is written under it, which a watch started before the job must not refuse).
   virtual bool root_exists() const = 0;
 
   // Files whose relative path starts with `prefix`, sorted by path. Files still being written

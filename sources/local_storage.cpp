@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "pipeline/exceptions.hpp"
+#include "sources/relative_path.hpp"
 
 namespace rulestream {
 namespace {
@@ -58,21 +59,6 @@ std::string full_path_of(const std::filesystem::path& root, std::string_view rel
 
 bool is_absent(int error) {
   return error == ENOENT || error == ENOTDIR;
-}
-
-// Paths come from listings but also from index files (event_file_name): never let one climb
-// out of the trial.
-void check_relative_path(std::string_view path, const std::string& root) {
-  bool escapes = path.starts_with('/');
-  std::size_t start = 0;
-  while (!escapes && start <= path.size()) {
-    const std::size_t end = std::min(path.find('/', start), path.size());
-    escapes = path.substr(start, end - start) == "..";
-    start = end + 1;
-  }
-  if (escapes) {
-    throw StorageError("path \"" + std::string(path) + "\" is not inside the trial " + root);
-  }
 }
 
 // O_NONBLOCK: opening a fifo for reading would otherwise wait for a writer forever; the

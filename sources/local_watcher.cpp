@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,6 +24,7 @@
 #include <utility>
 
 #include "pipeline/exceptions.hpp"
+#include "sources/file_announcer.hpp"
 #include "sources/inotify_events.hpp"
 #include "sources/readiness_tracker.hpp"
 #include "stages/trial_layout.hpp"
@@ -59,14 +59,14 @@ bool is_followed_folder(std::string_view path) {
 
 }  // namespace
 
-// All members but the delivery lock, `stopped_` and the counter are touched on `strand_` only.
+// All members but `announcer_` are touched on `strand_` only.
 class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(boost::asio::io_context& io, std::filesystem::path root, Options options, Callback on_files)
       : strand_(boost::asio::make_strand(io)),
         root_(root.string()),
         options_(options),
-        on_files_(std::move(on_files)),
+        announcer_(std::move(on_files)),
         inotify_(strand_),
         rescan_timer_(strand_),
         tracker_(options.follow),
@@ -79,25 +79,21 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
 
   void stop() {
     if (strand_.running_in_this_thread()) {
-      stopped_ = true;
+      announcer_.close(false);
       shut_down();
       return;
     }
-    {
-      // Waits for a callback in progress: none starts once this is set.
-      std::lock_guard lock(delivery_mutex_);
-      stopped_ = true;
-    }
+    announcer_.close(true);  // waits for a callback in progress
     boost::asio::post(strand_, [self = shared_from_this()] { self->shut_down(); });
   }
 
-  std::size_t files_announced() const { return files_announced_.load(); }
+  std::size_t files_announced() const { return announcer_.announced(); }
 
  private:
   enum class Trigger { Scan, Finished };
 
   void begin() {
-    if (stopped_) return;
+    if (announcer_.closed()) return;
     if (options_.follow) open_inotify();
     std::vector<TrialFile> found;
     cover("", found);
@@ -265,7 +261,7 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   void on_events(const boost::system::error_code& error, std::size_t count) {
-    if (stopped_ || error == boost::asio::error::operation_aborted) return;
+    if (announcer_.closed() || error == boost::asio::error::operation_aborted) return;
     std::vector<TrialFile> found;
     if (error) {
       fall_back_to_polling("cannot read inotify events: " + error.message());
@@ -331,7 +327,7 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   void schedule_rescan() {
     rescan_timer_.expires_after(options_.rescan_interval);
     rescan_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
-      if (error || self->stopped_) return;
+      if (error || self->announcer_.closed()) return;
       self->rescan();
     });
   }
@@ -343,20 +339,12 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
     deliver(std::move(found));
   }
 
-  void deliver(std::vector<TrialFile> files) {
-    if (files.empty()) return;
-    std::sort(files.begin(), files.end(),
-              [](const TrialFile& a, const TrialFile& b) { return a.path < b.path; });
-    std::lock_guard lock(delivery_mutex_);
-    if (stopped_) return;
-    files_announced_ += files.size();
-    on_files_(std::move(files));
-  }
+  void deliver(std::vector<TrialFile> files) { announcer_.announce(std::move(files)); }
 
   boost::asio::strand<boost::asio::io_context::executor_type> strand_;
   const std::string root_;
   const Options options_;
-  const Callback on_files_;
+  FileAnnouncer announcer_;
   boost::asio::posix::stream_descriptor inotify_;
   boost::asio::steady_timer rescan_timer_;
   ReadinessTracker tracker_;
@@ -367,10 +355,6 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   std::unordered_set<std::string> listing_problems_;
 
   std::atomic<bool> started_{false};
-  std::atomic<bool> stopped_{false};
-  // Held while the callback runs, so that stop() from another thread can wait it out.
-  std::mutex delivery_mutex_;
-  std::atomic<std::size_t> files_announced_{0};
 };
 
 LocalWatcher::LocalWatcher(boost::asio::io_context& io, std::filesystem::path root, Options options,

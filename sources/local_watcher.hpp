@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sources/trial_file.hpp"
+#include "sources/trial_source.hpp"
 
 namespace rulestream {
 
@@ -37,29 +38,29 @@ namespace rulestream {
 // smdebug renames every file into place, so its files are never caught half-written.
 //
 // The io_context must outlive the watcher.
-class LocalWatcher {
+class LocalWatcher final : public TrialSource {
  public:
   struct Options {
     bool follow = true;  // false: the initial scan only (replay)
     std::chrono::milliseconds rescan_interval{2000};
   };
-  using Callback = std::function<void(std::vector<TrialFile>)>;
+  using Callback = TrialSource::Callback;
 
   // Throws StorageError naming the root when it is not a readable folder.
   LocalWatcher(boost::asio::io_context& io, std::filesystem::path root, Options options,
                Callback on_files);
-  ~LocalWatcher();  // stop()s
+  ~LocalWatcher() override;  // stop()s
   LocalWatcher(const LocalWatcher&) = delete;
   LocalWatcher& operator=(const LocalWatcher&) = delete;
 
   // Scans and announces what exists, then follows (when options.follow). Call once.
-  void start();
+  void start() override;
   // Stops following; no callback runs after stop() returns. Safe from any thread: from another
   // thread it waits for a callback in progress to return.
-  void stop();
+  void stop() override;
 
   // Files announced so far (for progress reporting and tests).
-  std::size_t files_announced() const;
+  std::size_t files_announced() const override;
 
  private:
   class Impl;

@@ -7,7 +7,9 @@
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/cli/commands.hpp"
 #include "pipeline/cli/json_values.hpp"
+#include "pipeline/cli/storage_cli_options.hpp"
 #include "pipeline/exceptions.hpp"
+#include "pipeline/storage_factory.hpp"
 #include "pipeline/tensor.hpp"
 #include "pipeline/trial.hpp"
 #include "stages/python_json.hpp"
@@ -238,6 +240,7 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
   visible.add_options()("help,h", "show this help")("json", "print one JSON document")(
       "tensor", po::value<std::string>()->value_name("NAME"),
       "report this tensor at every step and worker");
+  add_storage_options(visible);
   po::options_description all;
   all.add(visible).add_options()("path", po::value<std::string>());
   po::positional_options_description positional;
@@ -263,7 +266,8 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
   try {
     TrialOptions trial_options;
     trial_options.auto_refresh = false;  // one consistent look at the trial
-    const Trial trial = Trial::open(path, trial_options);
+    const Trial trial =
+        Trial::open(open_storage(path, storage_options_from(options)), trial_options);
     const bool json = options.count("json") > 0;
     if (options.count("tensor")) {
       const std::string name = options["tensor"].as<std::string>();
@@ -279,6 +283,9 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
       print_summary_human(trial, out);
     }
   } catch (const RulestreamError& error) {
+    err << "rulestream inspect: " << error.what() << "\n";
+    return kExitError;
+  } catch (const std::invalid_argument& error) {
     err << "rulestream inspect: " << error.what() << "\n";
     return kExitError;
   }

@@ -5,6 +5,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <fstream>
 #include <iomanip>
@@ -14,6 +15,7 @@
 
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/cli/commands.hpp"
+#include "pipeline/cli/storage_cli_options.hpp"
 #include "pipeline/exceptions.hpp"
 #include "pipeline/rule_pipeline.hpp"
 #include "pipeline/rules_file.hpp"
@@ -87,8 +89,8 @@ class ProgressLine {
 // Replay of a folder without trial files would evaluate nothing and pass as NoIssuesFound: a
 // mistyped path must not pass a CI gate. (watch may start before the job wrote anything.)
 // The end marker and collections/ come first: an archived job answers without listing index/.
-void require_trial(const std::string& path) {
-  const auto storage = open_storage(path);
+void require_trial(const std::string& path, const StorageOptions& options) {
+  const auto storage = open_storage(path, options);
   if (!storage->root_exists()) throw StorageError(storage->describe() + ": no such trial folder");
   if (storage->exists(kEndOfJobMarker) || !storage->list(kCollectionsDir).empty() ||
       !storage->list(kIndexDir).empty() || !storage->list(kEventsDir).empty()) {
@@ -104,8 +106,9 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
   const std::string prefix = "rulestream " + command + ": ";
   po::options_description visible(
       "rulestream " + command + " PATH... [options]\n\n" +
-      (follow ? "Follows a training job as it writes (a local folder), running rules on each\n"
-                "step as it lands, until the job writes its end-of-job marker (or Ctrl-C).\n"
+      (follow ? "Follows a training job as it writes (a local folder or s3://bucket/prefix),\n"
+                "running rules on each step as it lands, until the job writes its end-of-job\n"
+                "marker (or Ctrl-C).\n"
               : "Runs rules over an archived job as fast as the disk and cores allow.\n") +
       "The first PATH is the trial rules look at; others are there for rules that compare\n"
       "runs. Exit status: 0 no rule fired, 1 a rule fired, 2 an error.\n\noptions");
@@ -129,6 +132,13 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       "no-data-crc", "skip payload CRC checks (length CRCs are always checked)")(
       "progress", po::value<std::string>()->value_name("auto|on|off")->default_value("auto"),
       "a progress line on stderr (auto: replay on a terminal)");
+  if (follow) {
+    visible.add_options()("poll-interval",
+                          po::value<double>()->value_name("SECONDS")->default_value(2),
+                          "how often to look for new files (S3: one poll; a folder: a rescan "
+                          "besides inotify)");
+  }
+  add_storage_options(visible);
   po::options_description all;
   all.add(visible).add_options()("path", po::value<std::vector<std::string>>());
   po::positional_options_description positional;
@@ -210,7 +220,16 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     config.progress =
         progress == "on" || (progress == "auto" && !follow && &err == &std::cerr &&
                              ::isatty(STDOUT_FILENO) != 0 && ::isatty(STDERR_FILENO) != 0);
-    if (!follow) require_trial(config.paths.front());
+    config.storage = storage_options_from(options);
+    if (follow) {
+      const double poll = options["poll-interval"].as<double>();
+      if (!(poll > 0) || !std::isfinite(poll)) {
+        throw std::invalid_argument("--poll-interval must be a positive number of seconds");
+      }
+      config.poll_interval = std::chrono::milliseconds(
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(poll * 1000.0)));
+    }
+    if (!follow) require_trial(config.paths.front(), config.storage);
 
     std::vector<std::unique_ptr<Sink>> sinks;
     for (const auto& sink : config.sinks) sinks.push_back(make_sink(sink, out));

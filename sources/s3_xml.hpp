@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rulestream {
+
+// One object of a listing. `key` is the full key in the bucket.
+struct S3ObjectInfo {
+  std::string key;
+  std::uint64_t size = 0;
+  std::int64_t modified_ns = 0;  // LastModified, nanoseconds since the epoch
+
+  friend bool operator==(const S3ObjectInfo&, const S3ObjectInfo&) = default;
+};
+
+// One page of ListObjectsV2.
+struct S3ListPage {
+  std::vector<S3ObjectInfo> objects;
+  bool truncated = false;
+  std::string next_continuation_token;  // set when truncated
+};
+
+// S3's error document (<Error><Code>NoSuchBucket</Code><Message>...</Message></Error>); fields
+// are empty when the body is not one (a HEAD has no body, a proxy may answer in HTML).
+struct S3ErrorDocument {
+  std::string code;
+  std::string message;
+};
+
+// Parses a ListBucketResult. Throws FormatError naming `where` (the request) when the body is
+// not one, or an entry has no key or a size that is not a number.
+S3ListPage parse_list_objects_v2(std::string_view xml, const std::string& where);
+
+S3ErrorDocument parse_s3_error(std::string_view xml);
+
+// "2026-11-22T13:56:03.000Z" (ISO 8601, UTC) in nanoseconds since the epoch; 0 if unreadable.
+std::int64_t parse_s3_timestamp(std::string_view text);
+
+}  // namespace rulestream

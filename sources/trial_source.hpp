@@ -1,0 +1,44 @@
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "pipeline/storage.hpp"
+#include "sources/trial_file.hpp"
+
+namespace rulestream {
+
+// Finds the files of a trial and announces each once, when it is complete: a local folder
+// (LocalWatcher: a scan, then inotify) or an S3 prefix (S3Watcher: ListObjectsV2 polling).
+// Announcements run on the io_context's thread, files found together in one call, in path order.
+class TrialSource {
+ public:
+  using Callback = std::function<void(std::vector<TrialFile>)>;
+
+  virtual ~TrialSource() = default;
+  // Finds and announces what exists, then follows (when following). Call once.
+  virtual void start() = 0;
+  // Stops following; no callback runs after stop() returns. Safe from any thread.
+  virtual void stop() = 0;
+  // Files announced so far (progress reporting, tests).
+  virtual std::size_t files_announced() const = 0;
+};
+
+struct TrialSourceOptions {
+  bool follow = true;  // false: what exists now, once (replay)
+  // How often a live source looks again: LocalWatcher's rescan safety net, S3Watcher's poll.
+  std::chrono::milliseconds poll_interval{2000};
+};
+
+// The source for a storage: LocalWatcher for a LocalStorage, S3Watcher for an S3Storage.
+// Throws StorageError naming the storage when it is neither. The io_context must outlive it.
+std::unique_ptr<TrialSource> make_trial_source(boost::asio::io_context& io,
+                                               std::shared_ptr<const Storage> storage,
+                                               TrialSourceOptions options,
+                                               TrialSource::Callback on_files);
+
+}  // namespace rulestream

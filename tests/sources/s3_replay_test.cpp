@@ -1,0 +1,196 @@
+// `rulestream replay|watch|inspect s3://...` through the CLI (in process) against a real
+// S3-compatible server: the same events as from a folder, a live watch while a writer uploads
+// steps, the server going away mid-replay, and the errors a user meets.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "pipeline/job_simulator.hpp"
+#include "tests/support/cli_runner.hpp"
+#include "tests/support/s3_test_server.hpp"
+#include "tests/support/tcp_proxy.hpp"
+
+namespace rulestream {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::run_cli;
+using testing::TempDir;
+
+// The job every test here replays: two workers whose gradients vanish from step 12.
+JobSimulatorOptions job_options(const std::filesystem::path& output) {
+  JobSimulatorOptions options;
+  options.output = output;
+  options.scenario = JobScenario::VanishingGradients;
+  options.workers = 2;
+  options.steps = 24;
+  options.fault_step = 12;
+  options.tensor_size = 64;
+  return options;
+}
+
+// Rule events as JSON lines without their wall-clock time: what must match between sources.
+std::vector<std::string> events_without_time(const std::string& out) {
+  std::vector<std::string> events;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    boost::json::object event = boost::json::parse(line).as_object();
+    event.erase("time");
+    events.push_back(boost::json::serialize(event));
+  }
+  return events;
+}
+
+// Fired events per global step (status events have none).
+std::map<std::int64_t, int> fired_steps(const std::string& out) {
+  std::map<std::int64_t, int> steps;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto event = boost::json::parse(line).as_object();
+    if (event.contains("global_step") && !event.at("global_step").is_null()) {
+      ++steps[event.at("global_step").to_number<std::int64_t>()];
+    }
+  }
+  return steps;
+}
+
+class S3ReplayTest : public testing::S3ServerTest {
+ protected:
+  S3ReplayTest() : S3ServerTest("replay") {}
+
+  void SetUp() override {
+    S3ServerTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    server_->export_environment();
+  }
+
+  // The job written locally as "<tmp>/job" and uploaded to s3://bucket/<prefix>/job: the same
+  // last path component, so that both runs name the trial "job".
+  std::string upload_job(const std::string& prefix) {
+    local_ = (scratch_.path() / "job").string();
+    JobSimulator(job_options(local_)).run();
+    testing::upload_folder(*client_, local_, bucket_, prefix + "/job");
+    return "s3://" + bucket_ + "/" + prefix + "/job";
+  }
+
+  std::vector<std::string> rule_args(std::vector<std::string> args) const {
+    for (const std::string extra : {"--rule", "VanishingGradient", "--format", "json"}) {
+      args.push_back(extra);
+    }
+    return args;
+  }
+
+  TempDir scratch_;
+  std::string local_;
+};
+
+TEST_F(S3ReplayTest, ReplayFromS3GivesTheSameEventsAsFromAFolder) {
+  const std::string uri = upload_job("odd +=\xC3\xA9 prefix");
+  const auto local = run_cli("replay", rule_args({local_}));
+  const auto s3 = run_cli("replay", rule_args({uri, "--s3-endpoint", server_->endpoint()}));
+  EXPECT_EQ(local.exit_code, 1) << local.err;  // the rule fired
+  EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+  EXPECT_FALSE(events_without_time(local.out).empty());
+  EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+  EXPECT_EQ(s3.err, local.err);  // the same summary: steps, files, tensors, bytes
+
+  const auto inspect = run_cli("inspect", {uri, "--s3-endpoint", server_->endpoint()});
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_THAT(inspect.out, HasSubstr("workers    2 of 2"));
+  EXPECT_THAT(inspect.out, HasSubstr(uri));
+}
+
+TEST_F(S3ReplayTest, AReplayResumesWhenTheServerGoesAwayAndComesBack) {
+  const std::string uri = upload_job("outage");
+  const auto local = run_cli("replay", rule_args({local_}));
+  testing::TcpProxy proxy(server_->port());
+  // Down after the first answers (the checks, the listing and some of the files), for longer
+  // than several retries' backoff.
+  constexpr std::size_t kChunksBeforeOutage = 40;
+  proxy.outage_after(kChunksBeforeOutage, std::chrono::milliseconds(1500));
+  const auto s3 = run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(),
+                                               "--s3-retries", "10", "--threads", "2"}));
+  EXPECT_EQ(proxy.outages(), 1u);
+  // Mid-replay: much was still to be read when the server went away.
+  EXPECT_GT(proxy.chunks_forwarded(), 2 * kChunksBeforeOutage);
+  EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+  EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+}
+
+TEST_F(S3ReplayTest, AWatchFollowsAJobUploadedStepByStepAndSeesEveryStepOnce) {
+  const std::string uri = "s3://" + bucket_ + "/live/job";
+  local_ = (scratch_.path() / "job").string();
+  JobSimulatorOptions options = job_options(local_);
+  std::set<std::string> uploaded;
+  // Each step is uploaded once every worker wrote it; the end marker comes with the last.
+  options.on_step_written = [&](const SimulatedStep&) {
+    testing::upload_new_files(*client_, local_, bucket_, "live/job", uploaded);
+  };
+  options.step_delay = std::chrono::milliseconds(40);
+  auto writer = std::async(std::launch::async, [&] {
+    JobSimulator(options).run();
+    testing::upload_new_files(*client_, local_, bucket_, "live/job", uploaded);
+  });
+  const auto watched = run_cli(
+      "watch", rule_args({uri, "--s3-endpoint", server_->endpoint(), "--poll-interval", "0.1"}));
+  writer.get();
+  const auto local = run_cli("replay", rule_args({local_}));
+  EXPECT_EQ(watched.exit_code, 1) << watched.err;
+  EXPECT_THAT(watched.err, HasSubstr("24 steps (0 incomplete), 48 index files"));
+  const auto fired = fired_steps(watched.out);
+  EXPECT_EQ(fired.size(), 12u);  // steps 12..23
+  for (const auto& [step, times] : fired) {
+    EXPECT_GE(step, 12);
+    EXPECT_EQ(times, 1) << "step " << step;
+  }
+  EXPECT_EQ(events_without_time(watched.out), events_without_time(local.out));
+}
+
+TEST_F(S3ReplayTest, AMissingBucketIsAOneLineError) {
+  const std::string missing = server_->new_bucket("absent");
+  const auto outcome = run_cli(
+      "replay", rule_args({"s3://" + missing + "/job", "--s3-endpoint", server_->endpoint()}));
+  testing::expect_one_line_error(outcome, "replay",
+                                 {"s3://" + missing + ": no such bucket", "NoSuchBucket"});
+  // A prefix without trial files: the same error as a folder without them.
+  const auto empty = run_cli(
+      "replay", rule_args({"s3://" + bucket_ + "/nothing", "--s3-endpoint", server_->endpoint()}));
+  testing::expect_one_line_error(empty, "replay",
+                                 {"s3://" + bucket_ + "/nothing", "not an smdebug trial"});
+}
+
+TEST_F(S3ReplayTest, WrongCredentialsAreAOneLineErrorWithoutTheSecret) {
+  const std::string uri = upload_job("denied");
+  ::setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-value", 1);
+  const auto outcome = run_cli("replay", rule_args({uri, "--s3-endpoint", server_->endpoint()}));
+  server_->export_environment();
+  testing::expect_one_line_error(outcome, "replay",
+                                 {"s3://" + bucket_, "access denied", "SignatureDoesNotMatch"});
+  EXPECT_THAT(outcome.err, ::testing::Not(HasSubstr("wrong-secret-value")));
+}
+
+TEST_F(S3ReplayTest, ASlowServerIsWaitedForWithinTheTimeoutAndReportedBeyondIt) {
+  const std::string uri = upload_job("slow");
+  testing::TcpProxy proxy(server_->port());
+  proxy.set_response_delay(std::chrono::milliseconds(100));
+  const auto slow =
+      run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(), "--s3-timeout", "5"}));
+  EXPECT_EQ(slow.exit_code, 1) << slow.err;
+  proxy.set_response_delay(std::chrono::milliseconds(1500));
+  const auto too_slow = run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(),
+                                                     "--s3-timeout", "0.3", "--s3-retries", "1"}));
+  testing::expect_one_line_error(too_slow, "replay",
+                                 {"s3://" + bucket_, "Operation timed out", "after 2 attempts"});
+}
+
+}  // namespace
+}  // namespace rulestream

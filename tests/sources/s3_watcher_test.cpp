@@ -1,0 +1,177 @@
+// S3Watcher against a real S3-compatible server: files announced once, in path order, the end
+// marker last, a slow worker's files found, and what a poll costs in LIST requests.
+#include "sources/s3_watcher.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "pipeline/exceptions.hpp"
+#include "stages/trial_layout.hpp"
+#include "tests/support/s3_test_server.hpp"
+
+namespace rulestream {
+namespace {
+
+using testing::bytes_of;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kPatience = std::chrono::seconds(20);
+
+// Runs a watcher on its own io thread and keeps what it announced.
+class Following {
+ public:
+  Following(std::shared_ptr<const S3Storage> storage, S3Watcher::Options options)
+      : watcher_(io_, std::move(storage), options, [this](std::vector<TrialFile> files) {
+          std::lock_guard lock(mutex_);
+          for (auto& file : files) announced_.push_back(std::move(file.path));
+          ++batches_;
+          changed_.notify_all();
+        }) {
+    watcher_.start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~Following() {
+    watcher_.stop();
+    io_.stop();
+    thread_.join();
+  }
+
+  // Waits until `path` has been announced; false after kPatience.
+  bool wait_for(const std::string& path) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, kPatience, [&] {
+      return std::find(announced_.begin(), announced_.end(), path) != announced_.end();
+    });
+  }
+  std::vector<std::string> announced() {
+    std::lock_guard lock(mutex_);
+    return announced_;
+  }
+  S3Watcher& watcher() { return watcher_; }
+
+ private:
+  boost::asio::io_context io_;
+  S3Watcher watcher_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string> announced_;
+  int batches_ = 0;
+  std::thread thread_;
+};
+
+class S3WatcherTest : public testing::S3ServerTest {
+ protected:
+  S3WatcherTest() : S3ServerTest("watch") {}
+
+  void SetUp() override {
+    S3ServerTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    storage_ = std::make_shared<S3Storage>(parse_s3_uri("s3://" + bucket_ + "/job"), client_);
+  }
+
+  void put(const std::string& path) const { client_->put(bucket_, "job/" + path, bytes_of("{}")); }
+
+  // A step as smdebug writes it: the event file, then its index file.
+  void write_step(std::int64_t step, const std::string& worker) const {
+    put(event_file_path(step, worker));
+    put(index_file_path(step, worker));
+  }
+
+  std::shared_ptr<S3Storage> storage_;
+};
+
+TEST_F(S3WatcherTest, AnnouncesEachFileOnceInPathOrderWithTheEndMarkerLast) {
+  put(collections_file_path("worker_0"));
+  write_step(0, "worker_0");
+  Following following(storage_, {.follow = true, .poll_interval = std::chrono::milliseconds(50)});
+  ASSERT_TRUE(following.wait_for(index_file_path(0, "worker_0")));
+  for (std::int64_t step = 1; step < 5; ++step) {
+    write_step(step, "worker_0");
+    ASSERT_TRUE(following.wait_for(index_file_path(step, "worker_0")));
+  }
+  write_step(5, "worker_0");
+  put(std::string(kEndOfJobMarker));
+  ASSERT_TRUE(following.wait_for(std::string(kEndOfJobMarker)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // polls that find nothing new
+
+  std::vector<std::string> expected = {collections_file_path("worker_0")};
+  for (std::int64_t step = 0; step < 6; ++step) {
+    expected.push_back(index_file_path(step, "worker_0"));
+  }
+  expected.push_back(std::string(kEndOfJobMarker));
+  EXPECT_EQ(following.announced(), expected);  // sorted, once each, no event files
+  EXPECT_EQ(following.watcher().files_announced(), expected.size());
+  // Two LISTs a poll (collections/, and index/ with the end marker), however many files.
+  const auto polls = following.watcher().polls();
+  EXPECT_GE(polls, 7u);
+  EXPECT_EQ(following.watcher().list_requests(), 2 * polls);
+}
+
+TEST_F(S3WatcherTest, ASlowWorkersIndexFileIsFoundAfterAFasterWorkersNewerOnes) {
+  put(collections_file_path("worker_0"));
+  put(collections_file_path("worker_1"));
+  write_step(0, "worker_0");
+  write_step(0, "worker_1");
+  Following following(storage_, {.follow = true, .poll_interval = std::chrono::milliseconds(50)});
+  ASSERT_TRUE(following.wait_for(index_file_path(0, "worker_1")));
+  for (std::int64_t step = 1; step < 4; ++step) write_step(step, "worker_0");
+  ASSERT_TRUE(following.wait_for(index_file_path(3, "worker_0")));
+  // worker_1's step 1 sorts before worker_0's step 3, which the watcher has seen.
+  write_step(1, "worker_1");
+  EXPECT_TRUE(following.wait_for(index_file_path(1, "worker_1")));
+  write_step(2, "worker_1");
+  write_step(3, "worker_1");
+  EXPECT_TRUE(following.wait_for(index_file_path(3, "worker_1")));
+  auto announced = following.announced();
+  std::sort(announced.begin(), announced.end());
+  EXPECT_EQ(std::adjacent_find(announced.begin(), announced.end()), announced.end());
+  EXPECT_EQ(announced.size(), 2u + 8u);
+}
+
+TEST_F(S3WatcherTest, AnEmptyFileHeldBackIsListedAgainAndAnnouncedOnceItHoldsStill) {
+  // Live, an empty index file must be seen unchanged by two polls (ReadinessTracker): the cursor
+  // must not pass it, or no later poll would see it again.
+  put(collections_file_path("worker_0"));
+  client_->put(bucket_, "job/" + index_file_path(0, "worker_0"), {});
+  Following following(storage_, {.follow = true, .poll_interval = std::chrono::milliseconds(50)});
+  EXPECT_TRUE(following.wait_for(index_file_path(0, "worker_0")));
+  EXPECT_GE(following.watcher().polls(), 2u);
+}
+
+TEST_F(S3WatcherTest, AReplayListsOnceAndFailsLoudlyWhenItCannotList) {
+  put(collections_file_path("worker_0"));
+  for (std::int64_t step = 0; step < 3; ++step) write_step(step, "worker_0");
+  put(std::string(kEndOfJobMarker));
+  boost::asio::io_context io;
+  std::vector<std::string> announced;
+  S3Watcher replay(io, storage_, {.follow = false}, [&](std::vector<TrialFile> files) {
+    for (auto& file : files) announced.push_back(file.path);
+  });
+  replay.start();
+  io.run();
+  EXPECT_EQ(announced.size(), 5u);
+  EXPECT_EQ(announced.back(), kEndOfJobMarker);
+  EXPECT_EQ(replay.polls(), 1u);
+
+  const auto missing = std::make_shared<S3Storage>(
+      parse_s3_uri("s3://" + server_->new_bucket("absent") + "/job"), client_);
+  boost::asio::io_context other_io;
+  S3Watcher failing(other_io, missing, {.follow = false}, [](std::vector<TrialFile>) {});
+  failing.start();
+  try {
+    other_io.run();
+    ADD_FAILURE() << "no error";
+  } catch (const StorageError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("no such bucket"));
+  }
+}
+
+}  // namespace
+}  // namespace rulestream
