@@ -15,7 +15,7 @@ namespace rulestream {
 
 // SageMaker's SimilarAcrossRuns (seed 002): compares the base trial's tensors with another
 // trial's, and fires at a step when a selected tensor's value differs between the two runs, as
-// numpy.allclose (rtol 1e-05, atol 1e-08, NaN never equal) judges it, or its shape differs.
+// numpy.allclose (rtol 1e-05, atol 1e-08, equal_nan=True) judges it, or its shape differs.
 // Tensors come from collection_names and tensor_regex (union; every tensor when neither is
 // given). The same step is found in the other run by mode and mode step (global step for
 // GLOBAL), so runs that interleave TRAIN and EVAL steps differently still line up. A tensor the
@@ -48,7 +48,9 @@ class SimilarAcrossRunsRule final : public Rule {
   std::size_t other_;
   Options options_;
   TensorSelection selection_;
-  Tolerance tolerance_;
+  // NaN equals NaN here: two runs that both produce NaN at an element agree there (that the NaN is
+  // a problem is ExplodingTensor's to say).
+  Tolerance tolerance_{.equal_nan = true};
 };
 
 }  // namespace rulestream

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/series_jobs.hpp"
 #include "tests/support/test_support.hpp"
@@ -41,6 +43,18 @@ Runs write_runs(const TempDir& dir) {
                                                    train({1, 2, 3, 4.5 + 1e-9}, 0.9), eval(2.0)}),
           testing::write_job(dir.path() / "different",
                              {train({1, 2, 3, 4}, 1.0), train({1, 2, 3, 4.6}, 0.9), eval(2.0)})};
+}
+
+// Runs that both went to NaN at the same element agree there (NaN is ExplodingTensor's to report);
+// NaN against a number is a difference.
+TEST(SimilarAcrossRunsRule, NaNInBothRunsIsAlikeAndNaNAgainstANumberIsNot) {
+  TempDir dir;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Trial base = testing::write_job(dir.path() / "base", {train({1, nan}, 1.0)});
+  const Trial alike = testing::write_job(dir.path() / "alike", {train({1, nan}, 1.0)});
+  const Trial unlike = testing::write_job(dir.path() / "unlike", {train({1, 2}, 1.0)});
+  EXPECT_EQ(testing::fired_steps("SimilarAcrossRuns", base, {}, {alike}), Steps{});
+  EXPECT_EQ(testing::fired_steps("SimilarAcrossRuns", base, {}, {unlike}), Steps{0});
 }
 
 TEST(SimilarAcrossRunsRule, FiresAtTheStepWhereTheRunsDiffer) {
