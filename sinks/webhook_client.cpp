@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <boost/url/parse.hpp>
 #include <functional>
-#include <mutex>
 
+#include "pipeline/curl_global.hpp"
 #include "pipeline/exceptions.hpp"
 
 namespace rulestream {
@@ -12,17 +12,6 @@ namespace {
 
 constexpr std::size_t kMaxResponseKept = 4096;  // enough for an error message, bounded
 constexpr std::size_t kMaxResponseShown = 200;
-
-// curl_global_init is not thread-safe and must run once before any handle exists.
-void init_curl_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (code != CURLE_OK) {
-      throw RulestreamError(std::string("cannot initialise libcurl: ") + curl_easy_strerror(code));
-    }
-  });
-}
 
 // Errors that the same request will meet again however often it is retried.
 bool is_permanent(CURLcode code) {
@@ -85,7 +74,7 @@ WebhookClient::WebhookClient(const std::string& url, std::string redacted_url,
       redacted_url_(std::move(redacted_url)),
       secrets_(secrets_of(url)),
       timeout_(timeout) {
-  init_curl_once();
+  ensure_curl_initialised();
   curl_ = curl_easy_init();
   if (curl_ == nullptr)
     throw RulestreamError("webhook " + redacted_url_ + ": curl_easy_init failed");
