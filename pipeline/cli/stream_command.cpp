@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "pipeline/rule_pipeline.hpp"
 #include "pipeline/rules_file.hpp"
 #include "pipeline/sink_factory.hpp"
+#include "pipeline/stop_action.hpp"
 #include "pipeline/storage_factory.hpp"
 #include "rules/rule_registry.hpp"
 #include "stages/trial_layout.hpp"
@@ -128,7 +130,14 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       "threads", po::value<int>()->value_name("N")->default_value(0), "worker threads (0: all)")(
       "no-data-crc", "skip payload CRC checks (length CRCs are always checked)")(
       "progress", po::value<std::string>()->value_name("auto|on|off")->default_value("auto"),
-      "a progress line on stderr (auto: replay on a terminal)");
+      "a progress line on stderr (auto: replay on a terminal)")(
+      "stop-pid", po::value<std::int64_t>()->value_name("PID"),
+      "stop training by signalling this process, for rules that ask to stop "
+      "(stop_training_on_fire) and have no stop action of their own")(
+      "stop-signal", po::value<std::string>()->value_name("SIGNAL")->default_value("SIGTERM"),
+      "the signal --stop-pid sends")(
+      "stop-command", po::value<std::string>()->value_name("CMD"),
+      "stop training by running CMD through /bin/sh, for the same rules");
   po::options_description all;
   all.add(visible).add_options()("path", po::value<std::vector<std::string>>());
   po::positional_options_description positional;
@@ -210,6 +219,28 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     config.progress =
         progress == "on" || (progress == "auto" && !follow && &err == &std::cerr &&
                              ::isatty(STDOUT_FILENO) != 0 && ::isatty(STDERR_FILENO) != 0);
+    if (options.count("stop-pid")) {
+      StopAction stop;
+      stop.pid = options["stop-pid"].as<std::int64_t>();
+      if (*stop.pid <= 0 || *stop.pid > std::numeric_limits<std::int32_t>::max()) {
+        throw std::invalid_argument("--stop-pid must be a process id (a positive integer), not " +
+                                    std::to_string(*stop.pid));
+      }
+      try {
+        stop.signal = parse_signal(options["stop-signal"].as<std::string>());
+      } catch (const std::invalid_argument& error) {
+        throw std::invalid_argument(std::string("--stop-signal: ") + error.what());
+      }
+      config.default_stop_actions.push_back(stop);
+    } else if (!options["stop-signal"].defaulted()) {
+      throw std::invalid_argument("--stop-signal goes with --stop-pid");
+    }
+    if (options.count("stop-command")) {
+      StopAction stop;
+      stop.command = options["stop-command"].as<std::string>();
+      if (stop.command.empty()) throw std::invalid_argument("--stop-command needs a command");
+      config.default_stop_actions.push_back(stop);
+    }
     if (!follow) require_trial(config.paths.front());
 
     std::vector<std::unique_ptr<Sink>> sinks;
