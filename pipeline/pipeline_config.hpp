@@ -11,16 +11,32 @@
 
 namespace rulestream {
 
+// Stopping training when a rule fires (SageMaker's StopTraining action): a signal to a process,
+// or a command run through /bin/sh. Exactly one of pid and command is set.
+struct StopAction {
+  std::optional<std::int64_t> pid;  // a positive process id
+  int signal = 15;                  // SIGTERM
+  std::string command;
+
+  friend bool operator==(const StopAction&, const StopAction&) = default;
+};
+
 // One rule to run, in SageMaker's shape: {"RuleConfigurationName": "VG", "RuleParameters":
-// {"rule_to_invoke": "VanishingGradient", "threshold": "1e-7"}}.
+// {"rule_to_invoke": "VanishingGradient", "threshold": "1e-7"}}, with what it does when it fires
+// ("Actions", see rules_file.hpp).
 struct RuleConfig {
   std::string configuration_name;                 // defaults to the rule's name
   std::string rule;                               // rule_to_invoke
   std::map<std::string, std::string> parameters;  // without rule_to_invoke
+  // Run once, the first time the rule fires.
+  std::vector<StopAction> stop_actions;
+  // Sinks (by name) that get this rule's events besides the sinks no notify action names.
+  std::vector<std::string> notify_sinks;
 };
 
 // Where events go: "stdout" (text or json), "file" (path), "webhook" (url, slack payload).
 struct SinkConfig {
+  std::string name;  // what notify actions call it; defaults to the target ("stdout" for stdout)
   std::string type;
   std::string target;            // path or URL; empty for stdout
   bool json = false;             // stdout only
@@ -47,6 +63,9 @@ struct PipelineConfig {
   int threads = 0;  // 0: every core
   bool check_data_crc = true;
   bool progress = false;  // a progress line on stderr (replay on a terminal)
+  // Stop actions for rules that ask to stop training (stop_training_on_fire) and configure no
+  // stop action of their own (--stop-pid, --stop-command).
+  std::vector<StopAction> default_stop_actions;
 };
 
 }  // namespace rulestream

@@ -17,7 +17,9 @@
 #include <variant>
 
 #include "pipeline/exceptions.hpp"
+#include "pipeline/sink_routing.hpp"
 #include "pipeline/step_assembler.hpp"
+#include "pipeline/stop_action.hpp"
 #include "pipeline/storage_factory.hpp"
 #include "pipeline/trial_store.hpp"
 #include "sources/trial_source.hpp"
@@ -40,6 +42,10 @@ struct StepReady {
   std::int64_t mode_step = 0;
   bool incomplete = false;
 };
+// A rule that watches the clock is due a look at it (Rule::invoke_at_time).
+struct TimeCheck {};
+// What a rule's serial node handles: steps in order, and time checks between them.
+using RuleMessage = std::variant<StepReady, TimeCheck>;
 struct Tick {};
 // Holds every step while a collections file is being read.
 constexpr std::int64_t kCollectionsInFlight = -1;
@@ -49,18 +55,30 @@ using AssemblerInput = std::variant<IndexLanding, Tick, EndOfJob>;
 // One configured rule and how its evaluation is going. Touched only by its own serial node
 // until the graph has drained.
 struct RuleSlot {
+  std::size_t index = 0;  // in configuration order
   RuleConfig config;
   std::unique_ptr<Rule> rule;
   std::int64_t evaluated = 0;
   std::int64_t fired = 0;
   bool errored = false;
   std::string error;
+  // What runs the first time the rule fires: its own stop actions, or the defaults when it
+  // asks to stop training and has none.
+  std::vector<StopAction> stop_actions;
+  bool stop_ran = false;
+  // A time check is queued on the rule's node: a rule busy with a backlog of steps gets one,
+  // not one per tick.
+  std::atomic<bool> time_check_queued{false};
 };
+
+// How long the end of a run waits for stop commands still running, to report how they ended.
+constexpr std::chrono::seconds kStopCommandWait{10};
 
 // Tensors that some of the rules read: by name, regex or collection, or all of them.
 class TensorMatcher {
  public:
   void add(const RequiredTensors& needs) {
+    if (needs.nothing) return;
     if (needs.empty()) all_ = true;
     if (all_) return;
     names_.insert(needs.names.begin(), needs.names.end());
@@ -184,14 +202,17 @@ class RulePipeline::Impl {
     }
     for (const auto& rule_config : config_.rules) {
       auto slot = std::make_unique<RuleSlot>();
+      slot->index = slots_.size();
       slot->config = rule_config;
       slot->rule =
           registry.create(rule_config.rule, RuleContext{*base_, others_}, rule_config.parameters);
       if (slot->config.configuration_name.empty()) {
         slot->config.configuration_name = std::string(slot->rule->name());
       }
+      slot->stop_actions = stop_actions_for(*slot);
       slots_.push_back(std::move(slot));
     }
+    routing_ = std::make_unique<SinkRouting>(configured_rules(), sink_labels());
     selection_ = std::make_unique<EagerSelection>(required_of(slots_));
   }
 
@@ -207,12 +228,17 @@ class RulePipeline::Impl {
 
  private:
   using Loader = flow::multifunction_node<TrialFile, std::tuple<AssemblerInput>>;
-  using Assembler = flow::multifunction_node<AssemblerInput, std::tuple<StepReady>>;
+  using Assembler = flow::multifunction_node<AssemblerInput, std::tuple<RuleMessage>>;
+  using RuleNode = flow::function_node<RuleMessage>;
 
   // Hands a file to the loader once; index files count as in flight until their landing has
   // been assembled, so no later step overtakes a step still being read.
-  void announce(Loader& loader, TrialFile file);
+  // `seen_at`: when a live pipeline saw the file (nullopt: its modification time tells when it
+  // arrived), which becomes its step's arrival time.
+  void announce(Loader& loader, TrialFile file,
+                std::optional<std::chrono::system_clock::time_point> seen_at = std::nullopt);
   void landed_or_dropped(std::int64_t step);
+  std::optional<std::chrono::system_clock::time_point> arrival_of(const TrialFile& file);
   std::optional<std::int64_t> lowest_in_flight();
   void load(const TrialFile& file, Loader::output_ports_type& ports);
   void load_collections(const TrialFile& file);
@@ -220,7 +246,15 @@ class RulePipeline::Impl {
   void assemble(const AssemblerInput& input, Assembler::output_ports_type& ports);
   void release(Assembler::output_ports_type& ports);
   void evaluate(RuleSlot& slot, const StepReady& ready);
-  void dispatch(const RuleEvent& event);
+  void check_time(RuleSlot& slot);
+  void fire(RuleSlot& slot, RuleEvent event);
+  void dispatch(const RuleSlot& slot, const RuleEvent& event);
+  std::vector<StopAction> stop_actions_for(const RuleSlot& slot) const;
+  std::vector<RuleConfig> configured_rules() const;
+  std::vector<SinkLabel> sink_labels() const;
+  void start_time_checks(std::vector<std::unique_ptr<RuleNode>>& nodes);
+  void schedule_time_check(boost::asio::steady_timer& timer, std::chrono::milliseconds interval,
+                           RuleSlot& slot, RuleNode& node);
   void report_problem(std::string path, std::string message);
   void finish_following();
   void rescan_into(Loader& loader);
@@ -236,21 +270,27 @@ class RulePipeline::Impl {
   std::optional<Trial> base_;
   std::vector<Trial> others_;
   std::vector<std::unique_ptr<RuleSlot>> slots_;
+  std::unique_ptr<SinkRouting> routing_;
   std::unique_ptr<EagerSelection> selection_;
   StepAssembler assembler_;
   PipelineProgress progress_;
 
   std::mutex problems_mutex_;
   std::vector<TrialProblem> problems_;
+  // After what its failures are reported to: destroyed (no more reports) before them.
+  StopActionRunner stopper_{[this](const std::string& line) { report_problem("", line); }};
   std::mutex seen_mutex_;
   std::set<std::string> seen_files_;
   std::multiset<std::int64_t> in_flight_;  // guarded by seen_mutex_
+  std::unordered_map<std::string, std::chrono::system_clock::time_point>
+      seen_at_;  // guarded by seen_mutex_
   std::mutex collections_mutex_;
 
   boost::asio::io_context io_;
   std::unique_ptr<TrialSource> watcher_;
   std::unique_ptr<boost::asio::steady_timer> end_timer_;
   std::unique_ptr<boost::asio::steady_timer> tick_timer_;
+  std::vector<std::unique_ptr<boost::asio::steady_timer>> time_check_timers_;
   Loader* loader_ = nullptr;
   std::int64_t incomplete_steps_ = 0;  // touched by the serial assembler only
   bool job_ended_ = false;             // likewise
@@ -265,10 +305,12 @@ void RulePipeline::Impl::report_problem(std::string path, std::string message) {
   problems_.push_back({std::move(path), std::move(message)});
 }
 
-void RulePipeline::Impl::announce(Loader& loader, TrialFile file) {
+void RulePipeline::Impl::announce(Loader& loader, TrialFile file,
+                                  std::optional<std::chrono::system_clock::time_point> seen_at) {
   {
     std::lock_guard lock(seen_mutex_);
     if (!seen_files_.insert(file.path).second) return;
+    if (seen_at && file.kind == TrialFile::Kind::Index) seen_at_.emplace(file.path, *seen_at);
     if (file.kind == TrialFile::Kind::Index) {
       if (const auto name = parse_step_file_name(file.path)) in_flight_.insert(name->step);
     } else if (file.kind == TrialFile::Kind::Collections) {
@@ -282,6 +324,19 @@ void RulePipeline::Impl::announce(Loader& loader, TrialFile file) {
 void RulePipeline::Impl::landed_or_dropped(std::int64_t step) {
   std::lock_guard lock(seen_mutex_);
   if (const auto it = in_flight_.find(step); it != in_flight_.end()) in_flight_.erase(it);
+}
+
+std::optional<std::chrono::system_clock::time_point> RulePipeline::Impl::arrival_of(
+    const TrialFile& file) {
+  {
+    std::lock_guard lock(seen_mutex_);
+    if (const auto it = seen_at_.find(file.path); it != seen_at_.end()) {
+      const auto seen = it->second;
+      seen_at_.erase(it);
+      return seen;
+    }
+  }
+  return arrival_from_modified_ns(file.modified_ns);
 }
 
 std::optional<std::int64_t> RulePipeline::Impl::lowest_in_flight() {
@@ -326,6 +381,7 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
     const SharedBytes bytes = storage_->read(file.path);
     IndexLanding landing{file.path, name->step, name->worker,
                          parse_index_file(bytes.as_string_view(), where)};
+    landing.arrival = arrival_of(file);
     if (in_range(landing.step)) decode(landing);
     progress_.index_files++;
     std::get<0>(ports).try_put(AssemblerInput(std::move(landing)));
@@ -479,24 +535,19 @@ void RulePipeline::Impl::evaluate(RuleSlot& slot, const StepReady& ready) {
     slot.evaluated++;
   } catch (const RuleEvaluationConditionMet&) {
     slot.evaluated++;
-    slot.fired++;
     const Finding& finding = slot.rule->last_finding();
     RuleEvent event;
-    event.kind = RuleEvent::Kind::ConditionMet;
-    event.time = std::chrono::system_clock::now();
-    event.trial = base_->name();
-    event.rule_configuration = slot.config.configuration_name;
-    event.rule = std::string(slot.rule->name());
     event.global_step = ready.step;
     event.mode = ready.mode;
     event.mode_step = ready.mode_step;
     event.tensors = finding.tensors;
     event.figures = finding.figures;
     event.message = finding.message.empty()
-                        ? event.rule + " condition met at step " + std::to_string(ready.step)
+                        ? std::string(slot.rule->name()) + " condition met at step " +
+                              std::to_string(ready.step)
                         : finding.message;
     if (ready.incomplete) event.message += " (not every worker had written this step)";
-    dispatch(event);
+    fire(slot, std::move(event));
   } catch (const TensorUnavailableForStep&) {
     // What this rule reads was not saved at this step: smdebug skips the step too.
   } catch (const TensorUnavailable&) {
@@ -515,8 +566,50 @@ void RulePipeline::Impl::evaluate(RuleSlot& slot, const StepReady& ready) {
   }
 }
 
-void RulePipeline::Impl::dispatch(const RuleEvent& event) {
-  for (const auto& sink : sinks_) {
+// A time check runs on the rule's own node, between its steps. Once the job has written its end
+// marker, silence is the end of training, not a stall.
+void RulePipeline::Impl::check_time(RuleSlot& slot) {
+  slot.time_check_queued = false;
+  if (slot.errored || end_marker_seen_) return;
+  try {
+    if (!slot.rule->invoke_at(std::chrono::system_clock::now())) return;
+    const Finding& finding = slot.rule->last_finding();
+    RuleEvent event;
+    // The step the finding names (the last one seen), or -1 before any.
+    event.global_step = finding.step.value_or(-1);
+    event.mode = finding.step ? base_->mode(*finding.step).value_or(Mode::Global) : Mode::Global;
+    event.mode_step =
+        finding.step ? base_->mode_step(*finding.step).value_or(*finding.step) : std::int64_t{-1};
+    event.tensors = finding.tensors;
+    event.figures = finding.figures;
+    event.message = finding.message.empty()
+                        ? std::string(slot.rule->name()) + " condition met with no new step"
+                        : finding.message;
+    fire(slot, std::move(event));
+  } catch (const std::exception& error) {
+    slot.errored = true;
+    slot.error = std::string("checking the time: ") + error.what();
+  }
+}
+
+// Sends a condition-met event out and, the first time the rule fires, runs its stop actions.
+void RulePipeline::Impl::fire(RuleSlot& slot, RuleEvent event) {
+  slot.fired++;
+  event.kind = RuleEvent::Kind::ConditionMet;
+  event.time = std::chrono::system_clock::now();
+  event.trial = base_->name();
+  event.rule_configuration = slot.config.configuration_name;
+  event.rule = std::string(slot.rule->name());
+  dispatch(slot, event);
+  if (slot.stop_ran || slot.stop_actions.empty()) return;
+  slot.stop_ran = true;
+  const StopRequest request{event.rule_configuration, event.rule, event.trial, event.global_step};
+  for (const auto& action : slot.stop_actions) stopper_.run(action, request);
+}
+
+void RulePipeline::Impl::dispatch(const RuleSlot& slot, const RuleEvent& event) {
+  for (const std::size_t i : routing_->sinks_of(slot.index)) {
+    const auto& sink = sinks_[i];
     try {
       sink->write(event);
     } catch (const std::exception& error) {
@@ -525,12 +618,72 @@ void RulePipeline::Impl::dispatch(const RuleEvent& event) {
   }
 }
 
+std::vector<StopAction> RulePipeline::Impl::stop_actions_for(const RuleSlot& slot) const {
+  if (!slot.config.stop_actions.empty()) return slot.config.stop_actions;
+  if (!slot.rule->stops_training_on_fire()) return {};
+  if (config_.default_stop_actions.empty()) {
+    throw RuleConfigError(
+        "rule configuration " + slot.config.configuration_name + " (" +
+        std::string(slot.rule->name()) +
+        "): parameter stop_training_on_fire is True, but no stop action is configured: give the "
+        "rule \"Actions\": [{\"type\": \"stop\", \"pid\": PID}] (or \"command\": CMD) in "
+        "the rules file, or --stop-pid PID / --stop-command CMD");
+  }
+  return config_.default_stop_actions;
+}
+
+std::vector<RuleConfig> RulePipeline::Impl::configured_rules() const {
+  std::vector<RuleConfig> rules;
+  for (const auto& slot : slots_) rules.push_back(slot->config);
+  return rules;
+}
+
+// sinks_[i] was built from config_.sinks[i] when the configuration lists sinks; sinks built by
+// hand are known by their description.
+std::vector<SinkLabel> RulePipeline::Impl::sink_labels() const {
+  std::vector<SinkLabel> labels;
+  for (std::size_t i = 0; i < sinks_.size(); ++i) {
+    labels.push_back(i < config_.sinks.size() ? label_of(config_.sinks[i])
+                                              : label_of(sinks_[i]->describe()));
+  }
+  return labels;
+}
+
+// --- Time checks: rules that watch the clock, while following ----------------------------------
+
+void RulePipeline::Impl::start_time_checks(std::vector<std::unique_ptr<RuleNode>>& nodes) {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const auto interval = slots_[i]->rule->check_interval();
+    if (!interval) continue;
+    auto& timer =
+        *time_check_timers_.emplace_back(std::make_unique<boost::asio::steady_timer>(io_));
+    schedule_time_check(timer, std::max(*interval, std::chrono::milliseconds(1)), *slots_[i],
+                        *nodes[i]);
+  }
+}
+
+void RulePipeline::Impl::schedule_time_check(boost::asio::steady_timer& timer,
+                                             std::chrono::milliseconds interval, RuleSlot& slot,
+                                             RuleNode& node) {
+  timer.expires_after(interval);
+  timer.async_wait([this, &timer, interval, &slot, &node](const boost::system::error_code& error) {
+    if (error || !following_) return;
+    // Past --end-step the rule is done with this job: no alarms about what comes after.
+    const bool past_end = config_.end_step && progress_.last_step >= *config_.end_step - 1;
+    if (!past_end && !slot.time_check_queued.exchange(true)) {
+      node.try_put(RuleMessage(TimeCheck{}));
+    }
+    schedule_time_check(timer, interval, slot, node);
+  });
+}
+
 void RulePipeline::Impl::finish_following() {
   if (!following_) return;
   following_ = false;
   if (watcher_) watcher_->stop();
   if (end_timer_) end_timer_->cancel();
   if (tick_timer_) tick_timer_->cancel();
+  for (const auto& timer : time_check_timers_) timer->cancel();
   // inotify may have missed nothing, but files that landed during the grace period are
   // picked up here for certain.
   if (loader_ != nullptr && !stop_requested_) rescan_into(*loader_);
@@ -542,7 +695,8 @@ void RulePipeline::Impl::rescan_into(Loader& loader) {
     for (const auto& object : storage_->list(prefix)) {
       const auto kind = trial_file_kind(object.path);
       if (!kind) continue;
-      announce(loader, TrialFile{*kind, object.path, object.size, object.modified_ns});
+      announce(loader, TrialFile{*kind, object.path, object.size, object.modified_ns},
+               std::chrono::system_clock::now());
     }
   }
 }
@@ -566,13 +720,17 @@ PipelineReport RulePipeline::Impl::run() {
       },
       kDownstreamFirst);
   flow::make_edge(flow::output_port<0>(loader), assembler);
-  std::vector<std::unique_ptr<flow::function_node<StepReady>>> rule_nodes;
+  std::vector<std::unique_ptr<RuleNode>> rule_nodes;
   for (auto& slot : slots_) {
     RuleSlot* target = slot.get();
-    rule_nodes.push_back(std::make_unique<flow::function_node<StepReady>>(
+    rule_nodes.push_back(std::make_unique<RuleNode>(
         graph, flow::serial,
-        [this, target](const StepReady& ready) {
-          evaluate(*target, ready);
+        [this, target](const RuleMessage& message) {
+          if (const auto* ready = std::get_if<StepReady>(&message)) {
+            evaluate(*target, *ready);
+          } else {
+            check_time(*target);
+          }
           return flow::continue_msg();
         },
         kDownstreamFirst));
@@ -581,11 +739,16 @@ PipelineReport RulePipeline::Impl::run() {
   loader_ = &loader;
 
   following_ = config_.follow && !stop_requested_;
+  // Files already there when watching began (the source's first batch, its initial scan)
+  // arrived when they were written; later ones when the pipeline saw them.
   watcher_ = make_trial_source(
       io_, storage_,
       TrialSourceOptions{.follow = following_, .poll_interval = config_.poll_interval},
-      [this, &loader](std::vector<TrialFile> files) {
-        for (auto& file : files) announce(loader, std::move(file));
+      [this, &loader, initial = true](std::vector<TrialFile> files) mutable {
+        std::optional<std::chrono::system_clock::time_point> seen_at;
+        if (following_ && !initial) seen_at = std::chrono::system_clock::now();
+        initial = false;
+        for (auto& file : files) announce(loader, std::move(file), seen_at);
       });
   watcher_->start();
   if (following_) {
@@ -606,6 +769,7 @@ PipelineReport RulePipeline::Impl::run() {
       };
       (*tick)();
     }
+    start_time_checks(rule_nodes);
     io_.run();
   } else {
     io_.run();  // the initial scan
@@ -616,6 +780,8 @@ PipelineReport RulePipeline::Impl::run() {
   watcher_.reset();
   loader_ = nullptr;
 
+  // Stop commands run on their own; give them a moment to say how they ended.
+  const auto stop_outcomes = stopper_.finish(kStopCommandWait);
   PipelineReport report;
   for (const auto& slot : slots_) {
     RuleEvent status;
@@ -633,8 +799,14 @@ PipelineReport RulePipeline::Impl::run() {
     } else {
       status.status = slot->fired > 0 ? RuleStatus::IssuesFound : RuleStatus::NoIssuesFound;
     }
+    if (const auto it = stop_outcomes.find(slot->config.configuration_name);
+        it != stop_outcomes.end()) {
+      for (const auto& outcome : it->second) {
+        status.message += (status.message.empty() ? "" : "; ") + outcome;
+      }
+    }
     report.conditions_met += slot->fired;
-    dispatch(status);
+    dispatch(*slot, status);
     report.statuses.push_back(std::move(status));
   }
   for (const auto& sink : sinks_) sink->flush();

@@ -1,9 +1,12 @@
 #include "pipeline/rules_file.hpp"
 
 #include <boost/json.hpp>
+#include <charconv>
+#include <climits>
 #include <stdexcept>
 
 #include "pipeline/exceptions.hpp"
+#include "pipeline/stop_action.hpp"
 #include "stages/json_document.hpp"
 #include "stages/python_json.hpp"
 
@@ -21,6 +24,113 @@ std::string parameter_text(const boost::json::value& value, const std::string& w
     return text;
   }
   throw FormatError(where, "a rule parameter must be a string, number or boolean");
+}
+
+// A process id from a number or a string of digits: positive only (0 and -1 would signal a
+// whole process group, or every process we may signal).
+std::int64_t parse_pid(const boost::json::value& value, const std::string& where) {
+  std::int64_t pid = 0;
+  if (value.is_int64()) {
+    pid = value.as_int64();
+  } else if (value.is_uint64()) {
+    pid = value.as_uint64() > std::uint64_t{INT32_MAX}
+              ? 0
+              : static_cast<std::int64_t>(value.as_uint64());
+  } else if (value.is_string()) {
+    const std::string_view text = value.as_string();
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), pid);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) pid = 0;
+  } else {
+    throw FormatError(where, "pid must be a process id (a positive integer)");
+  }
+  if (pid <= 0 || pid > INT32_MAX) {
+    throw FormatError(where, "pid must be a process id (a positive integer), not " +
+                                 boost::json::serialize(value));
+  }
+  return pid;
+}
+
+StopAction parse_stop_action(const boost::json::object& action, const std::string& where) {
+  StopAction stop;
+  for (const auto& [key, value] : action) {
+    if (key == "type") continue;
+    if (key == "pid") {
+      stop.pid = parse_pid(value, where);
+    } else if (key == "signal") {
+      if (!value.is_string() && !value.is_int64()) {
+        throw FormatError(where, "signal must be a name (\"SIGTERM\") or a number");
+      }
+      try {
+        stop.signal = parse_signal(value.is_string() ? std::string(value.as_string())
+                                                     : std::to_string(value.as_int64()));
+      } catch (const std::invalid_argument& error) {
+        throw FormatError(where, error.what());
+      }
+    } else if (key == "command") {
+      if (!value.is_string() || value.as_string().empty()) {
+        throw FormatError(where, "command must be a non-empty string (run through /bin/sh)");
+      }
+      stop.command = std::string(value.as_string());
+    } else {
+      throw FormatError(where, "unknown key '" + std::string(key) +
+                                   "' in a stop action (known: type, pid, signal, command)");
+    }
+  }
+  if (stop.pid.has_value() == !stop.command.empty()) {
+    throw FormatError(where,
+                      "a stop action needs either \"pid\" (with an optional \"signal\", "
+                      "default SIGTERM) or \"command\", not both or neither");
+  }
+  if (!stop.pid && action.contains("signal")) {
+    throw FormatError(where, "signal goes with pid, not with command");
+  }
+  return stop;
+}
+
+std::vector<std::string> parse_notify_action(const boost::json::object& action,
+                                             const std::string& where) {
+  std::vector<std::string> sinks;
+  for (const auto& [key, value] : action) {
+    if (key == "type") continue;
+    if (key != "sinks") {
+      throw FormatError(
+          where, "unknown key '" + std::string(key) + "' in a notify action (known: type, sinks)");
+    }
+    if (!value.is_array()) throw FormatError(where, "sinks must be an array of sink names");
+    for (const auto& name : value.as_array()) {
+      if (!name.is_string() || name.as_string().empty()) {
+        throw FormatError(where, "sinks must be an array of sink names (non-empty strings)");
+      }
+      sinks.emplace_back(name.as_string());
+    }
+  }
+  if (sinks.empty()) throw FormatError(where, "a notify action needs \"sinks\": [names...]");
+  return sinks;
+}
+
+// "Actions": [{"type": "stop", ...}, {"type": "notify", ...}], beside RuleParameters.
+void parse_actions(const boost::json::value& actions, const std::string& where,
+                   RuleConfig& config) {
+  if (!actions.is_array()) throw FormatError(where, "Actions must be an array");
+  for (std::size_t i = 0; i < actions.as_array().size(); ++i) {
+    const std::string at = where + " action " + std::to_string(i);
+    const auto& entry = actions.as_array()[i];
+    if (!entry.is_object()) throw FormatError(at, "expected an object with a \"type\"");
+    const auto& action = entry.as_object();
+    const auto* type = action.if_contains("type");
+    const std::string name =
+        type != nullptr && type->is_string() ? std::string(type->as_string()) : "";
+    if (name == "stop") {
+      config.stop_actions.push_back(parse_stop_action(action, at));
+    } else if (name == "notify") {
+      for (auto& sink : parse_notify_action(action, at)) config.notify_sinks.push_back(sink);
+    } else {
+      throw FormatError(at,
+                        (type == nullptr ? std::string("the action has no type")
+                                         : "unknown action type " + boost::json::serialize(*type)) +
+                            " (known: stop, notify)");
+    }
+  }
 }
 
 RuleConfig parse_rule(const boost::json::value& entry, const std::string& path, std::size_t i) {
@@ -45,6 +155,13 @@ RuleConfig parse_rule(const boost::json::value& entry, const std::string& path, 
     }
   }
   if (config.rule.empty()) throw FormatError(where, "RuleParameters.rule_to_invoke is missing");
+  if (const auto* actions = object.if_contains("Actions")) {
+    parse_actions(
+        *actions,
+        where + " (" +
+            (config.configuration_name.empty() ? config.rule : config.configuration_name) + ")",
+        config);
+  }
   return config;
 }
 
@@ -63,6 +180,7 @@ SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, 
     return value != nullptr && value->is_bool() && value->as_bool();
   };
   SinkConfig sink;
+  sink.name = text("name");
   sink.type = text("type");
   if (sink.type == "stdout") {
     sink.json = text("format") == "json";

@@ -20,6 +20,13 @@ struct RulesFile {
 //    "sinks": [{"type": "file", "path": "events.jsonl"},
 //              {"type": "webhook", "url": "https://...", "slack": true},
 //              {"type": "stdout", "format": "json"}]}
+// A rule may act when it fires, with "Actions" beside its RuleParameters:
+//   "Actions": [{"type": "stop", "pid": 1234, "signal": "SIGTERM"},  // signal defaults to SIGTERM
+//               {"type": "stop", "command": "kill $(cat /run/train.pid)"},
+//               {"type": "notify", "sinks": ["oncall"]}]
+// and a sink may be named ("name": "oncall") for notify actions (see SinkRouting for what they
+// do). A bad action (unknown type or key, no pid or command, a pid that is not a positive
+// integer, an unknown signal) is a FormatError naming the rule and the action.
 // Also accepted: a bare array of rule configurations, and {"DebugRuleConfigurations": [...]}
 // as CreateTrainingJob takes it. Other SageMaker keys (InstanceType, RuleEvaluatorImage, ...)
 // are ignored. Parameter values must be strings, as in SageMaker; numbers and booleans are

@@ -269,6 +269,14 @@ std::optional<std::int64_t> Trial::mode_step(std::int64_t global_step) const {
   return it->second.mode_step;
 }
 
+std::optional<std::chrono::system_clock::time_point> Trial::step_arrival(std::int64_t step) const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  const auto it = store_->steps().find(step);
+  if (it == store_->steps().end() || it->second.generation > g) return std::nullopt;
+  return it->second.arrival;
+}
+
 std::optional<std::int64_t> Trial::global_step(Mode mode, std::int64_t mode_step) const {
   // smdebug treats a GLOBAL "mode step" as the global step itself, seen or not.
   if (mode == Mode::Global) return mode_step;

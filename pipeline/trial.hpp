@@ -95,6 +95,11 @@ class Trial {
   std::optional<Mode> mode(std::int64_t global_step) const;
   std::optional<std::int64_t> mode_step(std::int64_t global_step) const;
   std::optional<std::int64_t> global_step(Mode mode, std::int64_t mode_step) const;
+  // When the global step's data arrived: the time a live pipeline saw its first index file, or
+  // that file's modification time when the trial was listed (replay, Trial::open). nullopt for
+  // a step this view does not have, or whose time is unknown. (Not in smdebug: time-based rules
+  // such as StalledTrainingRule need it.)
+  std::optional<std::chrono::system_clock::time_point> step_arrival(std::int64_t step) const;
 
   std::vector<std::string> workers() const;  // sorted
   int num_workers() const;

@@ -39,6 +39,14 @@ std::string index_listing_start(std::int64_t step) {
 
 }  // namespace
 
+std::optional<std::chrono::system_clock::time_point> arrival_from_modified_ns(
+    std::int64_t modified_ns) {
+  if (modified_ns == 0) return std::nullopt;
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(modified_ns)));
+}
+
 TrialStore::TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options)
     : storage_(std::move(storage)),
       options_(std::move(options)),
@@ -160,8 +168,9 @@ void TrialStore::refresh() {
     if (!object.path.ends_with(".json")) return;
     try {
       const SharedBytes bytes = storage_->read(object.path);
-      parsed[i] = IndexLanding{object.path, name->step, name->worker,
-                               parse_index_file(bytes.as_string_view(), where)};
+      parsed[i] = IndexLanding{object.path,  name->step,
+                               name->worker, parse_index_file(bytes.as_string_view(), where),
+                               {},           arrival_from_modified_ns(object.modified_ns)};
     } catch (const RulestreamError& error) {
       parse_problems[i] = TrialProblem{where, error.what()};
     }
@@ -237,6 +246,12 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     info.mode = mode;
     info.mode_step = index.mode_step;
     info.generation = generation;
+  }
+  // The earliest worker's file within the generation that adds the step; once published the
+  // arrival never changes (a pinned view must keep seeing what it saw).
+  if (pending.arrival && info.generation == generation &&
+      (!info.arrival || *pending.arrival < *info.arrival)) {
+    info.arrival = pending.arrival;
   }
   if (mode != Mode::Global) {
     mode_steps_[mode].try_emplace(index.mode_step, pending.step, generation);

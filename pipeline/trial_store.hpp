@@ -66,6 +66,9 @@ struct StepInfo {
   std::uint64_t generation = 0;
   std::vector<std::pair<std::string, std::uint64_t>> workers;  // worker, generation
   std::map<std::string, std::uint64_t> tensors;                // tensor, generation
+  // When the step's data arrived (its earliest index file in the generation that added the
+  // step): what time-based rules (StalledTrainingRule) measure gaps with.
+  std::optional<std::chrono::system_clock::time_point> arrival;
 };
 
 // Trial-wide figures as of one generation.
@@ -85,7 +88,15 @@ struct IndexLanding {
   // Reductions of index.tensors[i]'s value, computed as it landed (empty, or null entries, for
   // those that were not).
   std::vector<std::shared_ptr<const ReductionSet>> reductions;
+  // When the file arrived: the time a live pipeline saw it, or the file's modification time
+  // for a listing (replay, Trial::open). nullopt when unknown.
+  std::optional<std::chrono::system_clock::time_point> arrival;
 };
+
+// The arrival time a listing gives a file: its modification time (nanoseconds since the epoch,
+// as StoredObject and TrialFile carry it); nullopt for 0, which storage uses for "unknown".
+std::optional<std::chrono::system_clock::time_point> arrival_from_modified_ns(
+    std::int64_t modified_ns);
 
 // Collections files that landed: the first defines the collections, each names a worker.
 struct CollectionsLanding {

@@ -52,6 +52,12 @@ void Rule::invoke(std::int64_t step) {
   if (condition_met) throw RuleEvaluationConditionMet(std::string(name()), step);
 }
 
+bool Rule::invoke_at(std::chrono::system_clock::time_point now) {
+  const PinnedViews views(current_base_, current_others_, base_trial_, other_trials_);
+  finding_ = Finding{};
+  return invoke_at_time(now);
+}
+
 InvokeResult invoke_rule(Rule& rule, std::int64_t start_step, std::optional<std::int64_t> end_step,
                          bool raise_eval_cond) {
   InvokeResult result;

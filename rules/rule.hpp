@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,6 +19,9 @@ struct Finding {
   std::vector<std::string> tensors;
   std::vector<Figure> figures;
   std::string message;
+  // The step the finding is about, when it is not the step the rule was invoked at: a finding
+  // from invoke_at_time names the last step the rule saw (nullopt: none yet).
+  std::optional<std::int64_t> step;
 };
 
 // What a rule reads, so sources can fetch only that (a rule over `losses` must not make the
@@ -30,6 +34,8 @@ struct RequiredTensors {
   // The pipeline keeps decoded values (within max_memory) only when some rule does, so a rule that
   // does not should say so: everything it reads is then computed in the one decoding pass.
   bool values = true;
+  // The rule reads no tensor at all (it looks only at steps and when they arrived).
+  bool nothing = false;
   bool empty() const { return names.empty() && regexes.empty() && collections.empty(); }
 };
 
@@ -54,9 +60,26 @@ class Rule {
   // What the rule reads; by default, anything.
   virtual RequiredTensors required_tensors() const { return {}; }
 
+  // Rules that watch the clock (StalledTrainingRule) say how often a live pipeline should call
+  // invoke_at_time; nullopt (the default): never. Replays never call it.
+  virtual std::optional<std::chrono::milliseconds> check_interval() const { return std::nullopt; }
+
+  // True when the rule's condition is met at wall-clock time `now`, with no new step (e.g. no
+  // data for too long). Called from the same serial context as invoke_at_step, never at the
+  // same time; report() the finding with Finding::step set to the step it concerns.
+  virtual bool invoke_at_time(std::chrono::system_clock::time_point /*now*/) { return false; }
+
+  // True when the configuration asks that training be stopped when the rule fires
+  // (StalledTrainingRule's stop_training_on_fire): the pipeline then needs a stop action.
+  virtual bool stops_training_on_fire() const { return false; }
+
   // smdebug's Rule.invoke: waits for the step, evaluates it on a pinned (unchanging) view of
   // the trials, and throws RuleEvaluationConditionMet when the condition is met.
   void invoke(std::int64_t step);
+
+  // invoke_at_time on a pinned view of the trials; true when the condition is met (the
+  // finding is then last_finding()).
+  bool invoke_at(std::chrono::system_clock::time_point now);
 
   // What made the last condition-met invocation fire (filled through report()).
   const Finding& last_finding() const { return finding_; }

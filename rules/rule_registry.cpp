@@ -21,6 +21,7 @@
 #include "rules/poor_weight_initialization_rule.hpp"
 #include "rules/saturated_activation_rule.hpp"
 #include "rules/similar_across_runs_rule.hpp"
+#include "rules/stalled_training_rule.hpp"
 #include "rules/tensor_variance_rule.hpp"
 #include "rules/tree_depth_rule.hpp"
 #include "rules/unchanged_tensor_rule.hpp"
@@ -227,6 +228,7 @@ RuleRegistry& RuleRegistry::builtin() {
     built.add(OverfitRule::spec());
     built.add(OvertrainingRule::spec());
     built.add(SimilarAcrossRunsRule::spec());
+    built.add(StalledTrainingRule::spec());
     built.add(TensorVarianceRule::spec());
     built.add(UnchangedTensorRule::spec());
     built.add(CheckInputImagesRule::spec());

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "pipeline/rule_pipeline.hpp"
 #include "pipeline/rules_file.hpp"
 #include "pipeline/sink_factory.hpp"
+#include "pipeline/stop_action.hpp"
 #include "pipeline/storage_factory.hpp"
 #include "rules/rule_registry.hpp"
 #include "stages/trial_layout.hpp"
@@ -131,7 +133,14 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       "threads", po::value<int>()->value_name("N")->default_value(0), "worker threads (0: all)")(
       "no-data-crc", "skip payload CRC checks (length CRCs are always checked)")(
       "progress", po::value<std::string>()->value_name("auto|on|off")->default_value("auto"),
-      "a progress line on stderr (auto: replay on a terminal)");
+      "a progress line on stderr (auto: replay on a terminal)")(
+      "stop-pid", po::value<std::int64_t>()->value_name("PID"),
+      "stop training by signalling this process, for rules that ask to stop "
+      "(stop_training_on_fire) and have no stop action of their own")(
+      "stop-signal", po::value<std::string>()->value_name("SIGNAL")->default_value("SIGTERM"),
+      "the signal --stop-pid sends")(
+      "stop-command", po::value<std::string>()->value_name("CMD"),
+      "stop training by running CMD through /bin/sh, for the same rules");
   if (follow) {
     visible.add_options()("poll-interval",
                           po::value<double>()->value_name("SECONDS")->default_value(2),
@@ -228,6 +237,28 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       }
       config.poll_interval = std::chrono::milliseconds(
           std::max<std::int64_t>(1, static_cast<std::int64_t>(poll * 1000.0)));
+    }
+    if (options.count("stop-pid")) {
+      StopAction stop;
+      stop.pid = options["stop-pid"].as<std::int64_t>();
+      if (*stop.pid <= 0 || *stop.pid > std::numeric_limits<std::int32_t>::max()) {
+        throw std::invalid_argument("--stop-pid must be a process id (a positive integer), not " +
+                                    std::to_string(*stop.pid));
+      }
+      try {
+        stop.signal = parse_signal(options["stop-signal"].as<std::string>());
+      } catch (const std::invalid_argument& error) {
+        throw std::invalid_argument(std::string("--stop-signal: ") + error.what());
+      }
+      config.default_stop_actions.push_back(stop);
+    } else if (!options["stop-signal"].defaulted()) {
+      throw std::invalid_argument("--stop-signal goes with --stop-pid");
+    }
+    if (options.count("stop-command")) {
+      StopAction stop;
+      stop.command = options["stop-command"].as<std::string>();
+      if (stop.command.empty()) throw std::invalid_argument("--stop-command needs a command");
+      config.default_stop_actions.push_back(stop);
     }
     if (!follow) require_trial(config.paths.front(), config.storage);
 

@@ -62,17 +62,23 @@ TEST(RulesCli, ListsTheBuiltInRulesWithParametersAndDefaults) {
     if (!line.starts_with(" ")) rule_lines.push_back(line);
   }
   EXPECT_EQ(rule_lines, (std::vector<std::string>{
-                            "AllZero (also all_zero)", "CheckInputImages (also check_input_images)",
-                            "ClassImbalance (also class_imbalance)", "Confusion (also confusion)",
-                            "DeadRelu (also dead_relu)", "ExplodingTensor (also exploding_tensor)",
+                            "AllZero (also all_zero)",
+                            "CheckInputImages (also check_input_images)",
+                            "ClassImbalance (also class_imbalance)",
+                            "Confusion (also confusion)",
+                            "DeadRelu (also dead_relu)",
+                            "ExplodingTensor (also exploding_tensor)",
                             "FeatureImportanceOverweight (also feature_importance_overweight)",
                             "LossNotDecreasing (also loss_not_decreasing)",
-                            "NLPSequenceRatio (also nlp_sequence_ratio)", "Overfit (also overfit)",
+                            "NLPSequenceRatio (also nlp_sequence_ratio)",
+                            "Overfit (also overfit)",
                             "Overtraining (also overtraining)",
                             "PoorWeightInitialization (also poor_weight_initialization)",
                             "SaturatedActivation (also saturated_activation)",
                             "SimilarAcrossRuns (also similar_across_runs)",
-                            "TensorVariance (also tensor_variance)", "TreeDepth (also tree_depth)",
+                            "StalledTrainingRule (also stalled_training_rule)",
+                            "TensorVariance (also tensor_variance)",
+                            "TreeDepth (also tree_depth)",
                             "UnchangedTensor (also unchanged_tensor)",
                             "VanishingGradient (also vanishing_gradient)",
                             "WeightUpdateRatio (also weight_update_ratio)"}));

@@ -19,6 +19,7 @@
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/job_simulator.hpp"
 #include "tests/support/cli_runner.hpp"
+#include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
@@ -474,6 +475,96 @@ TEST(ReplayCli, BadCommandLinesAreOneLineErrors) {
                         {"ten"});
   expect_one_line_error(replay({job, "--rule", "VanishingGradient", "--bogus"}), {"bogus"});
   expect_one_line_error(run_cli("watch", {job}), {"no rules"}, "watch");
+}
+
+// --- stopping training ------------------------------------------------------------------------
+
+// A healthy 12-step job whose step 6 arrived 2000 s after step 5 (the index files' times).
+std::string stalled_job(const std::filesystem::path& output) {
+  const std::string job = simulate(output, JobScenario::Healthy);
+  std::vector<std::int64_t> offsets;
+  for (std::int64_t step = 0; step < 12; ++step)
+    offsets.push_back(10 * step + (step >= 6 ? 2000 : 0));
+  testing::stamp_index_files(output, std::chrono::system_clock::now() - std::chrono::hours(2),
+                             offsets);
+  return job;
+}
+
+TEST(ReplayCli, StopTrainingOnFireRunsTheStopCommandOnce) {
+  TempDir dir;
+  const auto job = stalled_job(dir.path() / "stalled");
+  const auto log = dir.path() / "stopped.txt";
+  const Outcome outcome = replay(
+      {job, "--format", "json", "--rule",
+       "StalledTrainingRule:name=Stalled,stop_training_on_fire=True,threshold=600", "--rule",
+       "StalledTrainingRule:name=Watching,threshold=1", "--stop-command",
+       "echo \"$RULESTREAM_RULE_CONFIGURATION $RULESTREAM_STEP\" >> " + quoted(log.string())});
+  EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
+  const auto events = json_lines(outcome.out);
+  EXPECT_EQ(fired_steps(events, "Stalled"), Steps{6});
+  EXPECT_EQ(fired_steps(events, "Watching").size(), 11u);
+  EXPECT_EQ(testing::read_text_file(log), "Stalled 6\n") << "only the rule that asks to stop, once";
+  EXPECT_NE(outcome.err.find("Stalled (StalledTrainingRule): IssuesFound, fired at 1 of 12 steps "
+                             "evaluated - ran `echo"),
+            std::string::npos)
+      << outcome.err;
+}
+
+TEST(ReplayCli, StopTrainingOnFireWithoutAStopIsAOneLineError) {
+  TempDir dir;
+  const auto job = stalled_job(dir.path() / "stalled");
+  expect_one_line_error(
+      replay({job, "--rule", "StalledTrainingRule:name=Stalled,stop_training_on_fire=True"}),
+      {"rule configuration Stalled (StalledTrainingRule)", "stop_training_on_fire",
+       "no stop action", "--stop-pid", "--stop-command"});
+  expect_one_line_error(replay({job, "--rule", "StalledTrainingRule", "--stop-pid", "0"}),
+                        {"--stop-pid", "positive"});
+  expect_one_line_error(replay({job, "--rule", "StalledTrainingRule", "--stop-pid", "12",
+                                "--stop-signal", "SIGNOPE"}),
+                        {"--stop-signal", "unknown signal 'SIGNOPE'"});
+  expect_one_line_error(replay({job, "--rule", "StalledTrainingRule", "--stop-signal", "SIGINT"}),
+                        {"--stop-signal goes with --stop-pid"});
+}
+
+TEST(ReplayCli, RulesFileActionsStopAndNotify) {
+  TempDir dir;
+  const auto job = stalled_job(dir.path() / "stalled");
+  const auto log = dir.path() / "stopped.txt";
+  const auto paged = dir.path() / "paged.jsonl";
+  const auto rules = dir.path() / "rules.json";
+  testing::write_text_file(rules, R"({"rules": [{"RuleConfigurationName": "Stalled",
+                            "RuleParameters": {"rule_to_invoke": "StalledTrainingRule",
+                                               "threshold": "600",
+                                               "stop_training_on_fire": "True"},
+                            "Actions": [{"type": "stop", "command": "touch )" +
+                                      log.string() + R"("},
+                                        {"type": "notify", "sinks": ["pager"]}]},
+                           {"RuleConfigurationName": "Fast",
+                            "RuleParameters": {"rule_to_invoke": "StalledTrainingRule",
+                                               "threshold": "1"}}],
+                 "sinks": [{"type": "stdout", "format": "json"},
+                           {"type": "file", "path": ")" +
+                                      paged.string() + R"(", "name": "pager"}]})");
+  const Outcome outcome = replay({job, "--rules", rules.string()});
+  EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
+  EXPECT_TRUE(std::filesystem::exists(log));
+  EXPECT_EQ(fired_steps(json_lines(outcome.out), "Stalled"), Steps{6});
+  EXPECT_EQ(fired_steps(json_lines(outcome.out), "Fast").size(), 11u);
+  const auto paged_events = json_lines(testing::read_text_file(paged));
+  EXPECT_EQ(fired_steps(paged_events), Steps{6}) << "the pager gets the stall alone";
+  ASSERT_EQ(paged_events.size(), 2u);
+  expect_status_event(paged_events[1], "Stalled", "IssuesFound", 12, 1);
+
+  testing::write_text_file(rules, R"({"rules": [{"RuleConfigurationName": "Stalled",
+                            "RuleParameters": {"rule_to_invoke": "StalledTrainingRule"},
+                            "Actions": [{"type": "notify", "sinks": ["pagr"]}]}]})");
+  expect_one_line_error(replay({job, "--rules", rules.string()}),
+                        {"rule configuration Stalled", "no sink named 'pagr'", "stdout"});
+  testing::write_text_file(rules, R"({"rules": [{"RuleConfigurationName": "Stalled",
+                            "RuleParameters": {"rule_to_invoke": "StalledTrainingRule"},
+                            "Actions": [{"type": "stop"}]}]})");
+  expect_one_line_error(replay({job, "--rules", rules.string()}),
+                        {rules.string(), "rule 0 (Stalled) action 0", "pid", "command"});
 }
 
 TEST(ReplayCli, PathsThatAreNoTrialAreOneLineErrors) {

@@ -11,52 +11,15 @@
 #include "pipeline/exceptions.hpp"
 #include "pipeline/job_simulator.hpp"
 #include "stages/trial_writer.hpp"
+#include "tests/support/recording_sink.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
 namespace {
 
+using rulestream::testing::RecordingSink;
 using rulestream::testing::TempDir;
 using namespace std::chrono_literals;
-
-// Keeps every event a pipeline sends out.
-class RecordingSink final : public Sink {
- public:
-  std::string describe() const override { return "recording"; }
-  void write(const RuleEvent& event) override {
-    std::lock_guard lock(mutex_);
-    events_.push_back(event);
-  }
-  void flush() override {}
-
-  std::vector<RuleEvent> events() const {
-    std::lock_guard lock(mutex_);
-    return events_;
-  }
-  std::vector<std::int64_t> steps_fired(const std::string& configuration) const {
-    std::vector<std::int64_t> steps;
-    for (const auto& event : events()) {
-      if (event.kind == RuleEvent::Kind::ConditionMet &&
-          event.rule_configuration == configuration) {
-        steps.push_back(event.global_step);
-      }
-    }
-    std::sort(steps.begin(), steps.end());
-    return steps;
-  }
-  std::optional<RuleEvent> status_of(const std::string& configuration) const {
-    for (const auto& event : events()) {
-      if (event.kind == RuleEvent::Kind::Status && event.rule_configuration == configuration) {
-        return event;
-      }
-    }
-    return std::nullopt;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<RuleEvent> events_;
-};
 
 struct Run {
   PipelineReport report;

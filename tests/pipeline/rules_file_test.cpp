@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <stdexcept>
 
 #include "pipeline/exceptions.hpp"
@@ -167,6 +168,82 @@ TEST(RulesFile, BadSinksAreNamed) {
                   {"sink 0", "path must be a string"});
   expect_mentions(with_sinks(R"([7])"), {"sink 0", "expected an object"});
   expect_mentions(with_sinks(R"({"type": "stdout"})"), {"sinks must be an array"});
+}
+
+// --- Actions ---------------------------------------------------------------------------------
+
+TEST(RulesFile, ReadsActionsBesideRuleParametersAndSinkNames) {
+  const RulesFile file = parse_rules_file(R"({
+    "rules": [{"RuleConfigurationName": "Stalled",
+               "RuleParameters": {"rule_to_invoke": "StalledTrainingRule",
+                                  "stop_training_on_fire": "True"},
+               "Actions": [{"type": "stop", "pid": 1234},
+                           {"type": "stop", "pid": "77", "signal": "SIGINT"},
+                           {"type": "stop", "pid": 5, "signal": 9},
+                           {"type": "stop", "command": "touch /tmp/stop"},
+                           {"type": "notify", "sinks": ["oncall", "events.jsonl"]},
+                           {"type": "notify", "sinks": ["audit"]}]},
+              {"RuleParameters": {"rule_to_invoke": "AllZero"}}],
+    "sinks": [{"type": "webhook", "url": "https://hooks.example/x", "name": "oncall"},
+              {"type": "file", "path": "events.jsonl"}]})",
+                                          "rules.json");
+  ASSERT_EQ(file.rules.size(), 2u);
+  const auto& stops = file.rules[0].stop_actions;
+  ASSERT_EQ(stops.size(), 4u);
+  EXPECT_EQ(stops[0], (StopAction{.pid = 1234, .signal = SIGTERM, .command = ""}));
+  EXPECT_EQ(stops[1], (StopAction{.pid = 77, .signal = SIGINT, .command = ""}));
+  EXPECT_EQ(stops[2], (StopAction{.pid = 5, .signal = SIGKILL, .command = ""}));
+  EXPECT_EQ(stops[3],
+            (StopAction{.pid = std::nullopt, .signal = SIGTERM, .command = "touch /tmp/stop"}));
+  EXPECT_EQ(file.rules[0].notify_sinks,
+            (std::vector<std::string>{"oncall", "events.jsonl", "audit"}));
+  EXPECT_TRUE(file.rules[1].stop_actions.empty());
+  EXPECT_TRUE(file.rules[1].notify_sinks.empty());
+  EXPECT_EQ(file.sinks[0].name, "oncall");
+  EXPECT_EQ(file.sinks[1].name, "");
+}
+
+TEST(RulesFile, BadActionsAreNamedWithTheirRule) {
+  const auto with_actions = [](const std::string& actions) {
+    return format_error(R"({"rules": [{"RuleConfigurationName": "Stalled",
+                                       "RuleParameters": {"rule_to_invoke": "AllZero"},
+                                       "Actions": )" +
+                        actions + "}]}");
+  };
+  expect_mentions(with_actions(R"([{"type": "stop", "pid": 1}, {"type": "halt"}])"),
+                  {"rules.json: rule 0 (Stalled) action 1", "unknown action type \"halt\"",
+                   "known: stop, notify"});
+  expect_mentions(with_actions(R"([{"pid": 1}])"), {"rule 0 (Stalled) action 0", "no type"});
+  expect_mentions(with_actions(R"([{"type": "stop"}])"),
+                  {"rule 0 (Stalled) action 0", "either \"pid\"", "or \"command\""});
+  expect_mentions(with_actions(R"([{"type": "stop", "signal": "SIGINT"}])"),
+                  {"rule 0 (Stalled) action 0", "either \"pid\""});
+  expect_mentions(with_actions(R"([{"type": "stop", "pid": 1, "command": "x"}])"),
+                  {"action 0", "not both"});
+  for (const char* pid : {"0", "-1", "\"abc\"", "1.5", "true", "99999999999"}) {
+    expect_mentions(with_actions(std::string(R"([{"type": "stop", "pid": )") + pid + "}]"),
+                    {"rule 0 (Stalled) action 0", "pid must be a process id"});
+  }
+  expect_mentions(with_actions(R"([{"type": "stop", "pid": 1, "signal": "SIGNOPE"}])"),
+                  {"action 0", "unknown signal 'SIGNOPE'"});
+  expect_mentions(with_actions(R"([{"type": "stop", "command": "x", "signal": "SIGINT"}])"),
+                  {"action 0", "signal goes with pid"});
+  expect_mentions(with_actions(R"([{"type": "stop", "command": ""}])"),
+                  {"action 0", "command must be a non-empty string"});
+  expect_mentions(with_actions(R"([{"type": "stop", "pdi": 1}])"),
+                  {"action 0", "unknown key 'pdi' in a stop action"});
+  expect_mentions(with_actions(R"([{"type": "notify"}])"), {"action 0", "needs \"sinks\""});
+  expect_mentions(with_actions(R"([{"type": "notify", "sinks": "oncall"}])"),
+                  {"action 0", "sinks must be an array"});
+  expect_mentions(with_actions(R"([{"type": "notify", "sinks": [""]}])"),
+                  {"action 0", "sink names"});
+  expect_mentions(with_actions(R"({"type": "stop"})"),
+                  {"rule 0 (Stalled)", "Actions must be an array"});
+  expect_mentions(with_actions(R"([3])"), {"action 0", "expected an object"});
+  // Without a configuration name, the rule is named by rule_to_invoke.
+  expect_mentions(format_error(R"([{"RuleParameters": {"rule_to_invoke": "AllZero"},
+                                    "Actions": [{"type": "nap"}]}])"),
+                  {"rule 0 (AllZero) action 0"});
 }
 
 // --- --rule ----------------------------------------------------------------------------------

@@ -90,6 +90,7 @@ const Expectations& expectations() {
         {"SaturatedActivation", {"quiet", 200}},
         {"SimilarAcrossRuns", {"quiet", 200}},
         {"TensorVariance", {"quiet", 200}},
+        {"StalledTrainingRule", {"quiet", 200}},
         {"TreeDepth", {"quiet", 0}},
         {"UnchangedTensor", {"quiet", 200}},
         {"VanishingGradient", {"quiet", 32}},
@@ -110,6 +111,7 @@ const Expectations& expectations() {
         {"SaturatedActivation", {"quiet", 25}},
         {"SimilarAcrossRuns", {"quiet", 25}},
         {"TensorVariance", {"quiet", 25}},
+        {"StalledTrainingRule", {"quiet", 25}},
         {"TreeDepth", {"quiet", 0}},
         {"UnchangedTensor", {"quiet", 25}},
         {"VanishingGradient", {"quiet", 20}},
@@ -130,6 +132,7 @@ const Expectations& expectations() {
         {"SaturatedActivation", {"quiet", 36}},
         {"SimilarAcrossRuns", {"quiet", 36}},
         {"TensorVariance", {"quiet", 36}},
+        {"StalledTrainingRule", {"quiet", 36}},
         {"TreeDepth", {"quiet", 0}},
         {"UnchangedTensor", {"quiet", 36}},
         {"VanishingGradient", {"quiet", 24}},
@@ -150,6 +153,7 @@ const Expectations& expectations() {
         {"SaturatedActivation", {"quiet", 9}},
         {"SimilarAcrossRuns", {"quiet", 9}},                       // NaN equals NaN across runs
         {"TensorVariance", {"0, 2, 4, 6, 8, 10, 12, 14, 16", 9}},  // dt_int32, dt_int64
+        {"StalledTrainingRule", {"quiet", 9}},
         {"TreeDepth", {"quiet", 0}},
         {"UnchangedTensor", {"4, 6, 8", 9}},  // dt_allzero, dt_float32_naninf before step 10
         {"VanishingGradient", {"quiet", 9}},
@@ -170,6 +174,7 @@ const Expectations& expectations() {
         {"SaturatedActivation", {"quiet", 32}},
         {"SimilarAcrossRuns", {"quiet", 32}},  // NaN equals NaN across runs
         {"TensorVariance", {"1-3", 32}},       // then NaN variances, which compare with nothing
+        {"StalledTrainingRule", {"quiet", 32}},
         {"TreeDepth", {"quiet", 0}},
         {"UnchangedTensor", {"quiet", 32}},
         {"VanishingGradient", {"quiet", 32}},
@@ -190,6 +195,7 @@ const Expectations& expectations() {
         {"SaturatedActivation", {"quiet", 60}},
         {"SimilarAcrossRuns", {"quiet", 60}},
         {"TensorVariance", {"quiet", 60}},
+        {"StalledTrainingRule", {"quiet", 60}},
         {"TreeDepth", {"quiet", 0}},
         {"UnchangedTensor", {"2-59", 60}},
         {"VanishingGradient", {"quiet", 20}},

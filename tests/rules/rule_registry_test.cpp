@@ -67,12 +67,26 @@ TEST_F(RuleRegistryTest, ListsTheBuiltinsSortedWithTheirParameters) {
       EXPECT_FALSE(parameter.description.empty()) << spec->name << " " << parameter.name;
     }
   }
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "AllZero", "CheckInputImages", "ClassImbalance", "Confusion", "DeadRelu",
-                       "ExplodingTensor", "FeatureImportanceOverweight", "LossNotDecreasing",
-                       "NLPSequenceRatio", "Overfit", "Overtraining", "PoorWeightInitialization",
-                       "SaturatedActivation", "SimilarAcrossRuns", "TensorVariance", "TreeDepth",
-                       "UnchangedTensor", "VanishingGradient", "WeightUpdateRatio"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"AllZero",
+                                             "CheckInputImages",
+                                             "ClassImbalance",
+                                             "Confusion",
+                                             "DeadRelu",
+                                             "ExplodingTensor",
+                                             "FeatureImportanceOverweight",
+                                             "LossNotDecreasing",
+                                             "NLPSequenceRatio",
+                                             "Overfit",
+                                             "Overtraining",
+                                             "PoorWeightInitialization",
+                                             "SaturatedActivation",
+                                             "SimilarAcrossRuns",
+                                             "StalledTrainingRule",
+                                             "TensorVariance",
+                                             "TreeDepth",
+                                             "UnchangedTensor",
+                                             "VanishingGradient",
+                                             "WeightUpdateRatio"}));
 
   auto parameters = [](std::string_view rule) {
     std::vector<std::vector<std::string>> out;
@@ -125,6 +139,9 @@ TEST_F(RuleRegistryTest, ListsTheBuiltinsSortedWithTheirParameters) {
                   {"nfeatures", "int", "3"},
                   {"tensor_regex", "regex list", ".*feature_importance/weight"}}));
   EXPECT_EQ(parameters("TreeDepth"), (Rows{{"depth", "float", "4"}}));
+  EXPECT_EQ(parameters("StalledTrainingRule"), (Rows{{"threshold", "int", "1800"},
+                                                     {"stop_training_on_fire", "bool", "False"},
+                                                     {"training_job_name_prefix", "string", ""}}));
 }
 
 TEST_F(RuleRegistryTest, FindsRulesByNameAndAliasWhateverTheCaseAndUnderscores) {
@@ -236,8 +253,8 @@ TEST_F(RuleRegistryTest, RejectsUnknownRulesAndParametersNamingThem) {
             "unknown rule \"Vanishing\" (known: AllZero, CheckInputImages, ClassImbalance, "
             "Confusion, DeadRelu, ExplodingTensor, FeatureImportanceOverweight, LossNotDecreasing, "
             "NLPSequenceRatio, Overfit, Overtraining, PoorWeightInitialization, "
-            "SaturatedActivation, SimilarAcrossRuns, TensorVariance, TreeDepth, UnchangedTensor, "
-            "VanishingGradient, WeightUpdateRatio)");
+            "SaturatedActivation, SimilarAcrossRuns, StalledTrainingRule, TensorVariance, "
+            "TreeDepth, UnchangedTensor, VanishingGradient, WeightUpdateRatio)");
   EXPECT_EQ(create_error("VanishingGradient", {{"treshold", "1e-5"}}),
             "rule VanishingGradient: unknown parameter \"treshold\" (known: threshold)");
   EXPECT_EQ(create_error("ExplodingTensor", {{"nan_only", "True"}, {"regex", "x"}}),

@@ -7,6 +7,7 @@
 
 #include "pipeline/exceptions.hpp"
 #include "stages/collections_file.hpp"
+#include "stages/trial_layout.hpp"
 #include "stages/trial_writer.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -47,6 +48,17 @@ Trial write_job(const std::filesystem::path& root, const std::vector<JobStep>& s
   writer.write_collections(file);
   writer.write_end_marker();
   return Trial::open(root.string(), {.end_of_job_grace = std::chrono::milliseconds{0}});
+}
+
+void stamp_index_files(const std::filesystem::path& root,
+                       std::chrono::system_clock::time_point start,
+                       const std::vector<std::int64_t>& offsets_seconds,
+                       const std::string& worker) {
+  for (std::size_t s = 0; s < offsets_seconds.size(); ++s) {
+    std::filesystem::last_write_time(
+        root / index_file_path(static_cast<std::int64_t>(s), worker),
+        std::chrono::file_clock::from_sys(start + std::chrono::seconds(offsets_seconds[s])));
+  }
 }
 
 std::unique_ptr<Rule> make_rule(std::string_view rule, const Trial& trial,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -39,6 +40,14 @@ Collection collection(std::string name, std::vector<std::string> include_regex);
 // each mode, the collections, the end marker) and opens it, complete.
 Trial write_job(const std::filesystem::path& root, const std::vector<JobStep>& steps,
                 const std::vector<Collection>& collections = {});
+
+// Sets the modification time of each step's index file (of `worker`): step s's to
+// start + offsets[s] seconds, as if the job had written them then (what a replay reads as the
+// steps' arrival times).
+void stamp_index_files(const std::filesystem::path& root,
+                       std::chrono::system_clock::time_point start,
+                       const std::vector<std::int64_t>& offsets_seconds,
+                       const std::string& worker = "worker_0");
 
 // A built-in rule by name over `trial` (and `others`, for rules that compare runs).
 std::unique_ptr<Rule> make_rule(std::string_view rule, const Trial& trial,
