@@ -41,14 +41,14 @@ std::optional<TensorValue> RecordCache::value(RecordKey key) {
 namespace {
 
 // A decoded value points into the buffer its event file was read into (or the file's mapping),
-// and keeps all of it alive. A small value kept in the cache gets bytes of its own, so that a
-// cached 4-byte loss does not hold on to a many-megabyte file the budget does not count;
-// large values stay zero-copy (they are a fair share of their file).
-constexpr std::size_t kOwnBytesBelow = 64 * 1024;
-
+// and keeps all of it alive. A value kept in the cache that is a small part of that (a 4-byte
+// loss, one 256 KiB tensor of a 13 MB file) gets bytes of its own, so the budget counts what
+// the cache really holds; a value that is most of its buffer stays zero-copy.
 TensorValue detached(const TensorValue& value) {
-  if (value.is_string() || value.bytes().size() >= kOwnBytesBelow) return value;
-  return TensorValue(value.dtype(), value.shape(), SharedBytes::copy_of(value.bytes().span()));
+  if (value.is_string()) return value;
+  const SharedBytes& bytes = value.bytes();
+  if (bytes.size() * 2 >= bytes.owner_size()) return value;
+  return TensorValue(value.dtype(), value.shape(), SharedBytes::copy_of(bytes.span()));
 }
 
 }  // namespace

@@ -118,10 +118,12 @@ class TensorMatcher {
 // rules need nothing but its reductions and element counts, which are kept for every step.
 class EagerSelection {
  public:
-  explicit EagerSelection(const std::vector<RequiredTensors>& required) {
-    for (const auto& needs : required) {
-      decode_.add(needs);
-      if (needs.values) values_.add(needs);
+  // `rules` outlive the selection; each one's required_tensors() is read once, here, and
+  // reads_values() whenever a file lands (a rule may stop reading values part-way).
+  explicit EagerSelection(std::vector<const Rule*> rules) : rules_(std::move(rules)) {
+    for (const Rule* rule : rules_) {
+      required_.push_back(rule->required_tensors());
+      decode_.add(required_.back());
     }
   }
 
@@ -135,9 +137,16 @@ class EagerSelection {
     std::vector<Use> result;
     result.reserve(tensors.size());
     std::lock_guard lock(memo_mutex_);
-    if (collections != memo_collections_) {
+    std::vector<bool> reading;
+    for (const Rule* rule : rules_) reading.push_back(rule->reads_values());
+    if (collections != memo_collections_ || reading != memo_reading_) {
       memo_.clear();
       memo_collections_ = collections;
+      memo_reading_ = reading;
+      values_ = TensorMatcher{};
+      for (std::size_t i = 0; i < rules_.size(); ++i) {
+        if (reading[i] && required_[i].values) values_.add(required_[i]);
+      }
     }
     for (const auto& location : tensors) {
       auto [it, inserted] = memo_.try_emplace(location.tensor_name, Use::None);
@@ -155,17 +164,21 @@ class EagerSelection {
     return decode_.matches(tensor, collections) ? Use::Reductions : Use::None;
   }
 
+  std::vector<const Rule*> rules_;
+  std::vector<RequiredTensors> required_;
   TensorMatcher decode_;
-  TensorMatcher values_;
   mutable std::mutex memo_mutex_;
+  // Worked out again when the collections or the rules reading values change.
   mutable std::shared_ptr<const std::map<std::string, Collection>> memo_collections_;
+  mutable std::vector<bool> memo_reading_;
+  mutable TensorMatcher values_;
   mutable std::unordered_map<std::string, Use> memo_;
 };
 
-std::vector<RequiredTensors> required_of(const std::vector<std::unique_ptr<RuleSlot>>& slots) {
-  std::vector<RequiredTensors> required;
-  for (const auto& slot : slots) required.push_back(slot->rule->required_tensors());
-  return required;
+std::vector<const Rule*> rules_of(const std::vector<std::unique_ptr<RuleSlot>>& slots) {
+  std::vector<const Rule*> rules;
+  for (const auto& slot : slots) rules.push_back(slot->rule.get());
+  return rules;
 }
 
 }  // namespace
@@ -192,13 +205,17 @@ class RulePipeline::Impl {
     }
     options.auto_refresh = false;
     options.check_data_crc = config_.check_data_crc;
-    options.value_cache_bytes = config_.max_memory;
+    // Every trial's decoded values share --max-memory.
+    options.value_cache_bytes = config_.max_memory / config_.paths.size();
     options.end_of_job_grace = config_.end_of_job_grace;
     store_ = std::make_shared<TrialStore>(storage_, options);
     store_->set_externally_fed();
     base_.emplace(Trial::from_store(store_));
     for (std::size_t i = 1; i < config_.paths.size(); ++i) {
-      others_.push_back(Trial::open(config_.paths[i]));
+      TrialOptions other;
+      other.check_data_crc = config_.check_data_crc;
+      other.value_cache_bytes = options.value_cache_bytes;
+      others_.push_back(Trial::open(open_storage(config_.paths[i], config_.storage), other));
     }
     for (const auto& rule_config : config_.rules) {
       auto slot = std::make_unique<RuleSlot>();
@@ -213,7 +230,7 @@ class RulePipeline::Impl {
       slots_.push_back(std::move(slot));
     }
     routing_ = std::make_unique<SinkRouting>(configured_rules(), sink_labels());
-    selection_ = std::make_unique<EagerSelection>(required_of(slots_));
+    selection_ = std::make_unique<EagerSelection>(rules_of(slots_));
   }
 
   PipelineReport run();

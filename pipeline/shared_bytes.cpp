@@ -27,7 +27,9 @@ SharedBytes SharedBytes::slice(std::size_t offset, std::size_t length) const {
                             std::to_string(length) + ") outside " + std::to_string(bytes_.size()) +
                             " bytes");
   }
-  return SharedBytes(owner_, bytes_.subspan(offset, length));
+  SharedBytes part(owner_, bytes_.subspan(offset, length));
+  part.owner_size_ = owner_size_;
+  return part;
 }
 
 }  // namespace rulestream

@@ -14,8 +14,9 @@ namespace rulestream {
 class SharedBytes {
  public:
   SharedBytes() = default;
+  // `bytes` is all that `owner` keeps alive (a whole buffer or mapping).
   SharedBytes(std::shared_ptr<const void> owner, std::span<const std::byte> bytes)
-      : owner_(std::move(owner)), bytes_(bytes) {}
+      : owner_(std::move(owner)), bytes_(bytes), owner_size_(bytes.size()) {}
 
   static SharedBytes copy_of(std::span<const std::byte> bytes);
   static SharedBytes from_vector(std::vector<std::byte> bytes);
@@ -32,9 +33,14 @@ class SharedBytes {
   // A sub-range sharing the same owner. Throws std::out_of_range when it does not fit.
   SharedBytes slice(std::size_t offset, std::size_t length) const;
 
+  // How many bytes the owner keeps alive: the whole buffer or mapping a slice was cut from. A
+  // small slice of a large owner holds on to all of it (RecordCache copies such slices).
+  std::size_t owner_size() const { return owner_size_; }
+
  private:
   std::shared_ptr<const void> owner_;
   std::span<const std::byte> bytes_;
+  std::size_t owner_size_ = 0;
 };
 
 }  // namespace rulestream

@@ -189,7 +189,10 @@ bool PoorWeightInitializationRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   if (!is_training_step(trial, step)) return false;
   const std::int64_t train_step = trial.mode_step(step).value_or(step);
-  if (static_cast<double>(train_step) >= options_.steps) return false;  // past the first steps
+  if (static_cast<double>(train_step) >= options_.steps) {
+    done_reading_values();  // past the first steps: the pipeline need keep no values for it
+    return false;
+  }
 
   Finding finding;
   std::vector<std::string> reasons;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -60,6 +61,11 @@ class Rule {
   // What the rule reads; by default, anything.
   virtual RequiredTensors required_tensors() const { return {}; }
 
+  // Whether the rule still reads whole values (when required_tensors() says it reads them at
+  // all). A rule that needs values only for a while (the first steps of a job) calls
+  // done_reading_values(), and the pipeline stops keeping values for it. Any thread.
+  bool reads_values() const { return !done_reading_values_.load(std::memory_order_relaxed); }
+
   // Rules that watch the clock (StalledTrainingRule) say how often a live pipeline should call
   // invoke_at_time; nullopt (the default): never. Replays never call it.
   virtual std::optional<std::chrono::milliseconds> check_interval() const { return std::nullopt; }
@@ -94,12 +100,16 @@ class Rule {
   // Records why the rule fires at this step; call before returning true.
   void report(Finding finding) { finding_ = std::move(finding); }
 
+  // From invoke_at_step: this rule will not read whole values again (see reads_values()).
+  void done_reading_values() { done_reading_values_.store(true, std::memory_order_relaxed); }
+
  private:
   Trial base_trial_;
   std::vector<Trial> other_trials_;
   std::optional<Trial> current_base_;
   std::vector<Trial> current_others_;
   Finding finding_;
+  std::atomic<bool> done_reading_values_{false};
 };
 
 // smdebug's invoke_rule: invokes `rule` at start_step, start_step + 1, ... until end_step

@@ -57,11 +57,24 @@ TEST(RecordCacheTest, ASmallCachedValueDoesNotKeepItsFileBufferAlive) {
   EXPECT_EQ(cache.value_bytes(), 4u);
 }
 
-TEST(RecordCacheTest, LargeValuesStayZeroCopy) {
+TEST(RecordCacheTest, ALargeValueThatIsASmallPartOfItsFileIsCopiedToo) {
   RecordCache cache(64 << 20);
-  auto owner = std::make_shared<std::vector<std::byte>>(1 << 20);
+  std::weak_ptr<const void> file_buffer;
+  {
+    auto owner = std::make_shared<std::vector<std::byte>>(13 << 20);  // 50 tensors of 256 KiB
+    file_buffer = owner;
+    const SharedBytes file(owner, std::span<const std::byte>(*owner));
+    cache.put_value({0, 0}, floats_in(file, 65536));
+  }
+  EXPECT_TRUE(file_buffer.expired());
+  EXPECT_EQ(cache.value_bytes(), 65536u * 4);
+}
+
+TEST(RecordCacheTest, AValueThatIsMostOfItsBufferStaysZeroCopy) {
+  RecordCache cache(64 << 20);
+  auto owner = std::make_shared<std::vector<std::byte>>(300 << 10);
   const SharedBytes file(owner, std::span<const std::byte>(*owner));
-  cache.put_value({0, 0}, floats_in(file, 65536));  // 256 KiB
+  cache.put_value({0, 0}, floats_in(file, 65536));  // 256 KiB of 300 KiB
   const auto cached = cache.value({0, 0});
   ASSERT_TRUE(cached.has_value());
   EXPECT_EQ(cached->bytes().data(), owner->data());
