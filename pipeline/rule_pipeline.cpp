@@ -175,6 +175,39 @@ class EagerSelection {
   mutable std::unordered_map<std::string, Use> memo_;
 };
 
+// Bytes of an event file from offset `start`: the whole file, or a range around wanted records.
+struct FilePart {
+  std::uint64_t start = 0;
+  SharedBytes bytes;
+};
+
+const FilePart* part_holding(const std::vector<FilePart>& parts, std::uint64_t offset) {
+  for (const FilePart& part : parts) {
+    if (offset >= part.start && offset - part.start < part.bytes.size()) return &part;
+  }
+  return nullptr;
+}
+
+// (start, length) ranges covering the records, sorted, with records less than 64 KiB apart
+// read together (one request instead of two, for a little more data).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> merged_ranges(
+    std::vector<const TensorLocation*> records) {
+  constexpr std::uint64_t kMergeGap = 64 * 1024;
+  std::sort(records.begin(), records.end(),
+            [](const auto* a, const auto* b) { return a->start < b->start; });
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  for (const auto* record : records) {
+    const std::uint64_t end = record->start + record->length;
+    if (!ranges.empty() &&
+        record->start <= ranges.back().first + ranges.back().second + kMergeGap) {
+      ranges.back().second = std::max(ranges.back().second, end - ranges.back().first);
+    } else {
+      ranges.emplace_back(record->start, record->length);
+    }
+  }
+  return ranges;
+}
+
 std::vector<const Rule*> rules_of(const std::vector<std::unique_ptr<RuleSlot>>& slots) {
   std::vector<const Rule*> rules;
   for (const auto& slot : slots) rules.push_back(slot->rule.get());
@@ -260,6 +293,10 @@ class RulePipeline::Impl {
   void load(const TrialFile& file, Loader::output_ports_type& ports);
   void load_collections(const TrialFile& file);
   void decode(IndexLanding& landing);
+  // The bytes of `file` the `wanted` records sit in (StorageError, FormatError).
+  std::vector<FilePart> read_parts(const std::string& file, const IndexFile& index,
+                                   const std::vector<const TensorLocation*>& wanted,
+                                   const std::string& where) const;
   void assemble(const AssemblerInput& input, Assembler::output_ports_type& ports);
   void release(Assembler::output_ports_type& ports);
   void evaluate(RuleSlot& slot, const StepReady& ready);
@@ -335,6 +372,12 @@ void RulePipeline::Impl::announce(Loader& loader, TrialFile file,
       in_flight_.insert(kCollectionsInFlight);
     }
   }
+  // Collections files are read here, as they are found, not by the loader: rules select tensors
+  // by collection, and an index file decoded before the collections are known would have every
+  // tensor decoded (a rule over `losses` would read the gradients too). They are small, and
+  // sources announce them before index files (path order). The loader still sees the file, to
+  // let the steps held for the collections go.
+  if (file.kind == TrialFile::Kind::Collections) load_collections(file);
   loader.try_put(std::move(file));
 }
 
@@ -366,9 +409,8 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
   const std::string where = storage_->describe() + "/" + file.path;
   switch (file.kind) {
     case TrialFile::Kind::Collections:
-      load_collections(file);
-      // Steps held while the collections loaded may go now; without a nudge they would wait
-      // for the next file to land.
+      // Read when announced (announce()). Steps held while the collections loaded may go now;
+      // without a nudge they would wait for the next file to land.
       std::get<0>(ports).try_put(AssemblerInput(Tick{}));
       return;
     case TrialFile::Kind::EndMarker:
@@ -452,23 +494,16 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   }
   if (wanted.empty()) return;
   const std::string where = storage_->describe() + "/" + file;
-  SharedBytes bytes;
+  std::vector<const TensorLocation*> locations;
+  for (const Wanted& each : wanted) locations.push_back(each.location);
+  std::vector<FilePart> parts;
   try {
-    bytes = storage_->read(file);
+    parts = read_parts(file, index, locations, where);
   } catch (const RulestreamError& error) {
     report_problem(where, error.what());
     return;
   }
-  const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));
-  if (const Compression compression = detect_compression(head); compression != Compression::None) {
-    try {
-      bytes = decompress_file(bytes, compression, where);
-    } catch (const RulestreamError& error) {
-      report_problem(where, error.what());
-      return;
-    }
-  }
-  progress_.event_bytes += bytes.size();
+  for (const FilePart& part : parts) progress_.event_bytes += part.bytes.size();
   const FramingOptions framing{config_.check_data_crc};
   const FileId file_id = store_->cache().file_id(file);
   landing.reductions.resize(index.tensors.size());
@@ -479,13 +514,17 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
       return where + " at offset " + std::to_string(location.start) + " (tensor '" +
              location.tensor_name + "')";
     };
-    const Frame frame = frame_record_at(bytes.span(), location.start, framing);
-    if (frame.status != FrameStatus::Record) {
+    const FilePart* part = part_holding(parts, location.start);
+    const Frame frame = part == nullptr ? Frame{}
+                                        : frame_record_at(part->bytes.span(),
+                                                          location.start - part->start, framing);
+    if (part == nullptr || frame.status != FrameStatus::Record) {
       // The rule that asks for it will get the precise error; say it once here too.
       report_problem(where, at() + ": not a whole, valid TFRecord");
       return;
     }
     try {
+      const SharedBytes& bytes = part->bytes;
       const auto offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
       for (auto& decoded : decode_event(bytes.slice(offset, frame.payload.size()), at())) {
         if (decoded.name != location.tensor_name) continue;
@@ -501,6 +540,39 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
       report_problem(where, error.what());
     }
   });
+}
+
+std::vector<FilePart> RulePipeline::Impl::read_parts(
+    const std::string& file, const IndexFile& index,
+    const std::vector<const TensorLocation*>& wanted, const std::string& where) const {
+  // Ranges only when the rules want a small share of the file's records (a rule over losses in
+  // a file of gradients): then S3 never downloads what no rule reads. Otherwise one read of the
+  // whole file (from a local mapping, free).
+  std::uint64_t wanted_bytes = 0, all_bytes = 0;
+  for (const auto* location : wanted) wanted_bytes += location->length;
+  for (const auto& location : index.tensors) all_bytes += location.length;
+  if (wanted_bytes * 2 < all_bytes) {
+    std::vector<FilePart> parts;
+    for (const auto& range : merged_ranges(wanted)) {
+      parts.push_back({range.first, storage_->read_range(file, range.first, range.second)});
+    }
+    // A compressed file's offsets count inflated bytes: the ranges then hold no records, and
+    // the whole file is read below instead.
+    const FramingOptions framing{config_.check_data_crc};
+    const FilePart* first = part_holding(parts, wanted.front()->start);
+    const FrameStatus status =
+        first == nullptr
+            ? FrameStatus::Incomplete
+            : frame_record_at(first->bytes.span(), wanted.front()->start - first->start, framing)
+                  .status;
+    if (status == FrameStatus::Record || status == FrameStatus::BadDataCrc) return parts;
+  }
+  SharedBytes bytes = storage_->read(file);
+  const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));
+  if (const Compression compression = detect_compression(head); compression != Compression::None) {
+    bytes = decompress_file(bytes, compression, where);
+  }
+  return {FilePart{0, std::move(bytes)}};
 }
 
 void RulePipeline::Impl::assemble(const AssemblerInput& input,

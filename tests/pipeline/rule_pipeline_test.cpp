@@ -199,6 +199,33 @@ TEST(RulePipeline, ACorruptRecordIsReportedAndTheReplayGoesOn) {
   EXPECT_EQ(fired.back(), 9);
 }
 
+// A rule over losses reads the loss records' ranges of each event file, not the gradients and
+// weights beside them (on S3 those bytes are never downloaded); a rule over everything reads it
+// all. Both fire where the data says.
+TEST(RulePipeline, ARuleOverLossesReadsOnlyTheLossRecords) {
+  TempDir dir;
+  auto options = job(dir.path() / "job", JobScenario::LossPlateau, 30, 4);
+  options.tensor_size = 4096;  // weights and gradients dwarf the loss
+  JobSimulator(options).run();
+  std::uint64_t all_bytes = 0;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(dir.path() / "job/events")) {
+    if (entry.is_regular_file()) all_bytes += entry.file_size();
+  }
+  RecordingSink* sink = nullptr;
+  RulePipeline losses_only(config_for(dir.path() / "job", {{"LND", "LossNotDecreasing", {}}}),
+                           sinks_with(sink));
+  const PipelineReport report = losses_only.run();
+  EXPECT_TRUE(report.problems.empty());
+  EXPECT_GT(report.event_bytes, 0u);
+  EXPECT_LT(report.event_bytes * 20, all_bytes) << report.event_bytes << " of " << all_bytes;
+  EXPECT_FALSE(sink->steps_fired("LND").empty());
+
+  RulePipeline everything(config_for(dir.path() / "job", {{"ET", "ExplodingTensor", {}}}),
+                          sinks_with(sink));
+  EXPECT_EQ(everything.run().event_bytes, all_bytes);
+}
+
 TEST(RulePipeline, BadConfigurationsFailBeforeAnythingIsRead) {
   TempDir dir;
   JobSimulator(job(dir.path() / "job", JobScenario::Healthy, 4, 2)).run();
