@@ -35,6 +35,18 @@ TEST(ValueClosenessTest, FollowsNumpyAllclose) {
   EXPECT_TRUE(compare_values(f64, f32({1.0f, 2.0f}), tolerance).close());
 }
 
+TEST(ValueClosenessTest, IdenticalBytesAreCloseWithNoDifference) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto value = f32({1.0f, nan, -3.0f});
+  const Closeness with_equal_nan = compare_values(value, value, {.equal_nan = true});
+  EXPECT_TRUE(with_equal_nan.close());
+  EXPECT_EQ(with_equal_nan.max_abs_difference, 0.0);
+  // numpy.allclose: without equal_nan, NaN is not close even to the same NaN.
+  const Closeness without = compare_values(value, value, {});
+  EXPECT_FALSE(without.close());
+  EXPECT_EQ(without.differing, 1);
+}
+
 TEST(ValueClosenessTest, PrefilterRejectsValuesWhoseSumsMoved) {
   const Tolerance tolerance;
   const auto a = compute_reductions(f32({0.5f, -0.25f, 0.125f}));
