@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "pipeline/configuration_check.hpp"
 #include "pipeline/exceptions.hpp"
 #include "pipeline/sink_routing.hpp"
 #include "pipeline/step_assembler.hpp"
@@ -221,21 +222,14 @@ class RulePipeline::Impl {
   Impl(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
        const RuleRegistry& registry)
       : config_(std::move(config)), sinks_(std::move(sinks)), assembler_(config_.worker_grace) {
-    if (config_.paths.empty()) throw StorageError("no trial path given");
+    // Nothing is read before the configuration is known to be good.
+    check_configuration(config_, sink_labels(), registry);
     storage_ = open_storage(config_.paths.front(), config_.storage);
     if (!storage_->root_exists()) {
       throw StorageError(storage_->describe() + ": no such trial folder");
     }
     TrialOptions options;
-    options.name =
-        std::filesystem::path(config_.paths.front()).lexically_normal().filename().string();
-    if (options.name.empty()) {
-      options.name = std::filesystem::path(config_.paths.front())
-                         .lexically_normal()
-                         .parent_path()
-                         .filename()
-                         .string();
-    }
+    options.name = trial_name_for(config_.paths.front());
     options.auto_refresh = false;
     options.check_data_crc = config_.check_data_crc;
     // Every trial's decoded values share --max-memory.
@@ -246,6 +240,7 @@ class RulePipeline::Impl {
     base_.emplace(Trial::from_store(store_));
     for (std::size_t i = 1; i < config_.paths.size(); ++i) {
       TrialOptions other;
+      other.name = trial_name_for(config_.paths[i]);
       other.check_data_crc = config_.check_data_crc;
       other.value_cache_bytes = options.value_cache_bytes;
       others_.push_back(Trial::open(open_storage(config_.paths[i], config_.storage), other));
@@ -259,7 +254,8 @@ class RulePipeline::Impl {
       if (slot->config.configuration_name.empty()) {
         slot->config.configuration_name = std::string(slot->rule->name());
       }
-      slot->stop_actions = stop_actions_for(*slot);
+      slot->stop_actions =
+          stop_actions_for(slot->config, *slot->rule, config_.default_stop_actions);
       slots_.push_back(std::move(slot));
     }
     routing_ = std::make_unique<SinkRouting>(configured_rules(), sink_labels());
@@ -303,7 +299,6 @@ class RulePipeline::Impl {
   void check_time(RuleSlot& slot);
   void fire(RuleSlot& slot, RuleEvent event);
   void dispatch(const RuleSlot& slot, const RuleEvent& event);
-  std::vector<StopAction> stop_actions_for(const RuleSlot& slot) const;
   std::vector<RuleConfig> configured_rules() const;
   std::vector<SinkLabel> sink_labels() const;
   void start_time_checks(std::vector<std::unique_ptr<RuleNode>>& nodes);
@@ -582,7 +577,6 @@ void RulePipeline::Impl::assemble(const AssemblerInput& input,
     const std::int64_t step = landing->step;
     const std::string worker = landing->worker;
     store_->ingest({*landing}, {}, {}, false, false);
-    assembler_.set_num_workers(store_->status(store_->generation()).num_workers);
     assembler_.landed(step, worker, now);
     landed_or_dropped(step);
   } else if (std::holds_alternative<EndOfJob>(input)) {
@@ -594,6 +588,9 @@ void RulePipeline::Impl::assemble(const AssemblerInput& input,
 }
 
 void RulePipeline::Impl::release(Assembler::output_ports_type& ports) {
+  // The worker count comes from the collections files, which may land after a step's first
+  // index file: take it afresh each time, or a step could leave with one worker of two.
+  assembler_.set_num_workers(store_->status(store_->generation()).num_workers);
   std::optional<std::int64_t> held = lowest_in_flight();
   // Until a collections file says how many workers the job has, a step with one worker's files
   // may still be waiting for another's: hold everything (smdebug waits for the collections
@@ -705,20 +702,6 @@ void RulePipeline::Impl::dispatch(const RuleSlot& slot, const RuleEvent& event) 
       report_problem("", sink->describe() + ": " + error.what());
     }
   }
-}
-
-std::vector<StopAction> RulePipeline::Impl::stop_actions_for(const RuleSlot& slot) const {
-  if (!slot.config.stop_actions.empty()) return slot.config.stop_actions;
-  if (!slot.rule->stops_training_on_fire()) return {};
-  if (config_.default_stop_actions.empty()) {
-    throw RuleConfigError(
-        "rule configuration " + slot.config.configuration_name + " (" +
-        std::string(slot.rule->name()) +
-        "): parameter stop_training_on_fire is True, but no stop action is configured: give the "
-        "rule \"Actions\": [{\"type\": \"stop\", \"pid\": PID}] (or \"command\": CMD) in "
-        "the rules file, or --stop-pid PID / --stop-command CMD");
-  }
-  return config_.default_stop_actions;
 }
 
 std::vector<RuleConfig> RulePipeline::Impl::configured_rules() const {

@@ -17,6 +17,7 @@
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/cli/commands.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
+#include "pipeline/configuration_check.hpp"
 #include "pipeline/exceptions.hpp"
 #include "pipeline/rule_pipeline.hpp"
 #include "pipeline/rules_file.hpp"
@@ -260,6 +261,9 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       if (stop.command.empty()) throw std::invalid_argument("--stop-command needs a command");
       config.default_stop_actions.push_back(stop);
     }
+    // A bad rule, parameter or action fails here: before any sink file is created or any trial
+    // looked at.
+    check_configuration(config);
     if (!follow) require_trial(config.paths.front(), config.storage);
 
     std::vector<std::unique_ptr<Sink>> sinks;

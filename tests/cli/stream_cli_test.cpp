@@ -302,6 +302,29 @@ TEST(ReplayCli, AnUnwritableFileSinkIsAOneLineError) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "no-such-folder"));
 }
 
+// A configuration error comes first: no file sink is created and no trial is looked at (the
+// trial path here does not even exist, and the configuration error is what the user hears).
+TEST(ReplayCli, ConfigurationErrorsComeBeforeAnySinkFileOrAnyRead) {
+  TempDir dir;
+  const auto events = dir.path() / "events.jsonl";
+  const auto no_trial = (dir.path() / "no-such-trial").string();
+  expect_one_line_error(replay({no_trial, "--rule", "VanishingGradient:threshold=abc", "--sink",
+                                "file:" + events.string()}),
+                        {"rule VanishingGradient: parameter threshold: \"abc\" is not a number"});
+  EXPECT_FALSE(std::filesystem::exists(events));
+  expect_one_line_error(
+      replay({no_trial, "--rule", "StalledTrainingRule:stop_training_on_fire=True", "--sink",
+              "file:" + events.string()}),
+      {"stop_training_on_fire is True, but no stop action is configured"});
+  EXPECT_FALSE(std::filesystem::exists(events));
+  // The same configuration on a good path does run.
+  const auto job = simulate(dir.path() / "vg", JobScenario::VanishingGradients);
+  EXPECT_EQ(
+      replay({job, "--rule", "VanishingGradient", "--sink", "file:" + events.string()}).exit_code,
+      cli::kExitRuleFired);
+  EXPECT_TRUE(std::filesystem::exists(events));
+}
+
 // --- --rules FILE ----------------------------------------------------------------------------
 
 TEST(ReplayCli, RulesFileInSageMakersShapeWithSinks) {

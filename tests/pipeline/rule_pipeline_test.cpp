@@ -127,10 +127,50 @@ TEST(RulePipeline, WatchFollowsAJobBeingWrittenAndStopsAtItsEnd) {
   EXPECT_EQ(fired.back(), 15);
   EXPECT_EQ(report.steps_released, 16);
   EXPECT_EQ(report.index_files, 32);
-  // Every step reaches the rules once. (A worker's file can occasionally land after its step
-  // was released while files are written in place under load, about 1 run in 20 here: counted
-  // in late_landings, still being investigated, so not asserted.)
-  EXPECT_LE(report.late_landings, 1);
+  // Every step reaches the rules once, with both workers' files.
+  EXPECT_EQ(report.late_landings, 0);
+  EXPECT_EQ(report.incomplete_steps, 0);
+}
+
+// The worker count comes from a collections file that may land after a step's first index
+// file: the step must still wait for every worker the collections declare.
+TEST(RulePipeline, AStepWaitsForTheWorkersACollectionsFileDeclaresAfterItsFirstLanding) {
+  TempDir dir;
+  const auto root = dir.path() / "job";
+  std::filesystem::create_directories(root);
+  CollectionsFile collections;
+  collections.num_workers = 2;
+  Collection gradients;
+  gradients.name = "gradients";
+  gradients.include_regex = {"^gradient"};
+  collections.collections["gradients"] = gradients;
+  const auto zeros = TensorValue::from_values(DType::Float32, {2}, std::vector<float>{0.0f, 0.0f});
+
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(config_for(root, {{"VG", "VanishingGradient", {}}}, true),
+                        sinks_with(sink));
+  std::thread workers([&] {
+    TrialWriter worker_0({.root = root, .worker = "worker_0"});
+    TrialWriter worker_1({.root = root, .worker = "worker_1"});
+    std::this_thread::sleep_for(50ms);
+    worker_0.begin_step(0, Mode::Train, 0);
+    worker_0.add_tensor("gradient/w", zeros);
+    worker_0.end_step();
+    std::this_thread::sleep_for(150ms);  // the index file is seen before any collections
+    worker_0.write_collections(collections);
+    std::this_thread::sleep_for(300ms);  // worker_1 lags well past the collections
+    worker_1.write_collections(collections);
+    worker_1.begin_step(0, Mode::Train, 0);
+    worker_1.add_tensor("gradient/w", zeros);
+    worker_1.end_step();
+    worker_0.write_end_marker();
+  });
+  const PipelineReport report = pipeline.run();
+  workers.join();
+  EXPECT_EQ(sink->steps_fired("VG"), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(report.index_files, 2);
+  EXPECT_EQ(report.late_landings, 0) << "step 0 left before worker_1 had written it";
+  EXPECT_EQ(report.incomplete_steps, 0);
 }
 
 TEST(RulePipeline, ASilentWorkerDoesNotStallTheRulesPastTheGrace) {

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pipeline/pipeline_config.hpp"
+#include "pipeline/sink_routing.hpp"
+#include "rules/rule_registry.hpp"
+
+namespace rulestream {
+
+// The name a trial given by path goes by: in events, and in the parameters of rules that name
+// another trial (SimilarAcrossRuns' other_trial). "/jobs/run-2/" and "s3://b/jobs/run-2" are
+// both "run-2".
+std::string trial_name_for(const std::string& path);
+
+// What a rule runs the first time it fires: its own stop actions, or `defaults` when it asks to
+// stop training (stop_training_on_fire) and configures none. RuleConfigError when it asks and
+// there is nothing to run.
+std::vector<StopAction> stop_actions_for(const RuleConfig& config, const Rule& rule,
+                                         const std::vector<StopAction>& defaults);
+
+// Checks a configuration without reading anything: every rule is built (unknown rules, unknown
+// parameters and bad values fail here, naming the rule, the parameter and the value), stop
+// actions are worked out and notify actions must name one of `sinks`. Throws RuleConfigError.
+// Run before any sink is opened or any trial read, so a typo in a rules file creates no event
+// file and downloads nothing.
+void check_configuration(const PipelineConfig& config, const std::vector<SinkLabel>& sinks,
+                         const RuleRegistry& registry = RuleRegistry::builtin());
+// The same, with the sinks the configuration lists (as the CLI builds them).
+void check_configuration(const PipelineConfig& config,
+                         const RuleRegistry& registry = RuleRegistry::builtin());
+
+}  // namespace rulestream
