@@ -576,7 +576,7 @@ void RulePipeline::Impl::assemble(const AssemblerInput& input,
   if (const auto* landing = std::get_if<IndexLanding>(&input)) {
     const std::int64_t step = landing->step;
     const std::string worker = landing->worker;
-    store_->ingest({*landing}, {}, {}, false, false);
+    store_->ingest(*landing);
     assembler_.landed(step, worker, now);
     landed_or_dropped(step);
   } else if (std::holds_alternative<EndOfJob>(input)) {

@@ -67,38 +67,48 @@ const TensorStep* find_step(const TrialStore& store, const std::string& tensor, 
     if (it == mode_it->second.end() || it->second.second > g) return nullptr;
     global = it->second.first;
   }
-  const auto it = history->second.steps.find(global);
-  if (it == history->second.steps.end()) return nullptr;
-  const auto& saves = it->second.saves;
-  if (std::none_of(saves.begin(), saves.end(),
+  const TensorStep* found = history->second.steps.find(global);
+  if (found == nullptr) return nullptr;
+  if (std::none_of(found->saves.begin(), found->saves.end(),
                    [&](const WorkerSave& save) { return save.generation <= g; })) {
     return nullptr;
   }
   if (global_out != nullptr) *global_out = global;
-  return &it->second;
+  return found;
 }
 
 }  // namespace
 
 class TensorAccess {
  public:
-  // smdebug's Tensor._step: the save for (step, mode, worker), or the exception that says why
-  // there is none.
+  // smdebug's Tensor._step: runs `use(save, global step)` under the read lock on the save for
+  // (step, mode, worker), or throws the exception that says why there is none. `use` copies out
+  // only what its caller needs (no lock is held while reading files).
+  template <typename Result, typename Use>
+  static Result with_save(const Tensor& tensor, std::int64_t step, Mode mode,
+                          const std::optional<std::string>& worker, const Use& use) {
+    return at_step<Result>(tensor, step, mode,
+                           [&](const TensorStep& found, std::int64_t global, std::uint64_t g) {
+                             const WorkerSave* chosen = nullptr;
+                             for (const auto& save : found.saves) {
+                               if (save.generation > g) continue;
+                               if (worker ? save.worker == *worker
+                                          : (chosen == nullptr || save.worker < chosen->worker)) {
+                                 chosen = &save;
+                               }
+                             }
+                             if (chosen == nullptr)
+                               throw InvalidWorker(*worker, tensor.name(), step);
+                             return use(*chosen, global);
+                           });
+  }
+
   static ResolvedSave resolve(const Tensor& tensor, std::int64_t step, Mode mode,
                               const std::optional<std::string>& worker) {
-    return at_step<ResolvedSave>(
-        tensor, step, mode, [&](const TensorStep& found, std::int64_t global, std::uint64_t g) {
-          const WorkerSave* chosen = nullptr;
-          for (const auto& save : found.saves) {
-            if (save.generation > g) continue;
-            if (worker ? save.worker == *worker
-                       : (chosen == nullptr || save.worker < chosen->worker)) {
-              chosen = &save;
-            }
-          }
-          if (chosen == nullptr) throw InvalidWorker(*worker, tensor.name(), step);
-          return ResolvedSave{global, *chosen};
-        });
+    return with_save<ResolvedSave>(tensor, step, mode, worker,
+                                   [](const WorkerSave& save, std::int64_t global) {
+                                     return ResolvedSave{global, save};
+                                   });
   }
 
   // Every worker's save at (step, mode), by worker name; the same exceptions as resolve.
@@ -184,14 +194,20 @@ namespace {
 // there is none.
 RecordRef raw_record(const Tensor& tensor, std::int64_t step, Mode mode,
                      const std::optional<std::string>& worker) {
-  const ResolvedSave resolved = TensorAccess::resolve(tensor, step, mode, worker);
-  if (!resolved.save.raw) {
-    throw TensorUnavailableForStep(tensor.name(), step, mode,
-                                   resolved.save.reductions.empty()
-                                       ? "no value was saved"
-                                       : "only reductions of it were saved");
+  struct Found {
+    std::optional<RecordRef> raw;
+    bool saved_reductions = false;
+  };
+  Found found = TensorAccess::with_save<Found>(tensor, step, mode, worker,
+                                               [](const WorkerSave& save, std::int64_t) {
+                                                 return Found{save.raw, !save.reductions.empty()};
+                                               });
+  if (!found.raw) {
+    throw TensorUnavailableForStep(
+        tensor.name(), step, mode,
+        found.saved_reductions ? "only reductions of it were saved" : "no value was saved");
   }
-  return *resolved.save.raw;
+  return std::move(*found.raw);
 }
 
 }  // namespace
@@ -203,23 +219,41 @@ TensorValue Tensor::value(std::int64_t step, Mode mode,
 
 Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode,
                                const std::optional<std::string>& worker, bool abs) const {
-  const ResolvedSave resolved = TensorAccess::resolve(*this, step, mode, worker);
   const ReductionKey key{reduction, abs};
+  // Under the lock, only what answers: the saved reduction's record, else the figure computed
+  // as the value landed, else the value's record.
+  struct Found {
+    std::optional<RecordRef> saved;
+    std::optional<Scalar> landed;
+    std::optional<RecordRef> raw;
+  };
+  Found found = TensorAccess::with_save<Found>(
+      *this, step, mode, worker, [&](const WorkerSave& save, std::int64_t) {
+        for (const auto& [saved_key, ref] : save.reductions) {
+          if (saved_key == key) return Found{ref, std::nullopt, std::nullopt};
+        }
+        if (save.raw && save.raw->reductions) {
+          if (const auto scalar = save.raw->reductions->get(key)) {
+            return Found{std::nullopt, *scalar, std::nullopt};
+          }
+        }
+        return Found{std::nullopt, std::nullopt, save.raw};
+      });
+  if (found.landed) return *found.landed;
   const TrialStore& store = TensorAccess::store(*this);
-  for (const auto& [saved_key, ref] : resolved.save.reductions) {
-    if (saved_key == key) {
-      const TensorValue saved = store.read_record(ref, name_);
-      return scalar_of(saved, store.storage().describe() + "/" + *ref.file + " (tensor '" +
-                                  ref.record_name + "')");
-    }
+  if (found.saved) {
+    const RecordRef& ref = *found.saved;
+    const TensorValue saved = store.read_record(ref, name_);
+    return scalar_of(saved, store.storage().describe() + "/" + *ref.file + " (tensor '" +
+                                ref.record_name + "')");
   }
-  if (!resolved.save.raw) {
+  if (!found.raw) {
     throw TensorUnavailableForStep(
         name_, step, mode, "neither " + reduction_key_name(key) + " nor the value was saved");
   }
-  if (const auto scalar = store.reductions_of(*resolved.save.raw, name_).get(key)) return *scalar;
+  if (const auto scalar = store.reductions_of(*found.raw, name_).get(key)) return *scalar;
   // Not computable for this value (strings, min of an empty tensor): say why.
-  return compute_reduction(store.read_record(*resolved.save.raw, name_), key);
+  return compute_reduction(store.read_record(*found.raw, name_), key);
 }
 
 ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,

@@ -122,24 +122,21 @@ std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const
     collection = &it->second;
   }
 
-  // Candidates come sorted and unique: the store's maps are ordered by name.
+  // Candidates come sorted and unique: the store's tensors are ordered by name.
   std::vector<std::string> candidates;
   {
     auto lock = store_->read_lock();
-    const auto take = [&](const auto& names) {
-      candidates.reserve(names.size());
-      for (const auto& [name, added] : names) {
-        if (added <= g) candidates.push_back(name);
+    const auto take_where = [&](const auto& visible) {
+      for (const auto& [name, history] : store_->tensors()) {
+        if (history.generation <= g && visible(history)) candidates.push_back(name);
       }
     };
     if (!query.step) {
       if (query.mode == Mode::Global) {
-        for (const auto& [name, history] : store_->tensors()) {
-          if (history.generation <= g) candidates.push_back(name);
-        }
-      } else if (auto it = store_->mode_tensors().find(query.mode);
-                 it != store_->mode_tensors().end()) {
-        take(it->second);
+        take_where([](const TensorHistory&) { return true; });
+      } else {
+        take_where(
+            [&](const TensorHistory& history) { return history.first_seen_in(query.mode) <= g; });
       }
     } else {
       std::optional<std::int64_t> global = *query.step;
@@ -156,7 +153,14 @@ std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const
       if (global) {
         if (auto it = store_->steps().find(*global);
             it != store_->steps().end() && it->second.generation <= g) {
-          take(it->second.tensors);
+          candidates.reserve(store_->tensors().size());
+          // A tensor saved at the step by some worker visible in this view.
+          take_where([&](const TensorHistory& history) {
+            const TensorStep* saved = history.steps.find(*global);
+            return saved != nullptr &&
+                   std::any_of(saved->saves.begin(), saved->saves.end(),
+                               [&](const WorkerSave& save) { return save.generation <= g; });
+          });
         }
       }
     }

@@ -212,6 +212,17 @@ void TrialStore::ingest(std::vector<IndexLanding> indexes, CollectionsLanding co
     changed = true;
   }
 
+  publish(next, changed, training_ended, final_pass);
+}
+
+void TrialStore::ingest(const IndexLanding& index) {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t next = generation_ + 1;
+  add_index(index, next);
+  publish(next, true, false, false);
+}
+
+void TrialStore::publish(std::uint64_t next, bool changed, bool training_ended, bool final_pass) {
   const TrialStatus& previous = statuses_.back();
   TrialStatus status = previous;
   status.training_ended = status.training_ended || training_ended;
@@ -265,12 +276,13 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   auto file = std::make_shared<const std::string>(index.event_file_name.value_or(""));
   const FileId file_id = cache_.file_id(*file);
   auto save_for = [&](const std::string& tensor) -> WorkerSave& {
-    info.tensors.try_emplace(tensor, generation);
-    if (mode != Mode::Global) mode_tensors_[mode].try_emplace(tensor, generation);
     auto [history_it, new_tensor] = tensors_.try_emplace(tensor);
-    if (new_tensor) history_it->second.generation = generation;
-    auto [tstep_it, new_tstep] = history_it->second.steps.try_emplace(pending.step);
-    TensorStep& tensor_step = tstep_it->second;
+    TensorHistory& history = history_it->second;
+    if (new_tensor) history.generation = generation;
+    std::uint64_t& first_in_mode = history.mode_generation[static_cast<std::size_t>(mode) - 1];
+    if (first_in_mode == kNeverSeen) first_in_mode = generation;
+    auto [tensor_step_ptr, new_tstep] = history.steps.try_emplace(pending.step);
+    TensorStep& tensor_step = *tensor_step_ptr;
     if (new_tstep) {
       tensor_step.mode = mode;
       tensor_step.mode_step = index.mode_step;

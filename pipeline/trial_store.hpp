@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "pipeline/name_filter_cache.hpp"
 #include "pipeline/record_cache.hpp"
 #include "pipeline/reduction.hpp"
+#include "pipeline/sorted_steps.hpp"
 #include "pipeline/storage.hpp"
 #include "pipeline/tensor_value.hpp"
 #include "pipeline/trial.hpp"
@@ -55,9 +57,18 @@ struct TensorStep {
   std::vector<WorkerSave> saves;  // in load order
 };
 
+// The generation in which a tensor was first seen in each mode; kNeverSeen when it was not.
+inline constexpr std::uint64_t kNeverSeen = ~std::uint64_t{0};
+
 struct TensorHistory {
-  std::uint64_t generation = 0;              // when the tensor was first seen
-  std::map<std::int64_t, TensorStep> steps;  // by global step
+  std::uint64_t generation = 0;  // when the tensor was first seen
+  // By Mode (Train = 1 ... Global = 4, at index mode - 1).
+  std::array<std::uint64_t, 4> mode_generation{kNeverSeen, kNeverSeen, kNeverSeen, kNeverSeen};
+  SortedSteps<TensorStep> steps;  // by global step
+
+  std::uint64_t first_seen_in(Mode mode) const {
+    return mode_generation[static_cast<std::size_t>(mode) - 1];
+  }
 };
 
 struct StepInfo {
@@ -65,7 +76,6 @@ struct StepInfo {
   std::int64_t mode_step = 0;
   std::uint64_t generation = 0;
   std::vector<std::pair<std::string, std::uint64_t>> workers;  // worker, generation
-  std::map<std::string, std::uint64_t> tensors;                // tensor, generation
   // When the step's data arrived (its earliest index file in the generation that added the
   // step): what time-based rules (StalledTrainingRule) measure gaps with.
   std::optional<std::chrono::system_clock::time_point> arrival;
@@ -129,6 +139,8 @@ class TrialStore {
   // declares that no more files will come. Thread-safe.
   void ingest(std::vector<IndexLanding> indexes, CollectionsLanding collections,
               std::vector<TrialProblem> problems, bool training_ended, bool all_loaded);
+  // One index file, as a pipeline's step assembler ingests them (without copying it).
+  void ingest(const IndexLanding& index);
   void set_externally_fed() { externally_fed_ = true; }
   // Declares every step up to `step` as available to rules, complete or not (a pipeline
   // released it: its missing workers were given up on).
@@ -154,9 +166,6 @@ class TrialStore {
       const {
     return mode_steps_;
   }
-  const std::map<Mode, std::map<std::string, std::uint64_t>>& mode_tensors() const {
-    return mode_tensors_;
-  }
   const std::map<std::string, std::uint64_t>& workers() const { return workers_; }
   std::shared_ptr<const std::map<std::string, Collection>> collections(
       std::uint64_t generation) const;
@@ -167,6 +176,8 @@ class TrialStore {
 
  private:
   void add_index(const IndexLanding& index, std::uint64_t generation);
+  // Publishes generation `next` when anything changed (the caller holds mutex_ exclusively).
+  void publish(std::uint64_t next, bool changed, bool training_ended, bool final_pass);
   bool in_range(std::int64_t step) const;
 
   std::shared_ptr<const Storage> storage_;
@@ -184,7 +195,6 @@ class TrialStore {
   std::map<std::string, TensorHistory> tensors_;
   std::map<std::int64_t, StepInfo> steps_;
   std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>> mode_steps_;
-  std::map<Mode, std::map<std::string, std::uint64_t>> mode_tensors_;
   std::map<std::string, std::uint64_t> workers_;
   std::vector<std::pair<std::uint64_t, std::shared_ptr<const std::map<std::string, Collection>>>>
       collections_;  // (generation, collections) in load order
