@@ -288,6 +288,8 @@ class RulePipeline::Impl {
   std::optional<std::int64_t> lowest_in_flight();
   void load(const TrialFile& file, Loader::output_ports_type& ports);
   void load_collections(const TrialFile& file);
+  // Whether an index file of `step` is left unread because a replay was asked to stop.
+  bool skipped_after_stop(std::int64_t step);
   void decode(IndexLanding& landing);
   // The bytes of `file` the `wanted` records sit in (StorageError, FormatError).
   std::vector<FilePart> read_parts(const std::string& file, const IndexFile& index,
@@ -344,6 +346,11 @@ class RulePipeline::Impl {
   std::int64_t incomplete_steps_ = 0;  // touched by the serial assembler only
   bool job_ended_ = false;             // likewise
   std::atomic<bool> stop_requested_{false};
+  // Guarded by seen_mutex_: the highest step whose index files began loading, and where a
+  // replay asked to stop stops.
+  std::int64_t highest_step_begun_ = std::numeric_limits<std::int64_t>::min();
+  std::optional<std::int64_t> stop_after_step_;
+  std::int64_t index_files_unread_ = 0;
   std::atomic<bool> end_marker_seen_{false};
   bool following_ = false;
 };
@@ -424,6 +431,11 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
   }
   const auto name = parse_step_file_name(file.path);
   if (!name) return;
+  if (skipped_after_stop(name->step)) {
+    landed_or_dropped(name->step);
+    std::get<0>(ports).try_put(AssemblerInput(Tick{}));
+    return;
+  }
   if (!file.path.ends_with(".json")) {
     report_problem(where, where + ": CSV index files are not supported; skipped");
     landed_or_dropped(name->step);
@@ -444,6 +456,20 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
     landed_or_dropped(name->step);
     std::get<0>(ports).try_put(AssemblerInput(Tick{}));  // it held later steps: re-check them
   }
+}
+
+bool RulePipeline::Impl::skipped_after_stop(std::int64_t step) {
+  std::lock_guard lock(seen_mutex_);
+  if (!stop_requested_ || config_.follow) {
+    highest_step_begun_ = std::max(highest_step_begun_, step);
+    return false;
+  }
+  // A replay asked to stop finishes the steps it has begun (so none goes out with only some of
+  // its workers) and reads no later index file.
+  if (!stop_after_step_) stop_after_step_ = highest_step_begun_;
+  if (step <= *stop_after_step_) return false;
+  index_files_unread_++;
+  return true;
 }
 
 void RulePipeline::Impl::load_collections(const TrialFile& file) {
@@ -855,6 +881,11 @@ PipelineReport RulePipeline::Impl::run() {
   // Stop commands run on their own; give them a moment to say how they ended.
   const auto stop_outcomes = stopper_.finish(kStopCommandWait);
   PipelineReport report;
+  {
+    std::lock_guard lock(seen_mutex_);
+    report.interrupted = stop_after_step_.has_value();
+    report.index_files_unread = index_files_unread_;
+  }
   for (const auto& slot : slots_) {
     RuleEvent status;
     status.kind = RuleEvent::Kind::Status;
@@ -870,6 +901,12 @@ PipelineReport RulePipeline::Impl::run() {
       report.rule_errors = true;
     } else {
       status.status = slot->fired > 0 ? RuleStatus::IssuesFound : RuleStatus::NoIssuesFound;
+    }
+    if (report.interrupted) {
+      // No issue found in part of a job is not "no issues": say where the reading stopped.
+      status.message = "interrupted: not read to the end (" +
+                       std::to_string(report.index_files_unread) + " index files unread)" +
+                       (status.message.empty() ? "" : "; " + status.message);
     }
     if (const auto it = stop_outcomes.find(slot->config.configuration_name);
         it != stop_outcomes.end()) {

@@ -25,6 +25,10 @@ struct PipelineReport {
   std::int64_t tensors_decoded = 0;
   std::uint64_t event_bytes = 0;
   std::vector<TrialProblem> problems;
+  // A replay stopped early (request_stop): the steps it had begun were finished, and these
+  // index files of later steps were never read.
+  bool interrupted = false;
+  std::int64_t index_files_unread = 0;
 };
 
 // Progress of a running pipeline, readable from any thread.

@@ -302,8 +302,14 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
           << " of " << status.steps_evaluated << " steps evaluated"
           << (status.message.empty() ? "" : " - " + status.message) << "\n";
     }
+    if (report.interrupted) {
+      err << "rulestream " << command << ": interrupted: " << report.index_files_unread
+          << " index files were not read\n";
+    }
     if (report.rule_errors) return kExitError;
-    return report.conditions_met > 0 ? kExitRuleFired : kExitOk;
+    if (report.conditions_met > 0) return kExitRuleFired;
+    // A replay cut short has not shown the job healthy: a CI gate must not pass on it.
+    return report.interrupted ? kExitError : kExitOk;
   } catch (const RulestreamError& error) {
     err << prefix << error.what() << "\n";
   } catch (const std::invalid_argument& error) {

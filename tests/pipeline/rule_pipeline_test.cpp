@@ -212,6 +212,56 @@ TEST(RulePipeline, ASilentWorkerDoesNotStallTheRulesPastTheGrace) {
   EXPECT_TRUE(said_incomplete);
 }
 
+// A replay asked to stop (Ctrl-C in the CLI) finishes the steps it began, every one with all
+// its workers, reads no later index file, and says so in every rule's status.
+TEST(RulePipeline, AReplayAskedToStopFinishesTheStepsItBeganAndReadsNoMore) {
+  TempDir dir;
+  auto options = job(dir.path() / "job", JobScenario::VanishingGradients, 1500, 2);
+  options.workers = 2;
+  options.tensor_size = 16;
+  JobSimulator(options).run();
+
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(config_for(dir.path() / "job", {{"VG", "VanishingGradient", {}}}),
+                        sinks_with(sink));
+  std::thread interrupter([&] {
+    while (pipeline.progress().steps_released < 3) std::this_thread::sleep_for(1ms);
+    pipeline.request_stop();
+  });
+  const PipelineReport report = pipeline.run();
+  interrupter.join();
+  ASSERT_TRUE(report.interrupted) << "the whole job was read before the stop";
+  EXPECT_GE(report.steps_released, 3);
+  EXPECT_LT(report.steps_released, 1500);
+  EXPECT_EQ(report.incomplete_steps, 0);
+  EXPECT_EQ(report.index_files + report.index_files_unread, 3000);
+  EXPECT_EQ(report.index_files, 2 * report.steps_released);
+  const auto status = sink->status_of("VG");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->steps_evaluated, report.steps_released);
+  EXPECT_NE(status->message.find("interrupted: not read to the end"), std::string::npos)
+      << status->message;
+  // Steps 2.. vanish: every released one from there fired.
+  EXPECT_EQ(static_cast<std::int64_t>(sink->steps_fired("VG").size()), report.steps_released - 2);
+}
+
+// Stopped before it began, a replay reads nothing and says so.
+TEST(RulePipeline, AReplayStoppedBeforeItBeganReadsNoIndexFile) {
+  TempDir dir;
+  JobSimulator(job(dir.path() / "job", JobScenario::Healthy, 6, 2)).run();
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(config_for(dir.path() / "job", {{"VG", "VanishingGradient", {}}}),
+                        sinks_with(sink));
+  pipeline.request_stop();
+  const PipelineReport report = pipeline.run();
+  EXPECT_TRUE(report.interrupted);
+  EXPECT_EQ(report.index_files, 0);
+  EXPECT_EQ(report.index_files_unread, 6);
+  EXPECT_EQ(report.steps_released, 0);
+  ASSERT_TRUE(sink->status_of("VG"));
+  EXPECT_NE(sink->status_of("VG")->message.find("interrupted"), std::string::npos);
+}
+
 TEST(RulePipeline, ACorruptRecordIsReportedAndTheReplayGoesOn) {
   TempDir dir;
   JobSimulator(job(dir.path() / "job", JobScenario::VanishingGradients, 10, 4)).run();
