@@ -87,31 +87,48 @@ class TensorMatcher {
     collections_.insert(needs.collections.begin(), needs.collections.end());
   }
 
+  // Not thread-safe (the selection calls it under its lock): the regexes of the collections are
+  // compiled once per collections object, not once per name.
   bool matches(const std::string& tensor,
                const std::map<std::string, Collection>* collections) const {
     if (all_ || names_.contains(tensor)) return true;
-    if (std::any_of(regexes_.begin(), regexes_.end(), [&](const std::regex& pattern) {
-          return std::regex_search(tensor, pattern);
-        })) {
-      return true;
-    }
+    if (any_regex_matches(regexes_, tensor)) return true;
     if (collections == nullptr) return !collections_.empty();  // unknown yet: be generous
-    for (const auto& name : collections_) {
-      const auto it = collections->find(name);
-      if (it == collections->end()) continue;
-      if (it->second.tensor_names.contains(tensor)) return true;
-      for (const auto& pattern : it->second.include_regex) {
-        if (std::regex_search(tensor, std::regex(pattern))) return true;
-      }
-    }
-    return false;
+    if (collections != bound_collections_) bind(collections);
+    return std::any_of(bound_names_.begin(), bound_names_.end(),
+                       [&](const auto* names) { return names->contains(tensor); }) ||
+           any_regex_matches(bound_regexes_, tensor);
   }
 
  private:
+  static bool any_regex_matches(const std::vector<std::regex>& patterns,
+                                const std::string& tensor) {
+    return std::any_of(patterns.begin(), patterns.end(), [&](const std::regex& pattern) {
+      return std::regex_search(tensor, pattern);
+    });
+  }
+
+  // The named collections this matcher selects, as defined in `collections` (which stay alive:
+  // the trial store keeps every collections object it published).
+  void bind(const std::map<std::string, Collection>* collections) const {
+    bound_collections_ = collections;
+    bound_names_.clear();
+    bound_regexes_.clear();
+    for (const auto& name : collections_) {
+      const auto it = collections->find(name);
+      if (it == collections->end()) continue;
+      bound_names_.push_back(&it->second.tensor_names);
+      for (const auto& pattern : it->second.include_regex) bound_regexes_.emplace_back(pattern);
+    }
+  }
+
   bool all_ = false;
   std::set<std::string> names_;
   std::vector<std::regex> regexes_;
   std::set<std::string> collections_;
+  mutable const std::map<std::string, Collection>* bound_collections_ = nullptr;
+  mutable std::vector<const std::set<std::string>*> bound_names_;
+  mutable std::vector<std::regex> bound_regexes_;
 };
 
 // What to do with a tensor as soon as it lands: decode and reduce it when some rule reads it,
