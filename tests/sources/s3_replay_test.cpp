@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "pipeline/job_simulator.hpp"
+#include "stages/index_file.hpp"
+#include "stages/trial_layout.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/s3_test_server.hpp"
 #include "tests/support/tcp_proxy.hpp"
@@ -63,6 +65,25 @@ std::map<std::int64_t, int> fired_steps(const std::string& out) {
   return steps;
 }
 
+// For each event file of a local trial, the Range header that fetches exactly the records of
+// `tensor` in it, as the index files place them ("bytes=FIRST-LAST").
+std::map<std::string, std::string> ranges_of(const std::filesystem::path& trial,
+                                             const std::string& tensor) {
+  std::map<std::string, std::string> ranges;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(trial / kIndexDir)) {
+    if (!entry.is_regular_file()) continue;
+    const IndexFile index =
+        parse_index_file(testing::read_text_file(entry.path()), entry.path().string());
+    for (const auto& location : index.tensors) {
+      if (location.tensor_name != tensor || !index.event_file_name) continue;
+      EXPECT_FALSE(ranges.contains(*index.event_file_name)) << "two records in one event file";
+      ranges[*index.event_file_name] = "bytes=" + std::to_string(location.start) + "-" +
+                                       std::to_string(location.start + location.length - 1);
+    }
+  }
+  return ranges;
+}
+
 class S3ReplayTest : public testing::S3ServerTest {
  protected:
   S3ReplayTest() : S3ServerTest("replay") {}
@@ -109,6 +130,35 @@ TEST_F(S3ReplayTest, ReplayFromS3GivesTheSameEventsAsFromAFolder) {
   EXPECT_THAT(inspect.out, HasSubstr(uri));
 }
 
+TEST_F(S3ReplayTest, InspectOfAPrefixPrintsWhatInspectOfTheSameFolderPrints) {
+  const std::string uri = upload_job("inspected");
+  const std::vector<std::vector<std::string>> variants = {
+      {},
+      {"--json"},
+      {"--tensor", "CrossEntropyLoss_output_0"},
+      {"--tensor", "gradient/MLP_fc2.weight", "--json"}};
+  for (const auto& extra : variants) {
+    std::vector<std::string> local_args = {local_};
+    std::vector<std::string> s3_args = {uri, "--s3-endpoint", server_->endpoint()};
+    local_args.insert(local_args.end(), extra.begin(), extra.end());
+    s3_args.insert(s3_args.end(), extra.begin(), extra.end());
+    const auto local = run_cli("inspect", local_args);
+    const auto s3 = run_cli("inspect", s3_args);
+    SCOPED_TRACE(s3_args.back());
+    EXPECT_EQ(local.exit_code, 0) << local.err;
+    EXPECT_EQ(s3.exit_code, 0) << s3.err;
+    EXPECT_EQ(s3.err, local.err);
+    EXPECT_GT(local.out.size(), 200u);
+    // The same output, but for where the trial is.
+    std::string expected = local.out;
+    for (std::size_t at = expected.find(local_); at != std::string::npos;
+         at = expected.find(local_, at + uri.size())) {
+      expected.replace(at, local_.size(), uri);
+    }
+    EXPECT_EQ(s3.out, expected);
+  }
+}
+
 TEST_F(S3ReplayTest, AReplayResumesWhenTheServerGoesAwayAndComesBack) {
   const std::string uri = upload_job("outage");
   const auto local = run_cli("replay", rule_args({local_}));
@@ -153,6 +203,44 @@ TEST_F(S3ReplayTest, AWatchFollowsAJobUploadedStepByStepAndSeesEveryStepOnce) {
     EXPECT_EQ(times, 1) << "step " << step;
   }
   EXPECT_EQ(events_without_time(watched.out), events_without_time(local.out));
+}
+
+TEST_F(S3ReplayTest, ARuleOverLossesFetchesOnlyTheLossRecordOfEachEventFileOnTheWire) {
+  const std::string uri = upload_job("selective");
+  const std::vector<std::string> rule = {"--rule", "LossNotDecreasing", "--format", "json"};
+  std::vector<std::string> local_args = {local_};
+  local_args.insert(local_args.end(), rule.begin(), rule.end());
+  const auto local = run_cli("replay", local_args);
+  testing::TcpProxy proxy(server_->port());
+  std::vector<std::string> s3_args = {uri, "--s3-endpoint", proxy.endpoint()};
+  s3_args.insert(s3_args.end(), rule.begin(), rule.end());
+  const auto s3 = run_cli("replay", s3_args);
+  EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+  EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+  EXPECT_EQ(s3.err, local.err);  // the same tensors decoded and bytes read
+
+  // What went over the wire for each event file: one GET of the loss record's bytes, nothing of
+  // the gradients, weights or activations stored around it.
+  const auto expected = ranges_of(local_, "CrossEntropyLoss_output_0");
+  ASSERT_EQ(expected.size(), 48u);  // 24 steps, 2 workers
+  const std::string events_at = "/" + bucket_ + "/selective/job/" + std::string(kEventsDir);
+  std::map<std::string, std::vector<testing::ProxiedRequest>> asked;
+  std::size_t requests = 0;
+  for (const auto& request : proxy.requests()) {
+    ++requests;
+    if (!request.target.starts_with(events_at)) continue;
+    asked[request.target.substr(events_at.size() - kEventsDir.size())].push_back(request);
+  }
+  EXPECT_GT(requests, expected.size());  // the index files, collections and listings too
+  ASSERT_EQ(asked.size(), expected.size());
+  for (const auto& [file, range] : expected) {
+    SCOPED_TRACE(file);
+    const auto it = asked.find(file);
+    ASSERT_NE(it, asked.end());
+    ASSERT_EQ(it->second.size(), 1u);
+    EXPECT_EQ(it->second.front().method, "GET");
+    EXPECT_EQ(it->second.front().range, range);
+  }
 }
 
 TEST_F(S3ReplayTest, AMissingBucketIsAOneLineError) {
