@@ -243,17 +243,76 @@ TEST_F(S3ReplayTest, ARuleOverLossesFetchesOnlyTheLossRecordOfEachEventFileOnThe
   }
 }
 
-TEST_F(S3ReplayTest, AMissingBucketIsAOneLineError) {
+TEST_F(S3ReplayTest, AMissingBucketIsAOneLineErrorNamingBucketAndPrefix) {
   const std::string missing = server_->new_bucket("absent");
-  const auto outcome = run_cli(
-      "replay", rule_args({"s3://" + missing + "/job", "--s3-endpoint", server_->endpoint()}));
-  testing::expect_one_line_error(outcome, "replay",
-                                 {"s3://" + missing + ": no such bucket", "NoSuchBucket"});
-  // A prefix without trial files: the same error as a folder without them.
-  const auto empty = run_cli(
-      "replay", rule_args({"s3://" + bucket_ + "/nothing", "--s3-endpoint", server_->endpoint()}));
-  testing::expect_one_line_error(empty, "replay",
-                                 {"s3://" + bucket_ + "/nothing", "not an smdebug trial"});
+  const std::string uri = "s3://" + missing + "/some/job";
+  for (const std::string command : {"replay", "inspect", "watch"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args = {uri, "--s3-endpoint", server_->endpoint()};
+    if (command != "inspect") args = rule_args(args);
+    testing::expect_one_line_error(
+        run_cli(command, args), command,
+        {uri + ": no such bucket '" + missing + "'", "HTTP 404 NoSuchBucket"});
+  }
+}
+
+TEST_F(S3ReplayTest, AnEmptyOrWrongPrefixIsAOneLineErrorForReplayAndInspect) {
+  upload_job("right");
+  client_->put(bucket_, "wrong/notes.txt", testing::bytes_of("not a training job"));
+  // Empty; holding something else; the job's parent; a string prefix of the job's prefix (which
+  // must not reach into right/job/).
+  const std::vector<std::pair<std::string, std::string>> places = {
+      {"nothing", "nothing/"}, {"wrong", "wrong/"}, {"right", "right/"}, {"right/jo", "right/jo/"}};
+  for (const auto& [prefix, as_listed] : places) {
+    const std::string uri = "s3://" + bucket_ + "/" + prefix;
+    const std::vector<std::string> fragments = {
+        uri + ": no smdebug trial under prefix '" + as_listed + "' of bucket '" + bucket_ + "'",
+        "empty or wrong prefix"};
+    SCOPED_TRACE(uri);
+    testing::expect_one_line_error(
+        run_cli("replay", rule_args({uri, "--s3-endpoint", server_->endpoint()})), "replay",
+        fragments);
+    testing::expect_one_line_error(run_cli("inspect", {uri, "--s3-endpoint", server_->endpoint()}),
+                                   "inspect", fragments);
+    testing::expect_one_line_error(
+        run_cli("inspect", {uri, "--s3-endpoint", server_->endpoint(), "--json"}), "inspect",
+        fragments);
+  }
+}
+
+TEST_F(S3ReplayTest, AWatchOfAnEmptyPrefixSaysOnceThatItWaitsThenFollowsTheJob) {
+  const std::string uri = "s3://" + bucket_ + "/later/job";
+  local_ = (scratch_.path() / "job").string();
+  JobSimulator(job_options(local_)).run();
+  testing::TcpProxy proxy(server_->port());
+  // The job appears once the watch has polled the empty prefix (a listing with start-after is
+  // the watcher's; the command's own look before it has none).
+  auto writer = std::async(std::launch::async, [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const auto requests = proxy.requests();
+      if (std::any_of(requests.begin(), requests.end(), [](const testing::ProxiedRequest& made) {
+            return made.target.find("start-after=") != std::string::npos;
+          })) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    // One by one in path order, as a job writes them: the end marker last.
+    std::set<std::string> uploaded;
+    testing::upload_new_files(*client_, local_, bucket_, "later/job", uploaded);
+  });
+  const auto watched = run_cli(
+      "watch", rule_args({uri, "--s3-endpoint", proxy.endpoint(), "--poll-interval", "0.1"}));
+  writer.get();
+  const auto local = run_cli("replay", rule_args({local_}));
+  EXPECT_EQ(watched.exit_code, local.exit_code) << watched.err;
+  const std::string waiting =
+      "rulestream watch: " + uri + ": no trial files yet; waiting for the job to appear\n";
+  EXPECT_TRUE(watched.err.starts_with(waiting)) << watched.err;
+  EXPECT_EQ(watched.err.find("waiting", waiting.size()), std::string::npos) << watched.err;
+  EXPECT_THAT(watched.err, HasSubstr("rulestream watch: 24 steps (0 incomplete), 48 index files"));
+  EXPECT_EQ(events_without_time(watched.out), events_without_time(local.out));
 }
 
 TEST_F(S3ReplayTest, WrongCredentialsAreAOneLineErrorWithoutTheSecret) {
