@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include "pipeline/exceptions.hpp"
 #include "stages/trial_layout.hpp"
 #include "tests/support/s3_test_server.hpp"
+#include "tests/support/tcp_proxy.hpp"
 
 namespace rulestream {
 namespace {
@@ -58,6 +60,15 @@ class Following {
     return changed_.wait_for(lock, kPatience, [&] {
       return std::find(announced_.begin(), announced_.end(), path) != announced_.end();
     });
+  }
+  // Waits until the watcher has polled `count` times; false after kPatience.
+  bool wait_for_polls(std::uint64_t count) {
+    const auto deadline = Clock::now() + kPatience;
+    while (watcher_.polls() < count) {
+      if (Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
   }
   // Waits until the watcher has made `count` LIST requests; false after kPatience.
   bool wait_for_lists(std::uint64_t count) {
@@ -218,6 +229,79 @@ TEST_F(S3WatcherTest, AnObjectReplacedAfterItWasAnnouncedIsNotAnnouncedAgain) {
                 collections_file_path("worker_0"), collections_file_path("worker_1"),
                 index_file_path(0, "worker_0"), index_file_path(0, "worker_1"), replaced,
                 index_file_path(1, "worker_1"), std::string(kEndOfJobMarker)}));
+}
+
+TEST_F(S3WatcherTest, AListingOfMoreThanAThousandFilesFollowsItsContinuation) {
+  put(collections_file_path("worker_0"));
+  constexpr std::int64_t kSteps = 1001;
+  {
+    std::vector<std::thread> uploaders;
+    for (std::int64_t first = 0; first < 8; ++first) {
+      uploaders.emplace_back([this, first] {
+        for (std::int64_t step = first; step < kSteps; step += 8) {
+          put(index_file_path(step, "worker_0"));
+        }
+      });
+    }
+    for (auto& uploader : uploaders) uploader.join();
+  }
+  put(std::string(kEndOfJobMarker));
+  boost::asio::io_context io;
+  std::vector<std::string> announced;
+  S3Watcher replay(io, storage_, {.follow = false}, [&](std::vector<TrialFile> files) {
+    for (auto& file : files) announced.push_back(file.path);
+  });
+  replay.start();
+  io.run();
+  ASSERT_EQ(announced.size(), static_cast<std::size_t>(kSteps) + 2);
+  EXPECT_TRUE(std::is_sorted(announced.begin(), announced.end()));
+  EXPECT_EQ(announced[1], index_file_path(0, "worker_0"));
+  EXPECT_EQ(announced[kSteps], index_file_path(kSteps - 1, "worker_0"));
+  EXPECT_EQ(announced.back(), kEndOfJobMarker);
+  // collections/ in one page; after index/, 1001 index files and the end marker in two.
+  EXPECT_EQ(replay.list_requests(), 3u);
+}
+
+TEST_F(S3WatcherTest, ALiveWatchRidesOutAServerOutageWithoutALinePerPoll) {
+  testing::TcpProxy proxy(server_->port());
+  S3ClientOptions options;
+  options.max_attempts = 1;  // every poll in the outage fails, fast
+  const auto through_proxy = std::make_shared<S3Storage>(
+      parse_s3_uri("s3://" + bucket_ + "/job"), server_->client_via(proxy.endpoint(), options));
+  put(collections_file_path("worker_0"));
+  write_step(0, "worker_0");
+  ::testing::internal::CaptureStderr();
+  std::vector<std::string> announced;
+  std::uint64_t polls_in_outage = 0;
+  {
+    Following following(through_proxy,
+                        {.follow = true, .poll_interval = std::chrono::milliseconds(50)});
+    EXPECT_TRUE(following.wait_for(index_file_path(0, "worker_0")));
+    proxy.go_down();
+    write_step(1, "worker_0");  // straight to the server: the job goes on
+    const auto polls = following.watcher().polls();
+    EXPECT_TRUE(following.wait_for_polls(polls + 5));
+    polls_in_outage = following.watcher().polls() - polls;
+    proxy.come_up();
+    EXPECT_TRUE(following.wait_for(index_file_path(1, "worker_0")));
+    following.finish();
+    announced = following.announced();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(announced, (std::vector<std::string>{collections_file_path("worker_0"),
+                                                 index_file_path(0, "worker_0"),
+                                                 index_file_path(1, "worker_0")}));
+  // Said, naming the trial, but not once per failed poll (a dropped kept-alive connection and
+  // a refused one may read differently: at most two lines).
+  std::size_t lines = 0;
+  for (std::size_t at = err.find("cannot list"); at != std::string::npos;
+       at = err.find("cannot list", at + 1)) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 1u) << err;
+  EXPECT_LE(lines, 2u) << err;
+  EXPECT_GE(polls_in_outage, 5u);
+  EXPECT_THAT(err, HasSubstr("rulestream: cannot list s3://" + bucket_ + "/job"));
 }
 
 TEST_F(S3WatcherTest, AReplayListsOnceAndFailsLoudlyWhenItCannotList) {
