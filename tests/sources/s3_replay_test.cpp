@@ -332,6 +332,8 @@ TEST_F(S3ReplayTest, ASlowServerIsWaitedForWithinTheTimeoutAndReportedBeyondIt) 
   const auto slow =
       run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(), "--s3-timeout", "5"}));
   EXPECT_EQ(slow.exit_code, 1) << slow.err;
+  EXPECT_EQ(events_without_time(slow.out),
+            events_without_time(run_cli("replay", rule_args({local_})).out));
   proxy.set_response_delay(std::chrono::milliseconds(1500));
   const auto too_slow = run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(),
                                                      "--s3-timeout", "0.3", "--s3-retries", "1"}));
