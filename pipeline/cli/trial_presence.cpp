@@ -14,11 +14,12 @@ bool holds_trial_files(const Storage& storage) {
 std::string no_trial_files(const Storage& storage) {
   if (const auto* s3 = dynamic_cast<const S3Storage*>(&storage)) {
     const S3TrialLocation& location = s3->location();
-    const std::string where = location.prefix.empty() ? "at the top of bucket '" + location.bucket
-                                                      : "under prefix '" + location.prefix +
-                                                            "' of bucket '" + location.bucket;
+    const std::string where =
+        location.prefix.empty()
+            ? "at the top of bucket '" + location.bucket + "'"
+            : "under prefix '" + location.prefix + "' of bucket '" + location.bucket + "'";
     return "no smdebug trial " + where +
-           "' (no collections/, index/ or events/ objects, no end marker: an empty or wrong "
+           " (no collections/, index/ or events/ objects, no end marker: an empty or wrong "
            "prefix)";
   }
   return "not an smdebug trial (no collections/, index/ or events/ files)";
