@@ -201,9 +201,10 @@ class S3Client::Impl {
     }
     if (response.status == 404) {
       if (error.code == "NoSuchBucket" || (request.key.empty() && error.code.empty())) {
-        throw StorageError("s3://" + request.bucket + ": no such bucket (" + status + ")");
+        throw S3NotFoundError("s3://" + request.bucket + ": no such bucket (" + status + ")", true,
+                              status);
       }
-      throw StorageError(where + ": no such object (" + status + ")");
+      throw S3NotFoundError(where + ": no such object (" + status + ")", false, status);
     }
     if (response.status == 301 || error.code == "PermanentRedirect" ||
         error.code == "AuthorizationHeaderMalformed") {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/exceptions.hpp"
 #include "pipeline/shared_bytes.hpp"
 #include "sources/s3_credentials.hpp"
 #include "sources/s3_location.hpp"
@@ -44,6 +45,21 @@ struct S3RequestCounts {
 struct S3ByteRange {
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
+};
+
+// S3 answered 404: no such bucket (bucket_missing()), or no such key. `status` is what S3 said
+// ("HTTP 404 NoSuchBucket"), so that a caller that knows more (the trial's prefix) can say it
+// better.
+class S3NotFoundError : public StorageError {
+ public:
+  S3NotFoundError(const std::string& message, bool bucket_missing, std::string status)
+      : StorageError(message), bucket_missing_(bucket_missing), status_(std::move(status)) {}
+  bool bucket_missing() const { return bucket_missing_; }
+  const std::string& status() const { return status_; }
+
+ private:
+  bool bucket_missing_;
+  std::string status_;
 };
 
 // An S3 (or S3-compatible) client over libcurl: requests signed with SigV4 (CURLOPT_AWS_SIGV4),

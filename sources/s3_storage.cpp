@@ -34,7 +34,14 @@ std::string S3Storage::describe() const {
 }
 
 bool S3Storage::root_exists() const {
-  client_->list_page(location_.bucket, location_.prefix, {}, {}, 1);  // throws when it cannot
+  try {
+    client_->list_page(location_.bucket, location_.prefix, {}, {}, 1);  // throws when it cannot
+  } catch (const S3NotFoundError& missing) {
+    if (!missing.bucket_missing()) throw;
+    // Named with the prefix the user gave, so the one line says where we looked.
+    throw StorageError(describe() + ": no such bucket '" + location_.bucket + "' (" +
+                       missing.status() + ")");
+  }
   return true;
 }
 

@@ -29,8 +29,8 @@ class S3Storage final : public Storage {
   // Whether the bucket exists and may be listed. A prefix has no existence of its own (it
   // appears with its first object), and a watch may start before the job has written anything,
   // as a local watch may start on an empty folder; replay and Trial::open still require trial
-  // files. Throws StorageError for a missing bucket or denied access, so that the message says
-  // which.
+  // files. Throws StorageError for a missing bucket ("s3://bucket/prefix: no such bucket
+  // 'bucket' (HTTP 404 NoSuchBucket)") or denied access, so that the message says which.
   bool root_exists() const override;
   std::vector<StoredObject> list(std::string_view prefix,
                                  std::string_view start_after = {}) const override;

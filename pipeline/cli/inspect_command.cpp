@@ -8,6 +8,7 @@
 #include "pipeline/cli/commands.hpp"
 #include "pipeline/cli/json_values.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
+#include "pipeline/cli/trial_presence.hpp"
 #include "pipeline/exceptions.hpp"
 #include "pipeline/storage_factory.hpp"
 #include "pipeline/tensor.hpp"
@@ -266,8 +267,9 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
   try {
     TrialOptions trial_options;
     trial_options.auto_refresh = false;  // one consistent look at the trial
-    const Trial trial =
-        Trial::open(open_storage(path, storage_options_from(options)), trial_options);
+    const auto storage = open_storage(path, storage_options_from(options));
+    require_trial_files(*storage);  // the same one-line error as replay's
+    const Trial trial = Trial::open(storage, trial_options);
     const bool json = options.count("json") > 0;
     if (options.count("tensor")) {
       const std::string name = options["tensor"].as<std::string>();

@@ -17,6 +17,7 @@
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/cli/commands.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
+#include "pipeline/cli/trial_presence.hpp"
 #include "pipeline/configuration_check.hpp"
 #include "pipeline/exceptions.hpp"
 #include "pipeline/rule_pipeline.hpp"
@@ -25,7 +26,6 @@
 #include "pipeline/stop_action.hpp"
 #include "pipeline/storage_factory.hpp"
 #include "rules/rule_registry.hpp"
-#include "stages/trial_layout.hpp"
 
 namespace rulestream::cli {
 namespace {
@@ -88,20 +88,6 @@ class ProgressLine {
   bool done_ = false;
   std::thread thread_;
 };
-
-// Replay of a folder without trial files would evaluate nothing and pass as NoIssuesFound: a
-// mistyped path must not pass a CI gate. (watch may start before the job wrote anything.)
-// The end marker and collections/ come first: an archived job answers without listing index/.
-void require_trial(const std::string& path, const StorageOptions& options) {
-  const auto storage = open_storage(path, options);
-  if (!storage->root_exists()) throw StorageError(storage->describe() + ": no such trial folder");
-  if (storage->exists(kEndOfJobMarker) || !storage->list(kCollectionsDir).empty() ||
-      !storage->list(kIndexDir).empty() || !storage->list(kEventsDir).empty()) {
-    return;
-  }
-  throw StorageError(storage->describe() +
-                     ": not an smdebug trial (no collections/, index/ or events/ files)");
-}
 
 int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err) {
@@ -264,7 +250,19 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     // A bad rule, parameter or action fails here: before any sink file is created or any trial
     // looked at.
     check_configuration(config);
-    if (!follow) require_trial(config.paths.front(), config.storage);
+    // Replay of a place without trial files would evaluate nothing and pass as NoIssuesFound: a
+    // mistyped path must not pass a CI gate. A watch may start before the job wrote anything:
+    // it says once that it waits.
+    {
+      const auto storage = open_storage(config.paths.front(), config.storage);
+      if (!follow) {
+        require_trial_files(*storage);
+      } else if (storage->root_exists() && !holds_trial_files(*storage)) {
+        err << prefix << storage->describe()
+            << ": no trial files yet; waiting for the job to appear\n"
+            << std::flush;
+      }
+    }
 
     std::vector<std::unique_ptr<Sink>> sinks;
     for (const auto& sink : config.sinks) sinks.push_back(make_sink(sink, out));

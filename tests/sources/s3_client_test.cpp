@@ -91,6 +91,40 @@ TEST_F(S3ClientTest, TemporaryCredentialsSendTheirSessionToken) {
   EXPECT_THAT(bad, Not(HasSubstr(temporary.secret_access_key)));
 }
 
+TEST_F(S3ClientTest, ASessionTokenWithPlusSlashAndEqualsIsSentAsItIs) {
+  // STS tokens are base64: '+', '/' and '=' in a header value that is signed. moto's are 356
+  // characters of base64 ending in '=', so nearly every one has all three; ask again if not.
+  S3Credentials temporary;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    temporary = server_->temporary_credentials();
+    const std::string& token = temporary.session_token;
+    if (token.find('+') != std::string::npos && token.find('/') != std::string::npos &&
+        token.find('=') != std::string::npos) {
+      break;
+    }
+  }
+  ASSERT_THAT(temporary.session_token, HasSubstr("+"));
+  ASSERT_THAT(temporary.session_token, HasSubstr("/"));
+  ASSERT_THAT(temporary.session_token, HasSubstr("="));
+  const S3Client with_token(S3Endpoint::resolve(server_->endpoint(), temporary.region), temporary);
+  // A key and a listing query that need encoding too, signed together with the token.
+  const std::string key = "tok en/a+b=c/\xC3\xA9.json";
+  with_token.put(bucket_, key, bytes_of("token"));
+  EXPECT_EQ(text_of(with_token.get(bucket_, key)), "token");
+  EXPECT_EQ(text_of(with_token.get_range(bucket_, key, {1, 3})), "oke");
+  EXPECT_THAT(keys_of(with_token.list(bucket_, "tok en/a+b=c/", "tok en/a+b=c/+")),
+              ElementsAre(key));
+  EXPECT_TRUE(with_token.head(bucket_, key).has_value());
+  // The token is checked, not ignored: the same token with one character changed is refused.
+  S3Credentials altered = temporary;
+  altered.session_token.back() = altered.session_token.back() == 'A' ? 'B' : 'A';
+  EXPECT_THAT(storage_error_of([&] {
+                S3Client(S3Endpoint::resolve(server_->endpoint(), altered.region), altered)
+                    .get(bucket_, key);
+              }),
+              HasSubstr("S3 refused the session token"));
+}
+
 TEST_F(S3ClientTest, KeysAndPrefixesWithOddCharacters) {
   const std::vector<std::string> keys = {"run 1/a+b=c/x.json", "run 1/a+b=c/\xC3\xA9t\xC3\xA9.json",
                                          "run 1/a+b=c/y~z_(1)*!.json", "run 1/b/x.json"};

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "pipeline/job_simulator.hpp"
+#include "stages/index_file.hpp"
+#include "stages/trial_layout.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/s3_test_server.hpp"
 #include "tests/support/tcp_proxy.hpp"
@@ -63,6 +65,25 @@ std::map<std::int64_t, int> fired_steps(const std::string& out) {
   return steps;
 }
 
+// For each event file of a local trial, the Range header that fetches exactly the records of
+// `tensor` in it, as the index files place them ("bytes=FIRST-LAST").
+std::map<std::string, std::string> ranges_of(const std::filesystem::path& trial,
+                                             const std::string& tensor) {
+  std::map<std::string, std::string> ranges;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(trial / kIndexDir)) {
+    if (!entry.is_regular_file()) continue;
+    const IndexFile index =
+        parse_index_file(testing::read_text_file(entry.path()), entry.path().string());
+    for (const auto& location : index.tensors) {
+      if (location.tensor_name != tensor || !index.event_file_name) continue;
+      EXPECT_FALSE(ranges.contains(*index.event_file_name)) << "two records in one event file";
+      ranges[*index.event_file_name] = "bytes=" + std::to_string(location.start) + "-" +
+                                       std::to_string(location.start + location.length - 1);
+    }
+  }
+  return ranges;
+}
+
 class S3ReplayTest : public testing::S3ServerTest {
  protected:
   S3ReplayTest() : S3ServerTest("replay") {}
@@ -107,6 +128,39 @@ TEST_F(S3ReplayTest, ReplayFromS3GivesTheSameEventsAsFromAFolder) {
   EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_THAT(inspect.out, HasSubstr("workers    2 of 2"));
   EXPECT_THAT(inspect.out, HasSubstr(uri));
+}
+
+TEST_F(S3ReplayTest, InspectOfAPrefixPrintsWhatInspectOfTheSameFolderPrints) {
+  const std::string uri = upload_job("inspected");
+  // A trial whose end marker is younger than its end_of_job_grace (1 s) may still expect late
+  // files and says so (loaded_all_steps false): let both markers, the file's and the object's,
+  // age past it, or the outputs would differ by when each inspect ran.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const std::vector<std::vector<std::string>> variants = {
+      {},
+      {"--json"},
+      {"--tensor", "CrossEntropyLoss_output_0"},
+      {"--tensor", "gradient/MLP_fc2.weight", "--json"}};
+  for (const auto& extra : variants) {
+    std::vector<std::string> local_args = {local_};
+    std::vector<std::string> s3_args = {uri, "--s3-endpoint", server_->endpoint()};
+    local_args.insert(local_args.end(), extra.begin(), extra.end());
+    s3_args.insert(s3_args.end(), extra.begin(), extra.end());
+    const auto local = run_cli("inspect", local_args);
+    const auto s3 = run_cli("inspect", s3_args);
+    SCOPED_TRACE(s3_args.back());
+    EXPECT_EQ(local.exit_code, 0) << local.err;
+    EXPECT_EQ(s3.exit_code, 0) << s3.err;
+    EXPECT_EQ(s3.err, local.err);
+    EXPECT_GT(local.out.size(), 200u);
+    // The same output, but for where the trial is.
+    std::string expected = local.out;
+    for (std::size_t at = expected.find(local_); at != std::string::npos;
+         at = expected.find(local_, at + uri.size())) {
+      expected.replace(at, local_.size(), uri);
+    }
+    EXPECT_EQ(s3.out, expected);
+  }
 }
 
 TEST_F(S3ReplayTest, AReplayResumesWhenTheServerGoesAwayAndComesBack) {
@@ -155,17 +209,119 @@ TEST_F(S3ReplayTest, AWatchFollowsAJobUploadedStepByStepAndSeesEveryStepOnce) {
   EXPECT_EQ(events_without_time(watched.out), events_without_time(local.out));
 }
 
-TEST_F(S3ReplayTest, AMissingBucketIsAOneLineError) {
+TEST_F(S3ReplayTest, ARuleOverLossesFetchesOnlyTheLossRecordOfEachEventFileOnTheWire) {
+  const std::string uri = upload_job("selective");
+  const std::vector<std::string> rule = {"--rule", "LossNotDecreasing", "--format", "json"};
+  std::vector<std::string> local_args = {local_};
+  local_args.insert(local_args.end(), rule.begin(), rule.end());
+  const auto local = run_cli("replay", local_args);
+  testing::TcpProxy proxy(server_->port());
+  std::vector<std::string> s3_args = {uri, "--s3-endpoint", proxy.endpoint()};
+  s3_args.insert(s3_args.end(), rule.begin(), rule.end());
+  const auto s3 = run_cli("replay", s3_args);
+  EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+  EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+  EXPECT_EQ(s3.err, local.err);  // the same tensors decoded and bytes read
+
+  // What went over the wire for each event file: one GET of the loss record's bytes, nothing of
+  // the gradients, weights or activations stored around it.
+  const auto expected = ranges_of(local_, "CrossEntropyLoss_output_0");
+  ASSERT_EQ(expected.size(), 48u);  // 24 steps, 2 workers
+  const std::string events_at = "/" + bucket_ + "/selective/job/" + std::string(kEventsDir);
+  std::map<std::string, std::vector<testing::ProxiedRequest>> asked;
+  std::size_t requests = 0;
+  for (const auto& request : proxy.requests()) {
+    ++requests;
+    if (!request.target.starts_with(events_at)) continue;
+    asked[request.target.substr(events_at.size() - kEventsDir.size())].push_back(request);
+  }
+  EXPECT_GT(requests, expected.size());  // the index files, collections and listings too
+  ASSERT_EQ(asked.size(), expected.size());
+  for (const auto& [file, range] : expected) {
+    SCOPED_TRACE(file);
+    const auto it = asked.find(file);
+    ASSERT_NE(it, asked.end());
+    ASSERT_EQ(it->second.size(), 1u);
+    EXPECT_EQ(it->second.front().method, "GET");
+    EXPECT_EQ(it->second.front().range, range);
+  }
+}
+
+TEST_F(S3ReplayTest, AMissingBucketIsAOneLineErrorNamingBucketAndPrefix) {
   const std::string missing = server_->new_bucket("absent");
-  const auto outcome = run_cli(
-      "replay", rule_args({"s3://" + missing + "/job", "--s3-endpoint", server_->endpoint()}));
-  testing::expect_one_line_error(outcome, "replay",
-                                 {"s3://" + missing + ": no such bucket", "NoSuchBucket"});
-  // A prefix without trial files: the same error as a folder without them.
-  const auto empty = run_cli(
-      "replay", rule_args({"s3://" + bucket_ + "/nothing", "--s3-endpoint", server_->endpoint()}));
-  testing::expect_one_line_error(empty, "replay",
-                                 {"s3://" + bucket_ + "/nothing", "not an smdebug trial"});
+  const std::string uri = "s3://" + missing + "/some/job";
+  for (const std::string command : {"replay", "inspect", "watch"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args = {uri, "--s3-endpoint", server_->endpoint()};
+    if (command != "inspect") args = rule_args(args);
+    testing::expect_one_line_error(
+        run_cli(command, args), command,
+        {uri + ": no such bucket '" + missing + "'", "HTTP 404 NoSuchBucket"});
+  }
+}
+
+TEST_F(S3ReplayTest, AnEmptyOrWrongPrefixIsAOneLineErrorForReplayAndInspect) {
+  upload_job("right");
+  client_->put(bucket_, "wrong/notes.txt", testing::bytes_of("not a training job"));
+  // Empty; holding something else; the job's parent; a string prefix of the job's prefix (which
+  // must not reach into right/job/).
+  const std::vector<std::pair<std::string, std::string>> places = {
+      {"nothing", "nothing/"}, {"wrong", "wrong/"}, {"right", "right/"}, {"right/jo", "right/jo/"}};
+  for (const auto& [prefix, as_listed] : places) {
+    const std::string uri = "s3://" + bucket_ + "/" + prefix;
+    const std::vector<std::string> fragments = {
+        uri + ": no smdebug trial under prefix '" + as_listed + "' of bucket '" + bucket_ + "'",
+        "empty or wrong prefix"};
+    SCOPED_TRACE(uri);
+    testing::expect_one_line_error(
+        run_cli("replay", rule_args({uri, "--s3-endpoint", server_->endpoint()})), "replay",
+        fragments);
+    testing::expect_one_line_error(run_cli("inspect", {uri, "--s3-endpoint", server_->endpoint()}),
+                                   "inspect", fragments);
+    testing::expect_one_line_error(
+        run_cli("inspect", {uri, "--s3-endpoint", server_->endpoint(), "--json"}), "inspect",
+        fragments);
+  }
+  // The bucket's top, which holds only folders.
+  const std::string top = "s3://" + bucket_;
+  testing::expect_one_line_error(
+      run_cli("inspect", {top, "--s3-endpoint", server_->endpoint()}), "inspect",
+      {top + ": no smdebug trial at the top of bucket '" + bucket_ + "' (", "empty or wrong"});
+}
+
+TEST_F(S3ReplayTest, AWatchOfAnEmptyPrefixSaysOnceThatItWaitsThenFollowsTheJob) {
+  const std::string uri = "s3://" + bucket_ + "/later/job";
+  local_ = (scratch_.path() / "job").string();
+  JobSimulator(job_options(local_)).run();
+  testing::TcpProxy proxy(server_->port());
+  // The job appears once the watch has polled the empty prefix (a listing with start-after is
+  // the watcher's; the command's own look before it has none).
+  auto writer = std::async(std::launch::async, [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const auto requests = proxy.requests();
+      if (std::any_of(requests.begin(), requests.end(), [](const testing::ProxiedRequest& made) {
+            return made.target.find("start-after=") != std::string::npos;
+          })) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    // One by one in path order, as a job writes them: the end marker last.
+    std::set<std::string> uploaded;
+    testing::upload_new_files(*client_, local_, bucket_, "later/job", uploaded);
+  });
+  const auto watched = run_cli(
+      "watch", rule_args({uri, "--s3-endpoint", proxy.endpoint(), "--poll-interval", "0.1"}));
+  writer.get();
+  const auto local = run_cli("replay", rule_args({local_}));
+  EXPECT_EQ(watched.exit_code, local.exit_code) << watched.err;
+  const std::string waiting =
+      "rulestream watch: " + uri + ": no trial files yet; waiting for the job to appear\n";
+  EXPECT_TRUE(watched.err.starts_with(waiting)) << watched.err;
+  EXPECT_EQ(watched.err.find("waiting", waiting.size()), std::string::npos) << watched.err;
+  EXPECT_THAT(watched.err, HasSubstr("rulestream watch: 24 steps (0 incomplete), 48 index files"));
+  EXPECT_EQ(events_without_time(watched.out), events_without_time(local.out));
 }
 
 TEST_F(S3ReplayTest, WrongCredentialsAreAOneLineErrorWithoutTheSecret) {
@@ -185,6 +341,8 @@ TEST_F(S3ReplayTest, ASlowServerIsWaitedForWithinTheTimeoutAndReportedBeyondIt) 
   const auto slow =
       run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(), "--s3-timeout", "5"}));
   EXPECT_EQ(slow.exit_code, 1) << slow.err;
+  EXPECT_EQ(events_without_time(slow.out),
+            events_without_time(run_cli("replay", rule_args({local_})).out));
   proxy.set_response_delay(std::chrono::milliseconds(1500));
   const auto too_slow = run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(),
                                                      "--s3-timeout", "0.3", "--s3-retries", "1"}));

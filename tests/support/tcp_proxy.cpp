@@ -1,5 +1,6 @@
 #include "tests/support/tcp_proxy.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/connect.hpp>
@@ -8,7 +9,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <cctype>
+#include <charconv>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -19,6 +23,91 @@ namespace {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
+
+bool same_name(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+// Reads the HTTP requests out of what a client sends on one connection.
+class RequestParser {
+ public:
+  // Feeds the next bytes; calls `found` for each request head completed. False once the
+  // stream makes no sense as HTTP/1.1 (nothing more is recorded on it).
+  template <typename Found>
+  bool feed(std::string_view bytes, Found&& found) {
+    while (!broken_ && !bytes.empty()) {
+      if (body_left_ > 0) {
+        const auto skip = std::min<std::uint64_t>(body_left_, bytes.size());
+        body_left_ -= skip;
+        bytes.remove_prefix(static_cast<std::size_t>(skip));
+        continue;
+      }
+      const std::size_t searched_from = head_.size() < 3 ? 0 : head_.size() - 3;
+      head_.append(bytes);
+      bytes = {};
+      const std::size_t end = head_.find("\r\n\r\n", searched_from);
+      if (end == std::string::npos) continue;
+      const std::string rest = head_.substr(end + 4);
+      head_.resize(end);
+      parse_head(found);
+      head_.clear();
+      // The rest is this request's body, then the next request.
+      std::string_view remaining(rest);
+      const auto skip = std::min<std::uint64_t>(body_left_, remaining.size());
+      body_left_ -= skip;
+      remaining.remove_prefix(static_cast<std::size_t>(skip));
+      if (!remaining.empty()) feed(remaining, found);
+    }
+    return !broken_;
+  }
+
+ private:
+  template <typename Found>
+  void parse_head(Found&& found) {
+    std::string_view head(head_);
+    const std::size_t line_end = std::min(head.find("\r\n"), head.size());
+    const std::string_view line = head.substr(0, line_end);
+    const std::size_t first_space = line.find(' ');
+    const std::size_t second_space = line.find(' ', first_space + 1);
+    if (first_space == std::string_view::npos || second_space == std::string_view::npos) {
+      broken_ = true;
+      return;
+    }
+    ProxiedRequest request;
+    request.method = std::string(line.substr(0, first_space));
+    request.target = std::string(line.substr(first_space + 1, second_space - first_space - 1));
+    std::string_view fields = line_end < head.size() ? head.substr(line_end + 2) : "";
+    while (!fields.empty()) {
+      const std::size_t next = std::min(fields.find("\r\n"), fields.size());
+      const std::string_view field = fields.substr(0, next);
+      fields.remove_prefix(std::min(next + 2, fields.size()));
+      const std::size_t colon = field.find(':');
+      if (colon == std::string_view::npos) continue;
+      const std::string_view name = field.substr(0, colon);
+      const std::string_view value = trimmed(field.substr(colon + 1));
+      if (same_name(name, "Range")) request.range = std::string(value);
+      if (same_name(name, "Content-Length")) {
+        const auto parsed = std::from_chars(value.data(), value.data() + value.size(), body_left_);
+        if (parsed.ec != std::errc()) broken_ = true;
+      }
+      if (same_name(name, "Transfer-Encoding")) broken_ = true;  // chunked bodies: not followed
+    }
+    found(std::move(request));
+  }
+
+  std::string head_;
+  std::uint64_t body_left_ = 0;
+  bool broken_ = false;
+};
 
 }  // namespace
 
@@ -63,6 +152,11 @@ class TcpProxy::Impl : public std::enable_shared_from_this<Impl> {
     });
   }
 
+  std::vector<ProxiedRequest> requests() const {
+    std::lock_guard lock(requests_mutex_);
+    return requests_;
+  }
+
   std::atomic<std::size_t> chunks_{0};
   std::atomic<std::size_t> outages_{0};
 
@@ -73,6 +167,7 @@ class TcpProxy::Impl : public std::enable_shared_from_this<Impl> {
     tcp::socket server;
     std::array<char, 16384> upward{};
     std::array<char, 16384> downward{};
+    RequestParser requests;
   };
   using SessionPtr = std::shared_ptr<Session>;
 
@@ -141,6 +236,7 @@ class TcpProxy::Impl : public std::enable_shared_from_this<Impl> {
         asio::buffer(session->upward),
         [this, session](boost::system::error_code error, std::size_t n) {
           if (error) return end(session);
+          record(*session, n);
           asio::async_write(session->server, asio::buffer(session->upward.data(), n),
                             [this, session](boost::system::error_code failed, std::size_t) {
                               if (failed) return end(session);
@@ -169,6 +265,13 @@ class TcpProxy::Impl : public std::enable_shared_from_this<Impl> {
         });
   }
 
+  void record(Session& session, std::size_t n) {
+    session.requests.feed(std::string_view(session.upward.data(), n), [this](ProxiedRequest made) {
+      std::lock_guard lock(requests_mutex_);
+      requests_.push_back(std::move(made));
+    });
+  }
+
   void maybe_fail() {
     if (!outage_armed_ || chunks_ < outage_at_) return;
     outage_armed_ = false;
@@ -192,6 +295,8 @@ class TcpProxy::Impl : public std::enable_shared_from_this<Impl> {
   bool outage_armed_ = false;
   std::size_t outage_at_ = 0;
   std::chrono::milliseconds outage_duration_{0};
+  mutable std::mutex requests_mutex_;
+  std::vector<ProxiedRequest> requests_;
 };
 
 TcpProxy::TcpProxy(std::uint16_t upstream_port) : impl_(std::make_shared<Impl>(upstream_port)) {
@@ -232,6 +337,10 @@ std::size_t TcpProxy::chunks_forwarded() const {
 
 std::size_t TcpProxy::outages() const {
   return impl_->outages_.load();
+}
+
+std::vector<ProxiedRequest> TcpProxy::requests() const {
+  return impl_->requests();
 }
 
 }  // namespace rulestream::testing

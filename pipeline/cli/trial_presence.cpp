@@ -1,0 +1,35 @@
+#include "pipeline/cli/trial_presence.hpp"
+
+#include "pipeline/exceptions.hpp"
+#include "sources/s3_storage.hpp"
+#include "stages/trial_layout.hpp"
+
+namespace rulestream::cli {
+
+bool holds_trial_files(const Storage& storage) {
+  return storage.exists(kEndOfJobMarker) || !storage.list(kCollectionsDir).empty() ||
+         !storage.list(kIndexDir).empty() || !storage.list(kEventsDir).empty();
+}
+
+std::string no_trial_files(const Storage& storage) {
+  if (const auto* s3 = dynamic_cast<const S3Storage*>(&storage)) {
+    const S3TrialLocation& location = s3->location();
+    const std::string where =
+        location.prefix.empty()
+            ? "at the top of bucket '" + location.bucket + "'"
+            : "under prefix '" + location.prefix + "' of bucket '" + location.bucket + "'";
+    return "no smdebug trial " + where +
+           " (no collections/, index/ or events/ objects, no end marker: an empty or wrong "
+           "prefix)";
+  }
+  return "not an smdebug trial (no collections/, index/ or events/ files)";
+}
+
+void require_trial_files(const Storage& storage) {
+  if (!storage.root_exists()) throw StorageError(storage.describe() + ": no such trial folder");
+  if (!holds_trial_files(storage)) {
+    throw StorageError(storage.describe() + ": " + no_trial_files(storage));
+  }
+}
+
+}  // namespace rulestream::cli

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+
+#include "pipeline/storage.hpp"
+
+namespace rulestream::cli {
+
+// Whether the trial's root holds any trial file: the end marker, or files under collections/,
+// index/ or events/ (in that order, so that an archived job answers without listing index/).
+bool holds_trial_files(const Storage& storage);
+
+// What an error or a waiting message says when there is no trial file: a folder "is not an
+// smdebug trial"; an S3 prefix names its bucket and prefix, as S3's 404 would.
+std::string no_trial_files(const Storage& storage);
+
+// For replay and inspect, which would otherwise evaluate nothing and pass: throws StorageError,
+// one line naming the folder (or the bucket and prefix), when the root is missing or holds no
+// trial file.
+void require_trial_files(const Storage& storage);
+
+}  // namespace rulestream::cli
