@@ -57,8 +57,8 @@ Scalar scalar_of(const TensorValue& value, const std::string& where) {
 // Finds the tensor's entry for (step, mode) visible at generation g; nullptr when absent.
 const TensorStep* find_step(const TrialStore& store, const std::string& tensor, std::int64_t step,
                             Mode mode, std::uint64_t g, std::int64_t* global_out) {
-  const auto history = store.tensors().find(tensor);
-  if (history == store.tensors().end() || history->second.generation > g) return nullptr;
+  const TensorHistory* history = store.find_tensor(tensor);
+  if (history == nullptr || history->generation > g) return nullptr;
   std::int64_t global = step;
   if (mode != Mode::Global) {
     const auto mode_it = store.mode_steps().find(mode);
@@ -67,7 +67,7 @@ const TensorStep* find_step(const TrialStore& store, const std::string& tensor, 
     if (it == mode_it->second.end() || it->second.second > g) return nullptr;
     global = it->second.first;
   }
-  const TensorStep* found = history->second.steps.find(global);
+  const TensorStep* found = history->steps.find(global);
   if (found == nullptr) return nullptr;
   if (std::none_of(found->saves.begin(), found->saves.end(),
                    [&](const WorkerSave& save) { return save.generation <= g; })) {
@@ -172,9 +172,9 @@ std::vector<std::int64_t> Tensor::steps(Mode mode, bool show_incomplete_steps) c
   const TrialStatus status = store.status(g);
   auto lock = store.read_lock();
   std::vector<std::int64_t> result;
-  const auto history = store.tensors().find(name_);
-  if (history == store.tensors().end() || history->second.generation > g) return result;
-  for (const auto& [global, tensor_step] : history->second.steps) {
+  const TensorHistory* history = store.find_tensor(name_);
+  if (history == nullptr || history->generation > g) return result;
+  for (const auto& [global, tensor_step] : history->steps) {
     if (mode != Mode::Global && tensor_step.mode != mode) continue;
     const auto visible =
         std::count_if(tensor_step.saves.begin(), tensor_step.saves.end(),

@@ -209,8 +209,8 @@ Tensor Trial::tensor(const std::string& name) const {
 bool Trial::has_tensor(const std::string& name) const {
   auto seen = [&](std::uint64_t g) {
     auto lock = store_->read_lock();
-    const auto it = store_->tensors().find(name);
-    return it != store_->tensors().end() && it->second.generation <= g;
+    const TensorHistory* history = store_->find_tensor(name);
+    return history != nullptr && history->generation <= g;
   };
   if (generation_) return seen(*generation_);
   if (seen(store_->generation())) return true;

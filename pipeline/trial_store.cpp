@@ -276,9 +276,17 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   auto file = std::make_shared<const std::string>(index.event_file_name.value_or(""));
   const FileId file_id = cache_.file_id(*file);
   auto save_for = [&](const std::string& tensor) -> WorkerSave& {
-    auto [history_it, new_tensor] = tensors_.try_emplace(tensor);
-    TensorHistory& history = history_it->second;
-    if (new_tensor) history.generation = generation;
+    // By hash: the same names land at every step; the ordered map only takes new ones.
+    TensorHistory* found = nullptr;
+    if (const auto indexed = tensor_index_.find(tensor); indexed != tensor_index_.end()) {
+      found = indexed->second;
+    } else {
+      const auto history_it = tensors_.try_emplace(tensor).first;
+      found = &history_it->second;
+      found->generation = generation;
+      tensor_index_.emplace(history_it->first, found);
+    }
+    TensorHistory& history = *found;
     std::uint64_t& first_in_mode = history.mode_generation[static_cast<std::size_t>(mode) - 1];
     if (first_in_mode == kNeverSeen) first_in_mode = generation;
     auto [tensor_step_ptr, new_tstep] = history.steps.try_emplace(pending.step);

@@ -10,6 +10,8 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -161,6 +163,12 @@ class TrialStore {
 
   // Read these only under read_lock(), filtering entries by generation.
   const std::map<std::string, TensorHistory>& tensors() const { return tensors_; }
+  // The tensor's history, found by hash (rules ask for every tensor at every step); nullptr
+  // when the tensor was never seen. Filter by generation as for tensors().
+  const TensorHistory* find_tensor(std::string_view name) const {
+    const auto it = tensor_index_.find(name);
+    return it == tensor_index_.end() ? nullptr : it->second;
+  }
   const std::map<std::int64_t, StepInfo>& steps() const { return steps_; }
   const std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>>& mode_steps()
       const {
@@ -193,6 +201,8 @@ class TrialStore {
   std::uint64_t generation_ = 0;
   std::vector<TrialStatus> statuses_{TrialStatus{}};  // by generation
   std::map<std::string, TensorHistory> tensors_;
+  // tensors_ by hash, keyed by views of tensors_'s own keys (map nodes never move).
+  std::unordered_map<std::string_view, TensorHistory*> tensor_index_;
   std::map<std::int64_t, StepInfo> steps_;
   std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>> mode_steps_;
   std::map<std::string, std::uint64_t> workers_;
