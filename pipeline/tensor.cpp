@@ -190,6 +190,14 @@ std::vector<std::int64_t> Tensor::steps(Mode mode, bool show_incomplete_steps) c
 
 namespace {
 
+// Why a save has no value to read.
+TensorUnavailableForStep no_value_saved(const Tensor& tensor, std::int64_t step, Mode mode,
+                                        bool saved_reductions) {
+  return TensorUnavailableForStep(
+      tensor.name(), step, mode,
+      saved_reductions ? "only reductions of it were saved" : "no value was saved");
+}
+
 // The record of the value saved at (step, mode, worker); TensorUnavailableForStep saying why
 // there is none.
 RecordRef raw_record(const Tensor& tensor, std::int64_t step, Mode mode,
@@ -202,11 +210,7 @@ RecordRef raw_record(const Tensor& tensor, std::int64_t step, Mode mode,
                                                [](const WorkerSave& save, std::int64_t) {
                                                  return Found{save.raw, !save.reductions.empty()};
                                                });
-  if (!found.raw) {
-    throw TensorUnavailableForStep(
-        tensor.name(), step, mode,
-        found.saved_reductions ? "only reductions of it were saved" : "no value was saved");
-  }
+  if (!found.raw) throw no_value_saved(tensor, step, mode, found.saved_reductions);
   return std::move(*found.raw);
 }
 
@@ -258,7 +262,23 @@ Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode
 
 ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,
                                       const std::optional<std::string>& worker) const {
-  return TensorAccess::store(*this).reductions_of(raw_record(*this, step, mode, worker), name_);
+  // Reductions computed as the value landed are copied out under the lock (the common case,
+  // asked for every tensor at every step); otherwise the record, to compute them from.
+  struct Found {
+    std::optional<ReductionSet> landed;
+    std::optional<RecordRef> raw;
+    bool saved_reductions = false;
+  };
+  Found found = TensorAccess::with_save<Found>(
+      *this, step, mode, worker, [](const WorkerSave& save, std::int64_t) {
+        if (save.raw && save.raw->reductions) {
+          return Found{*save.raw->reductions, std::nullopt, false};
+        }
+        return Found{std::nullopt, save.raw, !save.reductions.empty()};
+      });
+  if (found.landed) return std::move(*found.landed);
+  if (!found.raw) throw no_value_saved(*this, step, mode, found.saved_reductions);
+  return TensorAccess::store(*this).reductions_of(*found.raw, name_);
 }
 
 ElementCounts Tensor::element_counts(std::int64_t step, Mode mode,
