@@ -289,10 +289,11 @@ class RulePipeline::Impl {
   void load(const TrialFile& file, Loader::output_ports_type& ports);
   void load_collections(const TrialFile& file);
   void decode(IndexLanding& landing);
-  // The bytes of `file` the `wanted` records sit in (StorageError, FormatError).
+  // The bytes of `file` the `wanted` records sit in (StorageError, FormatError); `keep_mapped`:
+  // rules will read values from it, so storage should keep it mapped (Storage::map_whole).
   std::vector<FilePart> read_parts(const std::string& file, const IndexFile& index,
                                    const std::vector<const TensorLocation*>& wanted,
-                                   const std::string& where) const;
+                                   const std::string& where, bool keep_mapped) const;
   void assemble(const AssemblerInput& input, Assembler::output_ports_type& ports);
   void release(Assembler::output_ports_type& ports);
   void evaluate(RuleSlot& slot, const StepReady& ready);
@@ -490,10 +491,14 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   if (wanted.empty()) return;
   const std::string where = storage_->describe() + "/" + file;
   std::vector<const TensorLocation*> locations;
-  for (const Wanted& each : wanted) locations.push_back(each.location);
+  bool values_wanted = false;
+  for (const Wanted& each : wanted) {
+    locations.push_back(each.location);
+    values_wanted = values_wanted || each.keep_value;
+  }
   std::vector<FilePart> parts;
   try {
-    parts = read_parts(file, index, locations, where);
+    parts = read_parts(file, index, locations, where, values_wanted);
   } catch (const RulestreamError& error) {
     report_problem(where, error.what());
     return;
@@ -539,7 +544,8 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
 
 std::vector<FilePart> RulePipeline::Impl::read_parts(
     const std::string& file, const IndexFile& index,
-    const std::vector<const TensorLocation*>& wanted, const std::string& where) const {
+    const std::vector<const TensorLocation*>& wanted, const std::string& where,
+    bool keep_mapped) const {
   // Ranges only when the rules want a small share of the file's records (a rule over losses in
   // a file of gradients): then S3 never downloads what no rule reads. Otherwise one read of the
   // whole file (from a local mapping, free).
@@ -562,7 +568,11 @@ std::vector<FilePart> RulePipeline::Impl::read_parts(
                   .status;
     if (status == FrameStatus::Record || status == FrameStatus::BadDataCrc) return parts;
   }
-  SharedBytes bytes = storage_->read(file);
+  // A local file whose values rules will read stays mapped for them: their reads are then
+  // slices of the mapping, and the value cache holds no copies. (Not for a file of which rules
+  // want only reductions: its kept pages would count in the process's memory for nothing.)
+  std::optional<SharedBytes> mapped = keep_mapped ? storage_->map_whole(file) : std::nullopt;
+  SharedBytes bytes = mapped ? std::move(*mapped) : storage_->read(file);
   const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));
   if (const Compression compression = detect_compression(head); compression != Compression::None) {
     bytes = decompress_file(bytes, compression, where);
