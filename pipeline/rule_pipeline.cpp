@@ -290,7 +290,7 @@ class RulePipeline::Impl {
   void load_collections(const TrialFile& file);
   void decode(IndexLanding& landing);
   // The bytes of `file` the `wanted` records sit in (StorageError, FormatError); `keep_mapped`:
-  // rules will read values from it, so storage should keep it mapped (Storage::map_whole).
+  // rules will read much of it as values, so storage should keep it mapped (map_whole).
   std::vector<FilePart> read_parts(const std::string& file, const IndexFile& index,
                                    const std::vector<const TensorLocation*>& wanted,
                                    const std::string& where, bool keep_mapped) const;
@@ -491,14 +491,18 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   if (wanted.empty()) return;
   const std::string where = storage_->describe() + "/" + file;
   std::vector<const TensorLocation*> locations;
-  bool values_wanted = false;
+  std::uint64_t value_bytes = 0, all_bytes = 0;
   for (const Wanted& each : wanted) {
     locations.push_back(each.location);
-    values_wanted = values_wanted || each.keep_value;
+    if (each.keep_value) value_bytes += each.location->length;
   }
+  for (const auto& location : index.tensors) all_bytes += location.length;
+  // Keep the file mapped when the values rules will read are much of it; a few small ones (a
+  // loss in a file of gradients) are cheaper held as copies than a whole file's pages.
+  const bool keep_mapped = value_bytes > 0 && value_bytes * 2 >= all_bytes;
   std::vector<FilePart> parts;
   try {
-    parts = read_parts(file, index, locations, where, values_wanted);
+    parts = read_parts(file, index, locations, where, keep_mapped);
   } catch (const RulestreamError& error) {
     report_problem(where, error.what());
     return;
@@ -569,8 +573,7 @@ std::vector<FilePart> RulePipeline::Impl::read_parts(
     if (status == FrameStatus::Record || status == FrameStatus::BadDataCrc) return parts;
   }
   // A local file whose values rules will read stays mapped for them: their reads are then
-  // slices of the mapping, and the value cache holds no copies. (Not for a file of which rules
-  // want only reductions: its kept pages would count in the process's memory for nothing.)
+  // slices of the mapping, and the value cache holds no copies.
   std::optional<SharedBytes> mapped = keep_mapped ? storage_->map_whole(file) : std::nullopt;
   SharedBytes bytes = mapped ? std::move(*mapped) : storage_->read(file);
   const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));

@@ -99,28 +99,31 @@ SharedBytes read_into_shared_buffer(int fd, std::size_t length, std::uint64_t of
   return SharedBytes(std::move(buffer), bytes);
 }
 
+// How a mapping is made: whether storage keeps it (SharedBytes::of_kept_mapping), and whether
+// its page table is filled at once (MAP_POPULATE) for a reader about to touch most of it,
+// which costs less than a fault per 16 pages.
+struct MapOptions {
+  bool kept = false;
+  bool populate = false;
+};
+
 // Maps [offset, offset + length), which must lie within the file, read-only. nullopt where the
-// file system cannot map. The mapping lives as long as any SharedBytes made from it; `kept`
-// marks it as one that storage keeps (SharedBytes::of_kept_mapping).
+// file system cannot map. The mapping lives as long as any SharedBytes made from it.
 std::optional<SharedBytes> map_range(int fd, std::uint64_t offset, std::size_t length,
-                                     bool kept = false) {
+                                     MapOptions options = {}) {
   static const auto page_size = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   const std::uint64_t aligned_offset = offset - offset % page_size;
   const auto lead = static_cast<std::size_t>(offset - aligned_offset);
   const std::size_t mapped_length = lead + length;
-  // A kept mapping is read record after record, most of it: its page table is filled at once
-  // (MAP_POPULATE), which costs less than a fault per 16 pages. Not for a very large file, whose
-  // pages would all count in the process's memory for a few records read.
-  constexpr std::size_t kPopulateLimit = std::size_t{64} << 20;
-  const int populate = kept && mapped_length <= kPopulateLimit ? MAP_POPULATE : 0;
-  void* mapping = ::mmap(nullptr, mapped_length, PROT_READ, MAP_PRIVATE | populate, fd,
-                         static_cast<off_t>(aligned_offset));
+  void* mapping =
+      ::mmap(nullptr, mapped_length, PROT_READ, MAP_PRIVATE | (options.populate ? MAP_POPULATE : 0),
+             fd, static_cast<off_t>(aligned_offset));
   if (mapping == MAP_FAILED) return std::nullopt;
   std::shared_ptr<const void> owner(mapping, [mapped_length](const void* address) {
     ::munmap(const_cast<void*>(address), mapped_length);
   });
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(mapping) + lead, length);
-  if (kept) return SharedBytes::of_kept_mapping(std::move(owner), bytes);
+  if (options.kept) return SharedBytes::of_kept_mapping(std::move(owner), bytes);
   return SharedBytes(std::move(owner), bytes);
 }
 
@@ -309,7 +312,9 @@ SharedBytes LocalStorage::read_range(std::string_view path, std::uint64_t offset
   if (length > 0 && mapped_files_ && mapped_files_->note_unmapped_read(path)) {
     // The second piece of one file lately (rules reading the values of a step, record by
     // record, from a trial no pipeline maps): map it whole and keep it for the next pieces.
-    if (auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size), /*kept=*/true)) {
+    // Not populated: a rule over losses reads a few bytes of each file, and only the pages read
+    // should count in the process's memory.
+    if (auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size), {.kept = true})) {
       mapped_files_->keep(path, *mapping);
       return mapping->slice(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
     }
@@ -324,7 +329,11 @@ std::optional<SharedBytes> LocalStorage::map_whole(std::string_view path) const 
   const FileDescriptor file(open_file(full_path));
   const std::uint64_t size = regular_file_size(file.get(), full_path);
   if (size == 0) return SharedBytes();
-  auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size), /*kept=*/true);
+  // The caller reads most of the file (Storage::map_whole), so its pages are mapped at once;
+  // not a very large file's, which would all count in the process's memory.
+  constexpr std::uint64_t kPopulateLimit = std::uint64_t{64} << 20;
+  auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size),
+                           {.kept = true, .populate = size <= kPopulateLimit});
   if (mapping) mapped_files_->keep(path, *mapping);
   return mapping;
 }
