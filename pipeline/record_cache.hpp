@@ -26,7 +26,9 @@ struct RecordKey {
 
 // Decoded tensors and their reductions, keyed by where their record sits.
 // Values are kept within a byte budget, least recently used leaving first (a value that left
-// is read again from its file when asked for); reductions are small and kept for every record,
+// is read again from its file when asked for); values that sit in a file mapping storage keeps
+// (SharedBytes::in_kept_mapping: local event files) are never held, since reading them again
+// costs a lookup and a slice. Reductions are small and kept for every record,
 // so rules can look at every step of a long job without re-reading it.
 // Thread-safe; entries are striped over several locks so parallel decoders rarely meet.
 class RecordCache {

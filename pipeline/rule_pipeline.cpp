@@ -308,10 +308,11 @@ class RulePipeline::Impl {
   // Whether an index file of `step` is left unread because a replay was asked to stop.
   bool skipped_after_stop(std::int64_t step);
   void decode(IndexLanding& landing);
-  // The bytes of `file` the `wanted` records sit in (StorageError, FormatError).
+  // The bytes of `file` the `wanted` records sit in (StorageError, FormatError); `keep_mapped`:
+  // rules will read much of it as values, so storage should keep it mapped (map_whole).
   std::vector<FilePart> read_parts(const std::string& file, const IndexFile& index,
                                    const std::vector<const TensorLocation*>& wanted,
-                                   const std::string& where) const;
+                                   const std::string& where, bool keep_mapped) const;
   void assemble(const AssemblerInput& input, Assembler::output_ports_type& ports);
   void release(Assembler::output_ports_type& ports);
   void evaluate(RuleSlot& slot, const StepReady& ready);
@@ -533,10 +534,18 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   if (wanted.empty()) return;
   const std::string where = storage_->describe() + "/" + file;
   std::vector<const TensorLocation*> locations;
-  for (const Wanted& each : wanted) locations.push_back(each.location);
+  std::uint64_t value_bytes = 0, all_bytes = 0;
+  for (const Wanted& each : wanted) {
+    locations.push_back(each.location);
+    if (each.keep_value) value_bytes += each.location->length;
+  }
+  for (const auto& location : index.tensors) all_bytes += location.length;
+  // Keep the file mapped when the values rules will read are much of it; a few small ones (a
+  // loss in a file of gradients) are cheaper held as copies than a whole file's pages.
+  const bool keep_mapped = value_bytes > 0 && value_bytes * 2 >= all_bytes;
   std::vector<FilePart> parts;
   try {
-    parts = read_parts(file, index, locations, where);
+    parts = read_parts(file, index, locations, where, keep_mapped);
   } catch (const RulestreamError& error) {
     report_problem(where, error.what());
     return;
@@ -582,7 +591,8 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
 
 std::vector<FilePart> RulePipeline::Impl::read_parts(
     const std::string& file, const IndexFile& index,
-    const std::vector<const TensorLocation*>& wanted, const std::string& where) const {
+    const std::vector<const TensorLocation*>& wanted, const std::string& where,
+    bool keep_mapped) const {
   // Ranges only when the rules want a small share of the file's records (a rule over losses in
   // a file of gradients): then S3 never downloads what no rule reads. Otherwise one read of the
   // whole file (from a local mapping, free).
@@ -605,7 +615,10 @@ std::vector<FilePart> RulePipeline::Impl::read_parts(
                   .status;
     if (status == FrameStatus::Record || status == FrameStatus::BadDataCrc) return parts;
   }
-  SharedBytes bytes = storage_->read(file);
+  // A local file whose values rules will read stays mapped for them: their reads are then
+  // slices of the mapping, and the value cache holds no copies.
+  std::optional<SharedBytes> mapped = keep_mapped ? storage_->map_whole(file) : std::nullopt;
+  SharedBytes bytes = mapped ? std::move(*mapped) : storage_->read(file);
   const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));
   if (const Compression compression = detect_compression(head); compression != Compression::None) {
     bytes = decompress_file(bytes, compression, where);

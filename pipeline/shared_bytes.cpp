@@ -4,6 +4,13 @@
 
 namespace rulestream {
 
+SharedBytes SharedBytes::of_kept_mapping(std::shared_ptr<const void> owner,
+                                         std::span<const std::byte> bytes) {
+  SharedBytes mapped(std::move(owner), bytes);
+  mapped.in_kept_mapping_ = true;
+  return mapped;
+}
+
 SharedBytes SharedBytes::copy_of(std::span<const std::byte> bytes) {
   return from_vector(std::vector<std::byte>(bytes.begin(), bytes.end()));
 }
@@ -29,6 +36,7 @@ SharedBytes SharedBytes::slice(std::size_t offset, std::size_t length) const {
   }
   SharedBytes part(owner_, bytes_.subspan(offset, length));
   part.owner_size_ = owner_size_;
+  part.in_kept_mapping_ = in_kept_mapping_;
   return part;
 }
 

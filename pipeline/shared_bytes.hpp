@@ -18,6 +18,11 @@ class SharedBytes {
   SharedBytes(std::shared_ptr<const void> owner, std::span<const std::byte> bytes)
       : owner_(std::move(owner)), bytes_(bytes), owner_size_(bytes.size()) {}
 
+  // Bytes of a file mapping that storage keeps for further reads (LocalStorage::map_whole):
+  // reading them again costs a lookup, so caches need not hold on to them (RecordCache).
+  static SharedBytes of_kept_mapping(std::shared_ptr<const void> owner,
+                                     std::span<const std::byte> bytes);
+
   static SharedBytes copy_of(std::span<const std::byte> bytes);
   static SharedBytes from_vector(std::vector<std::byte> bytes);
   static SharedBytes from_string(std::string bytes);
@@ -37,10 +42,14 @@ class SharedBytes {
   // small slice of a large owner holds on to all of it (RecordCache copies such slices).
   std::size_t owner_size() const { return owner_size_; }
 
+  // Whether these bytes (or the bytes they were sliced from) came from of_kept_mapping.
+  bool in_kept_mapping() const { return in_kept_mapping_; }
+
  private:
   std::shared_ptr<const void> owner_;
   std::span<const std::byte> bytes_;
   std::size_t owner_size_ = 0;
+  bool in_kept_mapping_ = false;
 };
 
 }  // namespace rulestream

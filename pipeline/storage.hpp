@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,15 @@ class Storage {
   virtual SharedBytes read(std::string_view path) const = 0;
   virtual SharedBytes read_range(std::string_view path, std::uint64_t offset,
                                  std::uint64_t length) const = 0;
+
+  // The whole file as a mapping that storage keeps for the next reads of it (read_range then
+  // slices it), for a reader about to take many records from one file; its bytes are
+  // SharedBytes::in_kept_mapping. nullopt where storage does not map (S3, a local folder with
+  // mapping off, a file system that cannot map): read() instead.
+  virtual std::optional<SharedBytes> map_whole(std::string_view path) const {
+    static_cast<void>(path);
+    return std::nullopt;
+  }
 };
 
 }  // namespace rulestream

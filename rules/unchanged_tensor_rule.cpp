@@ -88,10 +88,9 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
         break;
       }
       if (!current) current = tensor.value(step);
-      // numpy.allclose(older, current)
-      const Closeness closeness = compare_values(tensor.value(*it), *current, tolerance);
-      largest = closeness.close() ? std::optional(std::max(*largest, closeness.max_abs_difference))
-                                  : std::nullopt;
+      // numpy.allclose(older, current), left at the first block that is not close
+      const std::optional<double> difference = close_within(tensor.value(*it), *current, tolerance);
+      largest = difference ? std::optional(std::max(*largest, *difference)) : std::nullopt;
     }
     if (!largest || finding.tensors.size() == kMaxReportedTensors) continue;
 

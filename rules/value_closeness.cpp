@@ -19,10 +19,11 @@ auto loader(const TensorValue& value) {
   };
 }
 
+// Elements [begin, end).
 template <typename LoadA, typename LoadB>
-void compare_elements(std::int64_t count, const LoadA& load_a, const LoadB& load_b,
-                      const Tolerance& tolerance, Closeness& result) {
-  for (std::int64_t i = 0; i < count; ++i) {
+void compare_elements(std::int64_t begin, std::int64_t end, const LoadA& load_a,
+                      const LoadB& load_b, const Tolerance& tolerance, Closeness& result) {
+  for (std::int64_t i = begin; i < end; ++i) {
     const double x = load_a(i);
     const double y = load_b(i);
     bool close = false;
@@ -79,7 +80,16 @@ bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance&
   return std::fabs(sum_a->as_double() - sum_b->as_double()) <= bound;
 }
 
-Closeness compare_values(const TensorValue& a, const TensorValue& b, const Tolerance& tolerance) {
+namespace {
+
+// Elements of a block are compared before the verdict is looked at: small enough that a value
+// that is not close is left early, large enough that the check costs nothing.
+constexpr std::int64_t kBlock = 256;
+
+// compare_values's pass, in blocks of kBlock elements; `stop_early`: after the first block that
+// holds an element outside the tolerance.
+Closeness compare(const TensorValue& a, const TensorValue& b, const Tolerance& tolerance,
+                  bool stop_early) {
   for (const TensorValue* value : {&a, &b}) {
     if (value->is_string() || !is_real_numeric(value->dtype())) {
       throw std::invalid_argument("compare_values: " + std::string(dtype_name(value->dtype())) +
@@ -99,17 +109,36 @@ Closeness compare_values(const TensorValue& a, const TensorValue& b, const Toler
       std::memcmp(a.bytes().data(), b.bytes().data(), a.bytes().size()) == 0) {
     return result;
   }
+  const auto in_blocks = [&](const auto& load_a, const auto& load_b) {
+    for (std::int64_t begin = 0; begin < count; begin += kBlock) {
+      compare_elements(begin, std::min(count, begin + kBlock), load_a, load_b, tolerance, result);
+      if (stop_early && result.differing > 0) return;
+    }
+  };
   if (a.dtype() == DType::Float32 && b.dtype() == DType::Float32) {
-    compare_elements(count, loader<float>(a), loader<float>(b), tolerance, result);
+    in_blocks(loader<float>(a), loader<float>(b));
   } else if (a.dtype() == DType::Float64 && b.dtype() == DType::Float64) {
-    compare_elements(count, loader<double>(a), loader<double>(b), tolerance, result);
+    in_blocks(loader<double>(a), loader<double>(b));
   } else {
     const auto as_double = [](const TensorValue& value) {
       return [&value](std::int64_t i) { return value.as_double(i); };
     };
-    compare_elements(count, as_double(a), as_double(b), tolerance, result);
+    in_blocks(as_double(a), as_double(b));
   }
   return result;
+}
+
+}  // namespace
+
+Closeness compare_values(const TensorValue& a, const TensorValue& b, const Tolerance& tolerance) {
+  return compare(a, b, tolerance, /*stop_early=*/false);
+}
+
+std::optional<double> close_within(const TensorValue& a, const TensorValue& b,
+                                   const Tolerance& tolerance) {
+  const Closeness closeness = compare(a, b, tolerance, /*stop_early=*/true);
+  if (!closeness.close()) return std::nullopt;
+  return closeness.max_abs_difference;
 }
 
 }  // namespace rulestream

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "pipeline/tensor_value.hpp"
 #include "stages/reductions.hpp"
@@ -33,5 +34,12 @@ bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance&
 // Equal infinities are close, as in numpy. Strings and complex values are not numbers here:
 // std::invalid_argument.
 Closeness compare_values(const TensorValue& a, const TensorValue& b, const Tolerance& tolerance);
+
+// numpy.allclose(a, b) as compare_values judges it, for a caller that needs no count of the
+// differing elements: compare_values(a, b).max_abs_difference when the values are close,
+// nullopt as soon as a block of 256 elements holds one that is not (or the shapes differ).
+// Throws as compare_values does.
+std::optional<double> close_within(const TensorValue& a, const TensorValue& b,
+                                   const Tolerance& tolerance);
 
 }  // namespace rulestream

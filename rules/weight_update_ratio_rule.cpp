@@ -21,19 +21,43 @@ struct UpdateNorms {
   double weights = 0.0;  // ||previous||_2
 };
 
+// Both sums in double, element by element in C order, whatever the dtype: loads are the only
+// thing that differ between the fast paths and the general one.
+template <typename LoadBefore, typename LoadAfter>
+UpdateNorms sum_norms(std::size_t count, const LoadBefore& before, const LoadAfter& after) {
+  double update = 0.0;
+  double weights = 0.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double b = before(i);
+    const double delta = after(i) - b;
+    update += delta * delta;
+    weights += b * b;
+  }
+  return UpdateNorms{std::sqrt(update), std::sqrt(weights)};
+}
+
+// Element i of a value whose dtype is T, widened to double, read straight from its bytes: float32
+// and float64 weights need no vector of doubles.
+template <typename T>
+auto widening_loader(const TensorValue& value) {
+  return [view = value.elements<T>()](std::size_t i) { return static_cast<double>(view[i]); };
+}
+
 std::optional<UpdateNorms> update_norms(const TensorValue& previous, const TensorValue& current) {
   if (previous.shape() != current.shape()) return std::nullopt;
+  const auto count = static_cast<std::size_t>(current.size());
+  if (previous.dtype() == DType::Float32 && current.dtype() == DType::Float32) {
+    return sum_norms(count, widening_loader<float>(previous), widening_loader<float>(current));
+  }
+  if (previous.dtype() == DType::Float64 && current.dtype() == DType::Float64) {
+    return sum_norms(count, widening_loader<double>(previous), widening_loader<double>(current));
+  }
   const auto before = real_values(previous);
   const auto after = real_values(current);
   if (!before || !after) return std::nullopt;
-  double update = 0.0;
-  double weights = 0.0;
-  for (std::size_t i = 0; i < after->size(); ++i) {
-    const double delta = (*after)[i] - (*before)[i];
-    update += delta * delta;
-    weights += (*before)[i] * (*before)[i];
-  }
-  return UpdateNorms{std::sqrt(update), std::sqrt(weights)};
+  return sum_norms(
+      after->size(), [&](std::size_t i) { return (*before)[i]; },
+      [&](std::size_t i) { return (*after)[i]; });
 }
 
 }  // namespace

@@ -99,20 +99,31 @@ SharedBytes read_into_shared_buffer(int fd, std::size_t length, std::uint64_t of
   return SharedBytes(std::move(buffer), bytes);
 }
 
+// How a mapping is made: whether storage keeps it (SharedBytes::of_kept_mapping), and whether
+// its page table is filled at once (MAP_POPULATE) for a reader about to touch most of it,
+// which costs less than a fault per 16 pages.
+struct MapOptions {
+  bool kept = false;
+  bool populate = false;
+};
+
 // Maps [offset, offset + length), which must lie within the file, read-only. nullopt where the
 // file system cannot map. The mapping lives as long as any SharedBytes made from it.
-std::optional<SharedBytes> map_range(int fd, std::uint64_t offset, std::size_t length) {
+std::optional<SharedBytes> map_range(int fd, std::uint64_t offset, std::size_t length,
+                                     MapOptions options = {}) {
   static const auto page_size = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   const std::uint64_t aligned_offset = offset - offset % page_size;
   const auto lead = static_cast<std::size_t>(offset - aligned_offset);
   const std::size_t mapped_length = lead + length;
-  void* mapping = ::mmap(nullptr, mapped_length, PROT_READ, MAP_PRIVATE, fd,
-                         static_cast<off_t>(aligned_offset));
+  void* mapping =
+      ::mmap(nullptr, mapped_length, PROT_READ, MAP_PRIVATE | (options.populate ? MAP_POPULATE : 0),
+             fd, static_cast<off_t>(aligned_offset));
   if (mapping == MAP_FAILED) return std::nullopt;
   std::shared_ptr<const void> owner(mapping, [mapped_length](const void* address) {
     ::munmap(const_cast<void*>(address), mapped_length);
   });
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(mapping) + lead, length);
+  if (options.kept) return SharedBytes::of_kept_mapping(std::move(owner), bytes);
   return SharedBytes(std::move(owner), bytes);
 }
 
@@ -219,7 +230,9 @@ class TreeWalk {
 }  // namespace
 
 LocalStorage::LocalStorage(std::filesystem::path root, std::uint64_t map_threshold)
-    : root_(std::move(root)), map_threshold_(map_threshold) {}
+    : root_(std::move(root)),
+      map_threshold_(map_threshold),
+      mapped_files_(map_threshold == kNeverMap ? nullptr : std::make_unique<MappedFiles>()) {}
 
 std::string LocalStorage::describe() const {
   return root_.string();
@@ -281,12 +294,48 @@ SharedBytes LocalStorage::read(std::string_view path) const {
 SharedBytes LocalStorage::read_range(std::string_view path, std::uint64_t offset,
                                      std::uint64_t length) const {
   check_relative_path(path, root_.string());
+  if (mapped_files_ && length > 0) {
+    // Bytes of a kept mapping were in the file when it was mapped; appends since do not move
+    // them. A range past the mapped end (the file grew, or a corrupt length) reads the file.
+    if (offset < std::numeric_limits<std::uint64_t>::max() - length) {
+      if (auto mapping = mapped_files_->find(path, offset + length)) {
+        return mapping->slice(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+      }
+    }
+  }
   const std::string full_path = full_path_of(root_, path);
   const FileDescriptor file(open_file(full_path));
   const std::uint64_t size = regular_file_size(file.get(), full_path);
   // Clamp to the file, so a corrupt length in an index file cannot ask for exabytes.
   const std::uint64_t available = size > offset ? size - offset : 0;
-  return read_bytes(file.get(), offset, std::min(length, available), full_path);
+  length = std::min(length, available);
+  if (length > 0 && mapped_files_ && mapped_files_->note_unmapped_read(path)) {
+    // The second piece of one file lately (rules reading the values of a step, record by
+    // record, from a trial no pipeline maps): map it whole and keep it for the next pieces.
+    // Not populated: a rule over losses reads a few bytes of each file, and only the pages read
+    // should count in the process's memory.
+    if (auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size), {.kept = true})) {
+      mapped_files_->keep(path, *mapping);
+      return mapping->slice(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+    }
+  }
+  return read_bytes(file.get(), offset, length, full_path);
+}
+
+std::optional<SharedBytes> LocalStorage::map_whole(std::string_view path) const {
+  if (!mapped_files_) return std::nullopt;
+  check_relative_path(path, root_.string());
+  const std::string full_path = full_path_of(root_, path);
+  const FileDescriptor file(open_file(full_path));
+  const std::uint64_t size = regular_file_size(file.get(), full_path);
+  if (size == 0) return SharedBytes();
+  // The caller reads most of the file (Storage::map_whole), so its pages are mapped at once;
+  // not a very large file's, which would all count in the process's memory.
+  constexpr std::uint64_t kPopulateLimit = std::uint64_t{64} << 20;
+  auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size),
+                           {.kept = true, .populate = size <= kPopulateLimit});
+  if (mapping) mapped_files_->keep(path, *mapping);
+  return mapping;
 }
 
 SharedBytes LocalStorage::read_bytes(int fd, std::uint64_t offset, std::uint64_t length,

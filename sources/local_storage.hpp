@@ -3,14 +3,21 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <string>
 
+#include "pipeline/mapped_files.hpp"
 #include "pipeline/storage.hpp"
 
 namespace rulestream {
 
 // A trial in a local folder. Reads use a fresh descriptor each, so any number of threads may
 // read at once; listing walks the folder (files named *.tmp are being written: skipped).
+// Whole-file mappings are kept for the most recently mapped files (MappedFiles): those made by
+// map_whole, and those of files read by range twice lately; a read_range of a kept file is a
+// slice of its mapping. A kept mapping shows the file it mapped: one replaced under the same
+// name (smdebug never does: it renames new files into place once) is seen only once its mapping
+// has left or a range runs past its end.
 class LocalStorage final : public Storage {
  public:
   // Reads of at least this many bytes map the file instead of copying it with pread: from about
@@ -34,6 +41,8 @@ class LocalStorage final : public Storage {
   SharedBytes read(std::string_view path) const override;
   SharedBytes read_range(std::string_view path, std::uint64_t offset,
                          std::uint64_t length) const override;
+  // Whatever the threshold, unless it is kNeverMap (then nullopt). An empty file is empty bytes.
+  std::optional<SharedBytes> map_whole(std::string_view path) const override;
 
   const std::filesystem::path& root() const { return root_; }
 
@@ -43,6 +52,8 @@ class LocalStorage final : public Storage {
 
   std::filesystem::path root_;
   std::uint64_t map_threshold_;
+  // Null when mapping is off. A pointer: MappedFiles holds a mutex, storage is const to readers.
+  std::unique_ptr<MappedFiles> mapped_files_;
 };
 
 }  // namespace rulestream

@@ -57,6 +57,25 @@ TEST(RecordCacheTest, ASmallCachedValueDoesNotKeepItsFileBufferAlive) {
   EXPECT_EQ(cache.value_bytes(), 4u);
 }
 
+// Storage keeps the mapping (local event files): decoding the value again is a slice of it, so
+// the cache holds neither a copy nor the mapping.
+TEST(RecordCacheTest, AValueInAKeptFileMappingIsNotHeld) {
+  RecordCache cache(64 << 20);
+  auto owner = std::make_shared<std::vector<std::byte>>(1 << 20);
+  const SharedBytes mapping =
+      SharedBytes::of_kept_mapping(owner, std::span<const std::byte>(*owner));
+  EXPECT_TRUE(mapping.slice(64, 4096).in_kept_mapping());
+  cache.put_value({0, 64}, floats_in(mapping.slice(64, 4096), 1024));
+  EXPECT_FALSE(cache.value({0, 64}).has_value());
+  EXPECT_EQ(cache.value_bytes(), 0u);
+  EXPECT_EQ(owner.use_count(), 2);  // here and in `mapping`: none in the cache
+  // The same bytes from a buffer that storage does not keep are held.
+  const SharedBytes buffer(owner, std::span<const std::byte>(*owner));
+  EXPECT_FALSE(buffer.in_kept_mapping());
+  cache.put_value({0, 64}, floats_in(buffer.slice(64, 4096), 1024));
+  EXPECT_TRUE(cache.value({0, 64}).has_value());
+}
+
 TEST(RecordCacheTest, ALargeValueThatIsASmallPartOfItsFileIsCopiedToo) {
   RecordCache cache(64 << 20);
   std::weak_ptr<const void> file_buffer;

@@ -47,6 +47,32 @@ TEST(ValueClosenessTest, IdenticalBytesAreCloseWithNoDifference) {
   EXPECT_EQ(without.differing, 1);
 }
 
+// close_within is compare_values's verdict and largest difference, whichever block differs.
+TEST(ValueClosenessTest, CloseWithinAgreesWithCompareValues) {
+  const Tolerance tolerance;
+  std::vector<float> base(1000);
+  for (std::size_t i = 0; i < base.size(); ++i) base[i] = static_cast<float>(i) * 0.5f - 100.0f;
+  std::vector<float> nudged = base;
+  for (std::size_t i = 0; i < nudged.size(); i += 7) nudged[i] *= 1.000001f;
+  const auto close = close_within(f32(nudged), f32(base), tolerance);
+  ASSERT_TRUE(close.has_value());
+  EXPECT_EQ(*close, compare_values(f32(nudged), f32(base), tolerance).max_abs_difference);
+  EXPECT_GT(*close, 0.0);
+  // One element out of tolerance, in the first block, in a middle one, in the last element.
+  for (const std::size_t at : {std::size_t{0}, std::size_t{300}, base.size() - 1}) {
+    std::vector<float> moved = nudged;
+    moved[at] += 1.0f;
+    EXPECT_FALSE(compare_values(f32(moved), f32(base), tolerance).close());
+    EXPECT_FALSE(close_within(f32(moved), f32(base), tolerance).has_value()) << at;
+  }
+  EXPECT_FALSE(close_within(f32({1.0f}), f32({1.0f, 1.0f}), tolerance).has_value());
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(close_within(f32({nan}), f32({nan}), tolerance).has_value());
+  EXPECT_EQ(close_within(f32({nan, 2.0f}), f32({nan, 2.5f}), {.atol = 1.0, .equal_nan = true})
+                .value_or(-1.0),
+            0.5);
+}
+
 TEST(ValueClosenessTest, PrefilterRejectsValuesWhoseSumsMoved) {
   const Tolerance tolerance;
   const auto a = compute_reductions(f32({0.5f, -0.25f, 0.125f}));

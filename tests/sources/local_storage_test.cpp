@@ -341,6 +341,65 @@ TEST(LocalStorageMappingTest, MappedBytesFollowInPlaceRewritesCopiedOnesDoNot) {
   EXPECT_EQ(text_of(mapped).substr(98, 8), "aaZZZZaa");
 }
 
+// map_whole keeps the file mapped: ranges of it are then slices of that mapping (whatever their
+// size), until the file grows past it; with mapping off there is no mapping to keep.
+TEST(LocalStorageMappingTest, RangesOfAKeptMappingAreSlicesOfIt) {
+  testing::TempDir dir;
+  std::string content(10'000, 'a');
+  for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>('a' + i % 26);
+  testing::write_text_file(dir.path() / "events/e.tfevents", content);
+  const LocalStorage storage(dir.path());  // the default threshold: 4 MiB
+
+  const auto whole = storage.map_whole("events/e.tfevents");
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_TRUE(whole->in_kept_mapping());
+  EXPECT_EQ(text_of(*whole), content);
+  const SharedBytes range = storage.read_range("events/e.tfevents", 100, 10);
+  EXPECT_TRUE(range.in_kept_mapping());
+  EXPECT_EQ(range.data(), whole->data() + 100);
+  EXPECT_EQ(text_of(range), content.substr(100, 10));
+  // Past the mapped end: read from the file as it is now.
+  {
+    std::ofstream file(dir.path() / "events/e.tfevents", std::ios::app | std::ios::binary);
+    file << "0123456789";
+  }
+  EXPECT_EQ(text_of(storage.read_range("events/e.tfevents", 9'995, 10)),
+            content.substr(9'995) + "01234");
+  EXPECT_TRUE(storage.read_range("events/e.tfevents", 10'020, 4).empty());
+
+  testing::write_text_file(dir.path() / "events/empty.tfevents", "");
+  EXPECT_TRUE(storage.map_whole("events/empty.tfevents").value().empty());
+  EXPECT_THAT(storage_error([&] { storage.map_whole("events/nope.tfevents"); }),
+              HasSubstr("events/nope.tfevents"));
+  EXPECT_FALSE(
+      LocalStorage(dir.path(), LocalStorage::kNeverMap).map_whole("events/e.tfevents").has_value());
+}
+
+// A file read by range a second time lately is mapped whole and kept (rules reading a step's
+// values record by record from a trial no pipeline maps); one read of a file stays a copy.
+TEST(LocalStorageMappingTest, AFileReadByRangeTwiceIsMappedAndKept) {
+  testing::TempDir dir;
+  const std::string content = "0123456789abcdefghij";
+  testing::write_text_file(dir.path() / "events/e.tfevents", content);
+  testing::write_text_file(dir.path() / "events/f.tfevents", content);
+  const LocalStorage storage(dir.path());
+  const SharedBytes first = storage.read_range("events/e.tfevents", 2, 3);
+  EXPECT_FALSE(first.in_kept_mapping());
+  EXPECT_FALSE(storage.read_range("events/f.tfevents", 2, 3).in_kept_mapping());
+  const SharedBytes second = storage.read_range("events/e.tfevents", 10, 4);
+  EXPECT_TRUE(second.in_kept_mapping());
+  EXPECT_EQ(text_of(second), "abcd");
+  const SharedBytes third = storage.read_range("events/e.tfevents", 0, 2);
+  EXPECT_TRUE(third.in_kept_mapping());
+  EXPECT_EQ(third.data() + 10, second.data()) << "one mapping serves both";
+  EXPECT_EQ(text_of(first), "234");
+  // Mapping off: copies, however often.
+  const LocalStorage copying(dir.path(), LocalStorage::kNeverMap);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(copying.read_range("events/e.tfevents", 2, 3).in_kept_mapping());
+  }
+}
+
 TEST(LocalStorageSamplesTest, ListsAndReadsASampleTrial) {
   const auto samples = testing::samples_dir();
   if (!samples) GTEST_SKIP() << "smdebug-samples not found (set RULESTREAM_SAMPLES)";
