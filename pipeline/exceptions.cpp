@@ -60,6 +60,6 @@ CollectionUnavailable::CollectionUnavailable(std::string collection)
     : RulestreamError("the training job declared no collection named '" + collection + "'") {}
 
 FormatError::FormatError(std::string where, std::string what)
-    : RulestreamError(where + ": " + what), where_(std::move(where)) {}
+    : RulestreamError(where + ": " + what), where_(std::move(where)), detail_(std::move(what)) {}
 
 }  // namespace rulestream

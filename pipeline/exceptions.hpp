@@ -122,9 +122,12 @@ class FormatError : public RulestreamError {
  public:
   FormatError(std::string where, std::string what);
   const std::string& where() const { return where_; }
+  // What is wrong, without the where.
+  const std::string& detail() const { return detail_; }
 
  private:
   std::string where_;
+  std::string detail_;
 };
 
 // A path that cannot be read: missing, not a trial, permission denied.
