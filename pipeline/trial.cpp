@@ -122,13 +122,15 @@ std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const
     collection = &it->second;
   }
 
-  // Candidates come sorted and unique: the store's tensors are ordered by name.
-  std::vector<std::string> candidates;
+  // Candidates come sorted and unique: the store's tensors are ordered by name. They point at
+  // the store's own keys (its map nodes never move or go), so only the names that pass the
+  // filters are copied.
+  std::vector<const std::string*> candidates;
   {
     auto lock = store_->read_lock();
     const auto take_where = [&](const auto& visible) {
       for (const auto& [name, history] : store_->tensors()) {
-        if (history.generation <= g && visible(history)) candidates.push_back(name);
+        if (history.generation <= g && visible(history)) candidates.push_back(&name);
       }
     };
     if (!query.step) {
@@ -165,7 +167,12 @@ std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const
       }
     }
   }
-  if (query.regex.empty() && collection == nullptr) return candidates;
+  std::vector<std::string> result;
+  if (query.regex.empty() && collection == nullptr) {
+    result.reserve(candidates.size());
+    for (const std::string* name : candidates) result.push_back(*name);
+    return result;
+  }
 
   // A name passes when it matches a regex or belongs to the collection (by name or by the
   // collection's include_regex), as smdebug's union of the two filters. Verdicts are cached
@@ -193,10 +200,9 @@ std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const
            (collection != nullptr && (collection->tensor_names.contains(name) ||
                                       any_regex_matches(*collection_regexes, name)));
   };
-  std::vector<std::string> result;
   auto lock = verdicts.lock();
-  for (auto& name : candidates) {
-    if (verdicts.passes(name, decide)) result.push_back(std::move(name));
+  for (const std::string* name : candidates) {
+    if (verdicts.passes(*name, decide)) result.push_back(*name);
   }
   return result;
 }
