@@ -574,7 +574,8 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
       const SharedBytes& bytes = part->bytes;
       const auto offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
       // The file is the context while decoding; the offset and tensor join the message only
-      // when something is wrong (a string built per record was 4% of a small-tensor replay).
+      // when something is wrong (a string built per record was 4% of a small-tensor replay's
+      // instructions).
       for (auto& decoded : decode_event(bytes.slice(offset, frame.payload.size()), where)) {
         if (decoded.name != location.tensor_name) continue;
         // Each i writes its own entry: no lock. They reach the store with the landing.
