@@ -14,18 +14,28 @@ std::string trial_name_for(const std::string& path) {
   return name.empty() ? normal.parent_path().filename().string() : name;
 }
 
-std::vector<StopAction> stop_actions_for(const RuleConfig& config, const Rule& rule,
-                                         const std::vector<StopAction>& defaults) {
-  if (!config.stop_actions.empty()) return config.stop_actions;
-  if (!rule.stops_training_on_fire()) return {};
-  if (defaults.empty()) {
-    throw RuleConfigError(
-        "rule configuration " + config.configuration_name + " (" + std::string(rule.name()) +
-        "): parameter stop_training_on_fire is True, but no stop action is configured: give the "
-        "rule \"Actions\": [{\"type\": \"stop\", \"pid\": PID}] (or \"command\": CMD) in "
-        "the rules file, or --stop-pid PID / --stop-command CMD");
+ConfiguredRule configure_rule(const RuleConfig& config, const RuleContext& context,
+                              const std::vector<StopAction>& default_stops,
+                              const RuleRegistry& registry) {
+  ConfiguredRule configured{config, registry.create(config.rule, context, config.parameters), {}};
+  const Rule& rule = *configured.rule;
+  if (configured.config.configuration_name.empty()) {
+    configured.config.configuration_name = std::string(rule.name());
   }
-  return defaults;
+  if (!config.stop_actions.empty()) {
+    configured.stop_actions = config.stop_actions;
+  } else if (rule.stops_training_on_fire()) {
+    if (default_stops.empty()) {
+      throw RuleConfigError(
+          "rule configuration " + configured.config.configuration_name + " (" +
+          std::string(rule.name()) +
+          "): parameter stop_training_on_fire is True, but no stop action is configured: give "
+          "the rule \"Actions\": [{\"type\": \"stop\", \"pid\": PID}] (or \"command\": CMD) in "
+          "the rules file, or --stop-pid PID / --stop-command CMD");
+    }
+    configured.stop_actions = default_stops;
+  }
+  return configured;
 }
 
 void check_configuration(const PipelineConfig& config, const std::vector<SinkLabel>& sinks,
@@ -44,13 +54,9 @@ void check_configuration(const PipelineConfig& config, const std::vector<SinkLab
   }
   const RuleContext context{trials.front(), {trials.begin() + 1, trials.end()}};
   std::vector<RuleConfig> rules;
-  for (RuleConfig rule_config : config.rules) {
-    const auto rule = registry.create(rule_config.rule, context, rule_config.parameters);
-    if (rule_config.configuration_name.empty()) {
-      rule_config.configuration_name = std::string(rule->name());
-    }
-    stop_actions_for(rule_config, *rule, config.default_stop_actions);
-    rules.push_back(std::move(rule_config));
+  for (const RuleConfig& rule_config : config.rules) {
+    rules.push_back(
+        configure_rule(rule_config, context, config.default_stop_actions, registry).config);
   }
   SinkRouting(rules, sinks);
 }

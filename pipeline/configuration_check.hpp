@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,19 @@ namespace rulestream {
 // both "run-2".
 std::string trial_name_for(const std::string& path);
 
-// What a rule runs the first time it fires: its own stop actions, or `defaults` when it asks to
-// stop training (stop_training_on_fire) and configures none. RuleConfigError when it asks and
-// there is nothing to run.
-std::vector<StopAction> stop_actions_for(const RuleConfig& config, const Rule& rule,
-                                         const std::vector<StopAction>& defaults);
+// A configured rule, built: its configuration (the configuration name defaulted to the rule's
+// name), the rule, and what it runs the first time it fires (its own stop actions, or
+// `default_stops` when it asks to stop training and configures none).
+struct ConfiguredRule {
+  RuleConfig config;
+  std::unique_ptr<Rule> rule;
+  std::vector<StopAction> stop_actions;
+};
+// Throws RuleConfigError for an unknown rule, a bad parameter, or a rule asking to stop
+// training (stop_training_on_fire) with no stop action to run.
+ConfiguredRule configure_rule(const RuleConfig& config, const RuleContext& context,
+                              const std::vector<StopAction>& default_stops,
+                              const RuleRegistry& registry);
 
 // Checks a configuration without reading anything: every rule is built (unknown rules, unknown
 // parameters and bad values fail here, naming the rule, the parameter and the value), stop

@@ -262,17 +262,15 @@ class RulePipeline::Impl {
       other.value_cache_bytes = options.value_cache_bytes;
       others_.push_back(Trial::open(open_storage(config_.paths[i], config_.storage), other));
     }
+    const RuleContext context{*base_, others_};
     for (const auto& rule_config : config_.rules) {
+      ConfiguredRule configured =
+          configure_rule(rule_config, context, config_.default_stop_actions, registry);
       auto slot = std::make_unique<RuleSlot>();
       slot->index = slots_.size();
-      slot->config = rule_config;
-      slot->rule =
-          registry.create(rule_config.rule, RuleContext{*base_, others_}, rule_config.parameters);
-      if (slot->config.configuration_name.empty()) {
-        slot->config.configuration_name = std::string(slot->rule->name());
-      }
-      slot->stop_actions =
-          stop_actions_for(slot->config, *slot->rule, config_.default_stop_actions);
+      slot->config = std::move(configured.config);
+      slot->rule = std::move(configured.rule);
+      slot->stop_actions = std::move(configured.stop_actions);
       slots_.push_back(std::move(slot));
     }
     routing_ = std::make_unique<SinkRouting>(configured_rules(), sink_labels());
