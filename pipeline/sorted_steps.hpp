@@ -32,20 +32,19 @@ class SortedSteps {
       entries_.emplace_back(step, T{});
       return {&entries_.back().second, true};
     }
-    auto it =
-        std::lower_bound(entries_.begin(), entries_.end(), step,
-                         [](const Entry& entry, std::int64_t key) { return entry.first < key; });
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), step, before);
     if (it != entries_.end() && it->first == step) return {&it->second, false};
     it = entries_.emplace(it, step, T{});
     return {&it->second, true};
   }
 
  private:
+  static bool before(const Entry& entry, std::int64_t step) { return entry.first < step; }
+
   const_iterator lower_bound(std::int64_t step) const {
     // The newest step is the one most asked for (rules evaluate the step that just landed).
     if (!entries_.empty() && entries_.back().first == step) return entries_.end() - 1;
-    return std::lower_bound(entries_.begin(), entries_.end(), step,
-                            [](const Entry& entry, std::int64_t key) { return entry.first < key; });
+    return std::lower_bound(entries_.begin(), entries_.end(), step, before);
   }
 
   std::vector<Entry> entries_;
