@@ -574,16 +574,14 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
       // The file is the context while decoding; the offset and tensor join the message only
       // when something is wrong (a string built per record was 4% of a small-tensor replay's
       // instructions).
-      for (auto& decoded : decode_event(bytes.slice(offset, frame.payload.size()), where)) {
-        if (decoded.name != location.tensor_name) continue;
-        // Each i writes its own entry: no lock. They reach the store with the landing.
-        landing.reductions[static_cast<std::size_t>(&location - index.tensors.data())] =
-            std::make_shared<const ReductionSet>(compute_reductions(decoded.value));
-        if (wanted[i].keep_value) {
-          store_->cache().put_value({file_id, location.start}, decoded.value);
-        }
-        progress_.tensors_decoded++;
-      }
+      const auto value =
+          decode_tensor(bytes.slice(offset, frame.payload.size()), location.tensor_name, where);
+      if (!value) return;  // the rule that asks for it will get the error
+      // Each i writes its own entry: no lock. They reach the store with the landing.
+      landing.reductions[static_cast<std::size_t>(&location - index.tensors.data())] =
+          std::make_shared<const ReductionSet>(compute_reductions(*value));
+      if (wanted[i].keep_value) store_->cache().put_value({file_id, location.start}, *value);
+      progress_.tensors_decoded++;
     } catch (const FormatError& error) {
       report_problem(where, at() + ": " + error.detail());
     } catch (const RulestreamError& error) {

@@ -356,11 +356,9 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
   const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
   const SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
   const std::string& tag = ref.record_name.empty() ? tensor : ref.record_name;
-  for (auto& decoded : decode_event(payload, where)) {
-    if (decoded.name == tag) {
-      cache_.put_value(ref.key(), decoded.value);
-      return std::move(decoded.value);
-    }
+  if (auto value = decode_tensor(payload, tag, where)) {
+    cache_.put_value(ref.key(), *value);
+    return std::move(*value);
   }
   throw FormatError(where, "the record holds no tensor named '" + tag + "'");
 }

@@ -2,9 +2,9 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/wire_format_lite.h>
 
 #include <bit>
+#include <boost/container/small_vector.hpp>
 #include <charconv>
 #include <climits>
 #include <cstring>
@@ -12,10 +12,12 @@
 #include <span>
 #include <stdexcept>
 #include <string_view>
+#include <type_traits>
 
 #include "pipeline/exceptions.hpp"
 #include "stages/proto/event.pb.h"
 #include "stages/tf_dtype.hpp"
+#include "stages/wire_cursor.hpp"
 
 namespace rulestream {
 namespace {
@@ -24,9 +26,7 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "event_codec assumes a little-endian host (tensor_content is little-endian)");
 
-using google::protobuf::io::CodedInputStream;
-using WireFormatLite = google::protobuf::internal::WireFormatLite;
-using WireType = WireFormatLite::WireType;
+using wire::WireType;
 
 // Typed values are materialised into a new buffer; a single value broadcast to a huge shape
 // must not allocate without bound. 2 GiB is also protobuf's own limit on a message.
@@ -78,50 +78,69 @@ struct ErrorContext {
 
 std::string_view wire_type_name(WireType type) {
   switch (type) {
-    case WireFormatLite::WIRETYPE_VARINT:
+    case WireType::Varint:
       return "varint";
-    case WireFormatLite::WIRETYPE_FIXED64:
+    case WireType::Fixed64:
       return "fixed64";
-    case WireFormatLite::WIRETYPE_LENGTH_DELIMITED:
+    case WireType::LengthDelimited:
       return "length-delimited";
-    case WireFormatLite::WIRETYPE_START_GROUP:
+    case WireType::StartGroup:
       return "start-group";
-    case WireFormatLite::WIRETYPE_END_GROUP:
+    case WireType::EndGroup:
       return "end-group";
-    case WireFormatLite::WIRETYPE_FIXED32:
+    case WireType::Fixed32:
       return "fixed32";
   }
   return "unknown";
 }
 
-// Walks the fields of one message with protobuf's own wire reader. Nested messages are handed
-// out as sub-spans of the payload, so their bytes stay where they are (tensor_content is never
-// copied) and each message is parsed by its own reader once its context (the tag) is known.
+// A scalar of a repeated numeric field as protobuf encodes it: floats and doubles fixed-width,
+// the integer types and bool as varints (int32 and uint32 keep the low 32 bits of theirs, as
+// protobuf's parser does).
+template <typename T>
+bool read_scalar_value(wire::Cursor& cursor, T& value) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return cursor.read_fixed(value);
+  } else {
+    std::uint64_t raw = 0;
+    if (!cursor.read_varint(raw)) return false;
+    if constexpr (std::is_same_v<T, bool>) {
+      value = raw != 0;
+    } else {
+      value = static_cast<T>(raw);
+    }
+    return true;
+  }
+}
+
+template <typename T>
+constexpr WireType element_wire_type() {
+  if constexpr (std::is_same_v<T, float>) return WireType::Fixed32;
+  if constexpr (std::is_same_v<T, double>) return WireType::Fixed64;
+  return WireType::Varint;
+}
+
+// Walks the fields of one message. Nested messages are handed out as sub-spans of the payload,
+// so their bytes stay where they are (tensor_content is never copied) and each message is
+// parsed by its own reader once its context (the tag) is known.
 class MessageReader {
  public:
   MessageReader(std::span<const std::byte> bytes, const ErrorContext& context,
                 std::string_view message)
-      : bytes_(bytes),
-        context_(context),
-        message_(message),
-        input_(reinterpret_cast<const std::uint8_t*>(bytes.data()),
-               static_cast<int>(bytes.size())) {}
+      : bytes_(bytes), context_(context), message_(message), cursor_(bytes) {}
 
   // Advances to the next field; false at the end of the message.
   bool next() {
     field_offset_ = absolute_offset();
-    tag_ = input_.ReadTag();
-    if (tag_ != 0) {
-      field_number_ = WireFormatLite::GetTagFieldNumber(tag_);
-      if (field_number_ == 0) fail_here("field number 0");
-      return true;
-    }
-    if (!input_.ConsumedEntireMessage()) fail_here("malformed field tag");
-    return false;
+    if (cursor_.at_end()) return false;
+    if (!cursor_.read_tag(tag_) || tag_ == 0) fail_here("malformed field tag");
+    field_number_ = static_cast<int>(tag_ >> 3);
+    if (field_number_ == 0) fail_here("field number 0");
+    return true;
   }
 
   int field_number() const { return field_number_; }
-  WireType wire_type() const { return WireFormatLite::GetTagWireType(tag_); }
+  WireType wire_type() const { return static_cast<WireType>(tag_ & 7); }
 
   void expect(WireType type) const {
     if (wire_type() != type) {
@@ -131,45 +150,45 @@ class MessageReader {
   }
 
   std::span<const std::byte> read_bytes() {
-    expect(WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
-    std::uint32_t length = 0;
-    if (!input_.ReadVarint32(&length)) fail_field("truncated length varint");
-    const auto position = static_cast<std::size_t>(input_.CurrentPosition());
-    const std::size_t left = bytes_.size() - position;
-    if (length > left) {
-      fail_field("length " + std::to_string(length) + " runs past the end of " +
-                 std::string(message_) + " (" + std::to_string(left) + " bytes left)");
+    expect(WireType::LengthDelimited);
+    std::span<const std::byte> bytes;
+    std::uint64_t length = 0;
+    switch (cursor_.read_length_delimited(bytes, length)) {
+      case wire::Cursor::BytesStatus::Ok:
+        return bytes;
+      case wire::Cursor::BytesStatus::TruncatedLength:
+        fail_field("truncated length varint");
+      case wire::Cursor::BytesStatus::PastEnd:
+        break;
     }
-    input_.Skip(static_cast<int>(length));
-    return bytes_.subspan(position, length);
+    fail_field("length " + std::to_string(length) + " runs past the end of " +
+               std::string(message_) + " (" + std::to_string(cursor_.left()) + " bytes left)");
   }
 
   std::uint64_t read_varint() {
-    expect(WireFormatLite::WIRETYPE_VARINT);
+    expect(WireType::Varint);
     std::uint64_t value = 0;
-    if (!input_.ReadVarint64(&value)) fail_field("truncated varint");
+    if (!cursor_.read_varint(value)) fail_field("truncated varint");
     return value;
   }
 
   double read_double() {
-    expect(WireFormatLite::WIRETYPE_FIXED64);
+    expect(WireType::Fixed64);
     double value = 0;
-    if (!WireFormatLite::ReadPrimitive<double, WireFormatLite::TYPE_DOUBLE>(&input_, &value)) {
-      fail_field("truncated double");
-    }
+    if (!cursor_.read_fixed(value)) fail_field("truncated double");
     return value;
   }
 
   // One element of a repeated scalar field written unpacked (one tag per element).
-  template <typename T, WireFormatLite::FieldType kType>
+  template <typename T>
   T read_scalar() {
     T value{};
-    if (!WireFormatLite::ReadPrimitive<T, kType>(&input_, &value)) fail_field("truncated value");
+    if (!read_scalar_value(cursor_, value)) fail_field("truncated value");
     return value;
   }
 
   void skip() {
-    if (!WireFormatLite::SkipField(&input_, tag_)) fail_field("malformed unknown field");
+    if (!cursor_.skip(tag_)) fail_field("malformed unknown field");
   }
 
   [[noreturn]] void fail_field(const std::string& what) const {
@@ -179,8 +198,7 @@ class MessageReader {
 
  private:
   std::size_t absolute_offset() const {
-    return static_cast<std::size_t>(bytes_.data() - context_.payload_begin) +
-           static_cast<std::size_t>(input_.CurrentPosition());
+    return static_cast<std::size_t>(bytes_.data() - context_.payload_begin) + cursor_.position();
   }
 
   [[noreturn]] void fail_here(const std::string& what) const {
@@ -191,7 +209,7 @@ class MessageReader {
   std::span<const std::byte> bytes_;
   const ErrorContext& context_;
   std::string_view message_;
-  CodedInputStream input_;
+  wire::Cursor cursor_;
   std::uint32_t tag_ = 0;
   int field_number_ = 0;
   std::size_t field_offset_ = 0;
@@ -199,16 +217,16 @@ class MessageReader {
 
 // Appends a repeated scalar field to `out`, packed (one length-delimited run) or unpacked (one
 // tag per element): proto3 writers pack, proto2-era writers may not, and parsers must take both.
-template <typename T, WireFormatLite::FieldType kType, WireType kElementWireType>
+template <typename T>
 void read_repeated(MessageReader& reader, std::vector<T>& out) {
-  if (reader.wire_type() != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+  constexpr WireType kElementWireType = element_wire_type<T>();
+  if (reader.wire_type() != WireType::LengthDelimited) {
     reader.expect(kElementWireType);
-    out.push_back(reader.template read_scalar<T, kType>());
+    out.push_back(reader.template read_scalar<T>());
     return;
   }
   const auto packed = reader.read_bytes();
-  if constexpr (kElementWireType == WireFormatLite::WIRETYPE_FIXED32 ||
-                kElementWireType == WireFormatLite::WIRETYPE_FIXED64) {
+  if constexpr (kElementWireType != WireType::Varint) {
     if (packed.size() % sizeof(T) != 0) {
       reader.fail_field("packed run of " + std::to_string(packed.size()) +
                         " bytes is not a whole number of " + std::to_string(sizeof(T)) +
@@ -218,13 +236,10 @@ void read_repeated(MessageReader& reader, std::vector<T>& out) {
   } else {
     out.reserve(out.size() + packed.size());  // at most one value per byte
   }
-  CodedInputStream input(reinterpret_cast<const std::uint8_t*>(packed.data()),
-                         static_cast<int>(packed.size()));
-  while (static_cast<std::size_t>(input.CurrentPosition()) < packed.size()) {
+  wire::Cursor input(packed);
+  while (!input.at_end()) {
     T value{};
-    if (!WireFormatLite::ReadPrimitive<T, kType>(&input, &value)) {
-      reader.fail_field("truncated value in packed run");
-    }
+    if (!read_scalar_value(input, value)) reader.fail_field("truncated value in packed run");
     out.push_back(value);
   }
 }
@@ -285,10 +300,6 @@ void parse_shape(std::span<const std::byte> bytes, const ErrorContext& context, 
 }
 
 TensorParts parse_tensor(std::span<const std::byte> bytes, const ErrorContext& context) {
-  using FT = WireFormatLite;
-  constexpr auto kVarint = WireFormatLite::WIRETYPE_VARINT;
-  constexpr auto kFixed32 = WireFormatLite::WIRETYPE_FIXED32;
-  constexpr auto kFixed64 = WireFormatLite::WIRETYPE_FIXED64;
   TensorParts parts;
   MessageReader reader(bytes, context, "TensorProto");
   while (reader.next()) {
@@ -298,6 +309,7 @@ TensorParts parse_tensor(std::span<const std::byte> bytes, const ErrorContext& c
         break;
       case field::kTensorShape:
         parts.shape.clear();
+        parts.shape.reserve(4);  // one allocation for the ranks tensors have
         parse_shape(reader.read_bytes(), context, parts.shape);
         break;
       case field::kTensorContent:
@@ -305,13 +317,13 @@ TensorParts parse_tensor(std::span<const std::byte> bytes, const ErrorContext& c
         parts.has_content = true;
         break;
       case field::kFloatVal:
-        read_repeated<float, FT::TYPE_FLOAT, kFixed32>(reader, parts.float_val);
+        read_repeated<float>(reader, parts.float_val);
         break;
       case field::kDoubleVal:
-        read_repeated<double, FT::TYPE_DOUBLE, kFixed64>(reader, parts.double_val);
+        read_repeated<double>(reader, parts.double_val);
         break;
       case field::kIntVal:
-        read_repeated<std::int32_t, FT::TYPE_INT32, kVarint>(reader, parts.int_val);
+        read_repeated<std::int32_t>(reader, parts.int_val);
         break;
       case field::kStringVal: {
         const auto value = reader.read_bytes();
@@ -319,25 +331,25 @@ TensorParts parse_tensor(std::span<const std::byte> bytes, const ErrorContext& c
         break;
       }
       case field::kScomplexVal:
-        read_repeated<float, FT::TYPE_FLOAT, kFixed32>(reader, parts.scomplex_val);
+        read_repeated<float>(reader, parts.scomplex_val);
         break;
       case field::kInt64Val:
-        read_repeated<std::int64_t, FT::TYPE_INT64, kVarint>(reader, parts.int64_val);
+        read_repeated<std::int64_t>(reader, parts.int64_val);
         break;
       case field::kBoolVal:
-        read_repeated<bool, FT::TYPE_BOOL, kVarint>(reader, parts.bool_val);
+        read_repeated<bool>(reader, parts.bool_val);
         break;
       case field::kDcomplexVal:
-        read_repeated<double, FT::TYPE_DOUBLE, kFixed64>(reader, parts.dcomplex_val);
+        read_repeated<double>(reader, parts.dcomplex_val);
         break;
       case field::kHalfVal:
-        read_repeated<std::int32_t, FT::TYPE_INT32, kVarint>(reader, parts.half_val);
+        read_repeated<std::int32_t>(reader, parts.half_val);
         break;
       case field::kUint32Val:
-        read_repeated<std::uint32_t, FT::TYPE_UINT32, kVarint>(reader, parts.uint32_val);
+        read_repeated<std::uint32_t>(reader, parts.uint32_val);
         break;
       case field::kUint64Val:
-        read_repeated<std::uint64_t, FT::TYPE_UINT64, kVarint>(reader, parts.uint64_val);
+        read_repeated<std::uint64_t>(reader, parts.uint64_val);
         break;
       default:
         reader.skip();
@@ -553,74 +565,65 @@ void parse_metadata(std::span<const std::byte> bytes, const ErrorContext& contex
   }
 }
 
-struct EventHeader {
-  std::int64_t step = 0;
-  double wall_time = 0.0;
+using Spans = boost::container::small_vector<std::span<const std::byte>, 2>;
+
+// The fields of one Summary.Value, not yet decoded. Fields may come in any order; the tensor is
+// decoded once the tag is known, so that its errors can name it.
+struct ValueFields {
+  std::string_view tag;
+  std::optional<std::span<const std::byte>> tensor;
+  Spans metadata;
 };
 
-void parse_value(std::span<const std::byte> bytes, const SharedBytes& payload,
-                 const EventHeader& header, const std::string& where,
-                 std::vector<DecodedTensor>& out) {
-  ErrorContext context{where, payload.data(), {}};
+ValueFields read_value_fields(std::span<const std::byte> bytes, const ErrorContext& context) {
   MessageReader reader(bytes, context, "Summary.Value");
-  std::span<const std::byte> tag;
-  std::optional<std::span<const std::byte>> tensor;
-  std::vector<std::span<const std::byte>> metadata;
-  // Fields may come in any order; the tensor is decoded once the tag is known, so that its
-  // errors can name it.
+  ValueFields fields;
   while (reader.next()) {
     switch (reader.field_number()) {
-      case field::kValueTag:
-        tag = reader.read_bytes();
+      case field::kValueTag: {
+        const auto tag = reader.read_bytes();
+        fields.tag = std::string_view(reinterpret_cast<const char*>(tag.data()), tag.size());
         break;
+      }
       case field::kValueTensor:
-        tensor = reader.read_bytes();
+        fields.tensor = reader.read_bytes();
         break;
       case field::kValueMetadata:
-        metadata.push_back(reader.read_bytes());
+        fields.metadata.push_back(reader.read_bytes());
         break;
       default:
         reader.skip();
     }
   }
-  if (!tensor) return;  // simple_value, histograms, images: not tensors smdebug saves
+  return fields;
+}
 
-  DecodedTensor decoded;
-  decoded.name.assign(reinterpret_cast<const char*>(tag.data()), tag.size());
-  decoded.step = header.step;
-  decoded.wall_time = header.wall_time;
-  context.tag = decoded.name;
-  if (decoded.name.empty()) context.tag = "<no tag>";
-  for (const auto& part : metadata) parse_metadata(part, context, decoded);
-  auto parts = parse_tensor(*tensor, context);
+// Decodes a value that holds a tensor into `decoded` (all but its name).
+void decode_value(const ValueFields& fields, const SharedBytes& payload, const std::string& where,
+                  DecodedTensor& decoded) {
+  ErrorContext context{where, payload.data(), fields.tag.empty() ? "<no tag>" : fields.tag};
+  for (const auto& part : fields.metadata) parse_metadata(part, context, decoded);
+  auto parts = parse_tensor(*fields.tensor, context);
   decoded.value = to_tensor_value(parts, payload, context);
-  out.push_back(std::move(decoded));
 }
 
-void parse_summary(std::span<const std::byte> bytes, const SharedBytes& payload,
-                   const EventHeader& header, const std::string& where,
-                   std::vector<DecodedTensor>& out) {
-  const ErrorContext context{where, payload.data(), {}};
-  MessageReader reader(bytes, context, "Summary");
-  while (reader.next()) {
-    if (reader.field_number() == field::kSummaryValue) {
-      parse_value(reader.read_bytes(), payload, header, where, out);
-    } else {
-      reader.skip();
-    }
-  }
-}
+struct EventHeader {
+  std::int64_t step = 0;
+  double wall_time = 0.0;
+};
 
-}  // namespace
-
-std::vector<DecodedTensor> decode_event(const SharedBytes& payload, const std::string& where) {
+// Walks an Event: its header, then every Summary.Value in order, handed to `visit` as
+// ValueFields until it returns false. Values without a tensor (simple_value, histograms,
+// images: not tensors smdebug saves) are passed over.
+template <typename Visit>
+void walk_event(const SharedBytes& payload, const std::string& where, Visit&& visit) {
   const ErrorContext context{where, payload.data(), {}};
   if (payload.size() > static_cast<std::size_t>(INT_MAX)) {
     fail(context, "event of " + std::to_string(payload.size()) +
                       " bytes exceeds protobuf's 2 GiB message limit");
   }
   EventHeader header;
-  std::vector<std::span<const std::byte>> summaries;
+  Spans summaries;
   MessageReader reader(payload.span(), context, "Event");
   // step may follow the summary on the wire, so summaries are decoded after the whole Event.
   while (reader.next()) {
@@ -638,9 +641,45 @@ std::vector<DecodedTensor> decode_event(const SharedBytes& payload, const std::s
         reader.skip();
     }
   }
+  for (const auto& summary : summaries) {
+    MessageReader values(summary, context, "Summary");
+    while (values.next()) {
+      if (values.field_number() != field::kSummaryValue) {
+        values.skip();
+        continue;
+      }
+      const ValueFields fields = read_value_fields(values.read_bytes(), context);
+      if (fields.tensor && !visit(header, fields)) return;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<DecodedTensor> decode_event(const SharedBytes& payload, const std::string& where) {
   std::vector<DecodedTensor> tensors;
-  for (const auto& summary : summaries) parse_summary(summary, payload, header, where, tensors);
+  walk_event(payload, where, [&](const EventHeader& header, const ValueFields& fields) {
+    DecodedTensor& decoded = tensors.emplace_back();
+    decoded.name.assign(fields.tag);
+    decoded.step = header.step;
+    decoded.wall_time = header.wall_time;
+    decode_value(fields, payload, where, decoded);
+    return true;
+  });
   return tensors;
+}
+
+std::optional<TensorValue> decode_tensor(const SharedBytes& payload, std::string_view tag,
+                                         const std::string& where) {
+  std::optional<TensorValue> found;
+  walk_event(payload, where, [&](const EventHeader&, const ValueFields& fields) {
+    if (fields.tag != tag) return true;
+    DecodedTensor decoded;  // its name stays empty: the caller knows it
+    decode_value(fields, payload, where, decoded);
+    found = std::move(decoded.value);
+    return false;
+  });
+  return found;
 }
 
 std::string encode_tensor_event(const std::string& name, const TensorValue& value,

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/mode.hpp"
@@ -27,6 +28,12 @@ struct DecodedTensor {
 // Events without tensors (file_version, simple_value summaries) yield nothing.
 // Malformed data throws FormatError naming `where` (file and offset).
 std::vector<DecodedTensor> decode_event(const SharedBytes& payload, const std::string& where);
+
+// The value of the tensor tagged `tag` in one Event payload, decoded and checked as
+// decode_event does, or nullopt when the event holds no tensor of that name. For readers that
+// know the record from an index: the event's other values are not decoded and no name is copied.
+std::optional<TensorValue> decode_tensor(const SharedBytes& payload, std::string_view tag,
+                                         const std::string& where);
 
 // Encodes a tensor exactly as smdebug's FileWriter does: numeric data raw in tensor_content,
 // dims named "<tag>_<size>", plugin data "mode_step" then "mode", strings with dtype left at

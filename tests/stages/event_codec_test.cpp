@@ -498,6 +498,69 @@ TEST(EventCodec, SeveralValuesInOneEventShareItsStep) {
   EXPECT_EQ(decoded[1].value.as_double(0), 2);
 }
 
+TEST(EventCodec, DecodeTensorFindsTheNamedValueAndNothingElse) {
+  tfproto::Event event;
+  event.set_step(8);
+  for (const std::string tag : {"a", "b"}) {
+    auto* value = event.mutable_summary()->add_value();
+    value->set_tag(tag);
+    value->mutable_tensor()->set_dtype(tfproto::DT_INT64);
+    value->mutable_tensor()->add_int64_val(tag == "a" ? 1 : 2);
+  }
+  const auto payload = serialize(event);
+  const auto b = decode_tensor(payload, "b", kWhere);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->as_double(0), 2);
+  EXPECT_FALSE(decode_tensor(payload, "c", kWhere).has_value());
+  EXPECT_FALSE(decode_tensor(SharedBytes(), "a", kWhere).has_value());
+}
+
+TEST(EventCodec, DecodeTensorDecodesOnlyTheValueAskedFor) {
+  // "broken" claims six elements and carries two: an error for whoever reads it, not for a
+  // reader of "fine".
+  tfproto::Event event;
+  for (const std::string tag : {"broken", "fine"}) {
+    auto* value = event.mutable_summary()->add_value();
+    value->set_tag(tag);
+    auto& tensor = *value->mutable_tensor();
+    tensor.set_dtype(tfproto::DT_FLOAT);
+    set_shape(tensor, {tag == "broken" ? 6 : 2});
+    tensor.set_tensor_content(std::string(8, '\0'));
+  }
+  const auto payload = serialize(event);
+  ASSERT_TRUE(decode_tensor(payload, "fine", kWhere).has_value());
+  expect_format_error([&] { decode_tensor(payload, "broken", kWhere); },
+                      {"tensor 'broken'", "8 bytes", "needs 24"});
+}
+
+TEST(EventCodec, GroupsAndTenByteVarintsAreReadAsProtobufReadsThem) {
+  auto event = event_with_tensor("negative");
+  auto& tensor = tensor_of(event);
+  tensor.set_dtype(tfproto::DT_INT32);
+  set_shape(tensor, {2});
+  tensor.add_int_val(-5);  // a negative int32 is a ten-byte varint on the wire
+  tensor.add_int_val(std::numeric_limits<std::int32_t>::min());
+  auto& group = *unknown_fields(tensor).AddGroup(40);
+  group.AddVarint(1, 7);
+  group.AddGroup(2)->AddFixed32(3, 1);  // nested
+  const auto decoded = decode_one(serialize(event));
+  EXPECT_EQ(decoded.value.as_double(0), -5);
+  EXPECT_EQ(decoded.value.as_double(1), std::numeric_limits<std::int32_t>::min());
+
+  // An eleven-byte varint (the step) and an end-group with no start are malformed.
+  expect_format_error(
+      [&] {
+        decode_event(bytes_of(std::string("\x10") + std::string(10, '\xff') + "\x01"), kWhere);
+      },
+      {"Event field 2", "truncated varint"});
+  expect_format_error([&] { decode_event(bytes_of(std::string("\x54", 1)), kWhere); },
+                      {"Event field 10", "malformed unknown field"});
+  // A tag longer than five bytes is not a tag.
+  expect_format_error(
+      [&] { decode_event(bytes_of(std::string("\x80\x80\x80\x80\x80\x01\x00", 7)), kWhere); },
+      {"malformed field tag"});
+}
+
 TEST(EventCodec, UnknownFieldsAreSkippedAtEveryLevel) {
   const auto value = values<float>(DType::Float32, {2}, {1, 2});
   tfproto::Event event;
