@@ -555,7 +555,10 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   for (const FilePart& part : parts) progress_.event_bytes += part.bytes.size();
   const FramingOptions framing{config_.check_data_crc};
   const FileId file_id = store_->cache().file_id(file);
-  landing.reductions.resize(index.tensors.size());
+  auto landed = std::make_shared<LandedReductions>(wanted.size());
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    landed->records[i] = static_cast<std::uint32_t>(wanted[i].location - index.tensors.data());
+  }
   tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
     const TensorLocation& location = *wanted[i].location;
     // Built only when something goes wrong: most records never need it.
@@ -581,9 +584,9 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
       const auto value =
           decode_tensor(bytes.slice(offset, frame.payload.size()), location.tensor_name, where);
       if (!value) return;  // the rule that asks for it will get the error
-      // Each i writes its own entry: no lock. They reach the store with the landing.
-      landing.reductions[static_cast<std::size_t>(&location - index.tensors.data())] =
-          std::make_shared<const ReductionSet>(compute_reductions(*value));
+      // Each i writes its own entries: no lock. They reach the store with the landing.
+      landed->sets[i] = compute_reductions(*value);
+      landed->computed[i] = 1;
       if (wanted[i].keep_value) store_->cache().put_value({file_id, location.start}, *value);
       progress_.tensors_decoded++;
     } catch (const FormatError& error) {
@@ -592,6 +595,7 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
       report_problem(where, error.what());
     }
   });
+  landing.reductions = std::move(landed);
 }
 
 std::vector<FilePart> RulePipeline::Impl::read_parts(

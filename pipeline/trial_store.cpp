@@ -302,10 +302,16 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     return tensor_step.saves.back();
   };
 
+  const LandedReductions* landed = pending.reductions.get();
+  if (landed != nullptr) landed_reductions_.push_back(pending.reductions);
+  std::size_t next_set = 0;  // landed->records ascend with i
   for (std::size_t i = 0; i < index.tensors.size(); ++i) {
     const TensorLocation& location = index.tensors[i];
-    RecordRef ref{file, file_id, location.start, location.length, {}, {}};
-    if (i < pending.reductions.size()) ref.reductions = pending.reductions[i];
+    RecordRef ref{file, file_id, location.start, location.length, {}, nullptr};
+    if (landed != nullptr && next_set < landed->records.size() && landed->records[next_set] == i) {
+      if (landed->computed[next_set] != 0) ref.reductions = &landed->sets[next_set];
+      ++next_set;
+    }
     if (auto reduction = parse_reduction_tensor_name(location.tensor_name)) {
       ref.record_name = location.tensor_name;
       WorkerSave& save = save_for(reduction->first);

@@ -38,8 +38,9 @@ struct RecordRef {
   // is the tensor's name (not copied into every record: a job has millions).
   std::string record_name;
   // A raw value's reductions when they were computed as it landed (a pipeline decodes what its
-  // rules read): found here without a cache lookup. Otherwise computed on demand and cached.
-  std::shared_ptr<const ReductionSet> reductions;
+  // rules read): found here without a cache lookup, in a LandedReductions block the store keeps
+  // for as long as it lives. Otherwise computed on demand and cached.
+  const ReductionSet* reductions = nullptr;
 
   RecordKey key() const { return {file_id, start}; }
 };
@@ -91,15 +92,24 @@ struct TrialStatus {
   int num_workers = 0;
 };
 
+// Reductions of an index file's values, computed as they landed: one block per file rather than
+// an allocation per record (a small-tensor job has millions of records). Only the records a
+// pipeline decoded have a set, so a rule over one loss does not cost a set per gradient.
+struct LandedReductions {
+  explicit LandedReductions(std::size_t count) : sets(count), records(count), computed(count) {}
+  std::vector<ReductionSet> sets;
+  std::vector<std::uint32_t> records;  // the index's tensor position of each set, ascending
+  std::vector<std::uint8_t> computed;  // 1 where the record decoded and its set was filled
+};
+
 // An index file that landed: what one worker saved at one global step.
 struct IndexLanding {
   std::string path;
   std::int64_t step = 0;
   std::string worker;
   IndexFile index;
-  // Reductions of index.tensors[i]'s value, computed as it landed (empty, or null entries, for
-  // those that were not).
-  std::vector<std::shared_ptr<const ReductionSet>> reductions;
+  // Reductions of some of index.tensors' values, computed as they landed; null when none were.
+  std::shared_ptr<const LandedReductions> reductions;
   // When the file arrived: the time a live pipeline saw it, or the file's modification time
   // for a listing (replay, Trial::open). nullopt when unknown.
   std::optional<std::chrono::system_clock::time_point> arrival;
@@ -210,6 +220,8 @@ class TrialStore {
       collections_;  // (generation, collections) in load order
   std::optional<int> declared_num_workers_;
   std::vector<std::pair<std::uint64_t, TrialProblem>> problems_;
+  // What RecordRef::reductions point into.
+  std::vector<std::shared_ptr<const LandedReductions>> landed_reductions_;
 
   // Refresh bookkeeping (guarded by refresh_mutex_).
   std::map<std::string, bool> seen_index_files_;
