@@ -315,8 +315,12 @@ int phase_replay(const Args& args) {
   const double seconds = seconds_since(start);
   std::int64_t evaluated = 0;
   for (const auto& status : report.statuses) evaluated += status.steps_evaluated;
-  std::cout << "seconds=" << seconds << " event_bytes=" << report.event_bytes
-            << " tensors=" << report.tensors_decoded << " index_files=" << report.index_files
+  // Rates count the job's event-file bytes, the bytes the ceilings read, whatever share of
+  // them the pipeline had to read (read_bytes).
+  std::uint64_t job_bytes = 0;
+  for (const auto& file : event_files(config.paths.front())) job_bytes += fs::file_size(file);
+  std::cout << "seconds=" << seconds << " event_bytes=" << job_bytes
+            << " read_bytes=" << report.event_bytes << " tensors=" << report.tensors_decoded << " index_files=" << report.index_files
             << " steps=" << report.steps_released << " evaluated=" << evaluated
             << " conditions=" << report.conditions_met << " problems=" << report.problems.size()
             << " rule_errors=" << (report.rule_errors ? 1 : 0) << "\n";

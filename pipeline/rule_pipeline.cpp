@@ -4,6 +4,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <filesystem>
@@ -18,6 +19,7 @@
 
 #include "pipeline/configuration_check.hpp"
 #include "pipeline/exceptions.hpp"
+#include "pipeline/record_batches.hpp"
 #include "pipeline/sink_routing.hpp"
 #include "pipeline/step_assembler.hpp"
 #include "pipeline/stop_action.hpp"
@@ -196,6 +198,13 @@ class EagerSelection {
   mutable std::unordered_map<std::string, Use> memo_;
 };
 
+// A record of an event file the rules use; `keep_value`: they read its value, not only its
+// reductions.
+struct WantedRecord {
+  const TensorLocation* location;
+  bool keep_value;
+};
+
 // Bytes of an event file from offset `start`: the whole file, or a range around wanted records.
 struct FilePart {
   std::uint64_t start = 0;
@@ -308,7 +317,21 @@ class RulePipeline::Impl {
   void load_collections(const TrialFile& file);
   // Whether an index file of `step` is left unread because a replay was asked to stop.
   bool skipped_after_stop(std::int64_t step);
+  // Decodes and reduces the records of the landing's event file that the rules use.
   void decode(IndexLanding& landing);
+  // Reads the records a cache-sized batch at a time (pipeline/record_batches.hpp). false where
+  // storage cannot (S3) or the file is compressed: then decode_from_parts.
+  bool decode_in_batches(const std::string& file, const std::vector<WantedRecord>& wanted,
+                         const std::string& where, FileId file_id, LandedReductions& landed);
+  // Reads the file whole, or the ranges around the records (read_parts).
+  void decode_from_parts(const std::string& file, const IndexFile& index,
+                         const std::vector<WantedRecord>& wanted, const std::string& where,
+                         bool keep_mapped, FileId file_id, LandedReductions& landed);
+  // Decodes the record framed `offset` bytes into `bytes` into landed's entry i, and keeps its
+  // value when the rules read it. `bytes_owned`: whether `bytes` keep their buffer alive.
+  void reduce_record(const SharedBytes& bytes, std::uint64_t offset, bool bytes_owned,
+                     const WantedRecord& wanted, std::size_t i, const std::string& where,
+                     FileId file_id, LandedReductions& landed);
   // The bytes of `file` the `wanted` records sit in (StorageError, FormatError); `keep_mapped`:
   // rules will read much of it as values, so storage should keep it mapped (map_whole).
   std::vector<FilePart> read_parts(const std::string& file, const IndexFile& index,
@@ -522,11 +545,7 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   if (!index.event_file_name) return;
   const std::string& file = *index.event_file_name;
   const auto collections = store_->collections(store_->generation());
-  struct Wanted {
-    const TensorLocation* location;
-    bool keep_value;
-  };
-  std::vector<Wanted> wanted;
+  std::vector<WantedRecord> wanted;
   const auto uses = selection_->uses(index.tensors, collections);
   for (std::size_t i = 0; i < uses.size(); ++i) {
     if (uses[i] != EagerSelection::Use::None) {
@@ -535,16 +554,80 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   }
   if (wanted.empty()) return;
   const std::string where = storage_->describe() + "/" + file;
-  std::vector<const TensorLocation*> locations;
   std::uint64_t value_bytes = 0, all_bytes = 0;
-  for (const Wanted& each : wanted) {
-    locations.push_back(each.location);
+  for (const WantedRecord& each : wanted) {
     if (each.keep_value) value_bytes += each.location->length;
   }
   for (const auto& location : index.tensors) all_bytes += location.length;
   // Keep the file mapped when the values rules will read are much of it; a few small ones (a
   // loss in a file of gradients) are cheaper held as copies than a whole file's pages.
   const bool keep_mapped = value_bytes > 0 && value_bytes * 2 >= all_bytes;
+  auto landed = std::make_shared<LandedReductions>(wanted.size());
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    landed->records[i] = static_cast<std::uint32_t>(wanted[i].location - index.tensors.data());
+  }
+  const FileId file_id = store_->cache().file_id(file);
+  if (keep_mapped || !decode_in_batches(file, wanted, where, file_id, *landed)) {
+    decode_from_parts(file, index, wanted, where, keep_mapped, file_id, *landed);
+  }
+  landing.reductions = std::move(landed);
+}
+
+bool RulePipeline::Impl::decode_in_batches(const std::string& file,
+                                           const std::vector<WantedRecord>& wanted,
+                                           const std::string& where, FileId file_id,
+                                           LandedReductions& landed) {
+  std::unique_ptr<RandomAccessFile> reader;
+  try {
+    reader = storage_->open_random_access(file);
+    if (!reader) return false;
+    // Offsets in a compressed file count inflated bytes: the whole file is read and inflated.
+    std::array<std::byte, 64> head{};
+    const std::size_t got = reader->read_at(0, head);
+    if (detect_compression(std::span(head).first(got)) != Compression::None) return false;
+  } catch (const RulestreamError& error) {
+    report_problem(where, error.what());
+    return true;  // nothing of the file can be read: the rules that ask get the error
+  }
+  // The index usually lists records in file order; batches need them so.
+  std::vector<std::size_t> order(wanted.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return wanted[a].location->start < wanted[b].location->start;
+  });
+  std::vector<RecordSpan> spans(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    spans[i] = {wanted[order[i]].location->start, wanted[order[i]].location->length};
+  }
+  const std::vector<RecordBatch> batches = plan_record_batches(spans);
+  tbb::parallel_for(std::size_t{0}, batches.size(), [&](std::size_t b) {
+    const RecordBatch& batch = batches[b];
+    const BatchBuffer buffer(static_cast<std::size_t>(batch.end - batch.start));
+    std::size_t got = 0;
+    try {
+      got = reader->read_at(batch.start, buffer.span());
+    } catch (const RulestreamError& error) {
+      report_problem(where, error.what());
+      return;
+    }
+    progress_.event_bytes += got;
+    // Not owned: values that must outlive the batch are copied out (reduce_record).
+    const SharedBytes bytes(nullptr, buffer.span().first(got));
+    for (std::size_t k = batch.first; k < batch.last; ++k) {
+      const std::size_t i = order[k];
+      reduce_record(bytes, wanted[i].location->start - batch.start, false, wanted[i], i, where,
+                    file_id, landed);
+    }
+  });
+  return true;
+}
+
+void RulePipeline::Impl::decode_from_parts(const std::string& file, const IndexFile& index,
+                                           const std::vector<WantedRecord>& wanted,
+                                           const std::string& where, bool keep_mapped,
+                                           FileId file_id, LandedReductions& landed) {
+  std::vector<const TensorLocation*> locations;
+  for (const WantedRecord& each : wanted) locations.push_back(each.location);
   std::vector<FilePart> parts;
   try {
     parts = read_parts(file, index, locations, where, keep_mapped);
@@ -553,49 +636,57 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
     return;
   }
   for (const FilePart& part : parts) progress_.event_bytes += part.bytes.size();
-  const FramingOptions framing{config_.check_data_crc};
-  const FileId file_id = store_->cache().file_id(file);
-  auto landed = std::make_shared<LandedReductions>(wanted.size());
-  for (std::size_t i = 0; i < wanted.size(); ++i) {
-    landed->records[i] = static_cast<std::uint32_t>(wanted[i].location - index.tensors.data());
-  }
   tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
-    const TensorLocation& location = *wanted[i].location;
-    // Built only when something goes wrong: most records never need it.
-    const auto at = [&] {
-      return where + " at offset " + std::to_string(location.start) + " (tensor '" +
-             location.tensor_name + "')";
-    };
-    const FilePart* part = part_holding(parts, location.start);
-    const Frame frame = part == nullptr ? Frame{}
-                                        : frame_record_at(part->bytes.span(),
-                                                          location.start - part->start, framing);
-    if (part == nullptr || frame.status != FrameStatus::Record) {
-      // The rule that asks for it will get the precise error; say it once here too.
-      report_problem(where, at() + ": not a whole, valid TFRecord");
+    const std::uint64_t start = wanted[i].location->start;
+    const FilePart* part = part_holding(parts, start);
+    if (part == nullptr) {
+      reduce_record({}, 0, true, wanted[i], i, where, file_id, landed);  // reports it
       return;
     }
-    try {
-      const SharedBytes& bytes = part->bytes;
-      const auto offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
-      // The file is the context while decoding; the offset and tensor join the message only
-      // when something is wrong (a string built per record was 4% of a small-tensor replay's
-      // instructions).
-      const auto value =
-          decode_tensor(bytes.slice(offset, frame.payload.size()), location.tensor_name, where);
-      if (!value) return;  // the rule that asks for it will get the error
-      // Each i writes its own entries: no lock. They reach the store with the landing.
-      landed->sets[i] = compute_reductions(*value);
-      landed->computed[i] = 1;
-      if (wanted[i].keep_value) store_->cache().put_value({file_id, location.start}, *value);
-      progress_.tensors_decoded++;
-    } catch (const FormatError& error) {
-      report_problem(where, at() + ": " + error.detail());
-    } catch (const RulestreamError& error) {
-      report_problem(where, error.what());
-    }
+    reduce_record(part->bytes, start - part->start, true, wanted[i], i, where, file_id, landed);
   });
-  landing.reductions = std::move(landed);
+}
+
+void RulePipeline::Impl::reduce_record(const SharedBytes& bytes, std::uint64_t offset,
+                                       bool bytes_owned, const WantedRecord& wanted, std::size_t i,
+                                       const std::string& where, FileId file_id,
+                                       LandedReductions& landed) {
+  const TensorLocation& location = *wanted.location;
+  // Built only when something goes wrong: most records never need it.
+  const auto at = [&] {
+    return where + " at offset " + std::to_string(location.start) + " (tensor '" +
+           location.tensor_name + "')";
+  };
+  const FramingOptions framing{config_.check_data_crc};
+  const Frame frame =
+      offset < bytes.size() ? frame_record_at(bytes.span(), offset, framing) : Frame{};
+  if (frame.status != FrameStatus::Record) {
+    // The rule that asks for it will get the precise error; say it once here too.
+    report_problem(where, at() + ": not a whole, valid TFRecord");
+    return;
+  }
+  try {
+    // A value the cache keeps must own its bytes; one only reduced may borrow them.
+    const bool copy = wanted.keep_value && !bytes_owned;
+    const SharedBytes payload =
+        copy ? SharedBytes::copy_of(frame.payload)
+             : bytes.slice(static_cast<std::size_t>(frame.payload.data() - bytes.data()),
+                           frame.payload.size());
+    // The file is the context while decoding; the offset and tensor join the message only
+    // when something is wrong (a string built per record was 4% of a small-tensor replay's
+    // instructions).
+    const auto value = decode_tensor(payload, location.tensor_name, where);
+    if (!value) return;  // the rule that asks for it will get the error
+    // Each i writes its own entries: no lock. They reach the store with the landing.
+    landed.sets[i] = compute_reductions(*value);
+    landed.computed[i] = 1;
+    if (wanted.keep_value) store_->cache().put_value({file_id, location.start}, *value);
+    progress_.tensors_decoded++;
+  } catch (const FormatError& error) {
+    report_problem(where, at() + ": " + error.detail());
+  } catch (const RulestreamError& error) {
+    report_problem(where, error.what());
+  }
 }
 
 std::vector<FilePart> RulePipeline::Impl::read_parts(

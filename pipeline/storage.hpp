@@ -1,7 +1,10 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +20,15 @@ struct StoredObject {
   std::int64_t modified_ns = 0;  // modification time, nanoseconds since the epoch
 
   friend bool operator==(const StoredObject&, const StoredObject&) = default;
+};
+
+// A file opened for reads into buffers of the caller's (Storage::open_random_access). Safe to
+// read from many threads at once. Errors are StorageError naming the file.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Fills `buffer` from `offset`; fewer bytes only at the end of the file. Returns the count.
+  virtual std::size_t read_at(std::uint64_t offset, std::span<std::byte> buffer) const = 0;
 };
 
 // Where a trial's files live: a local folder or an S3 prefix. Implementations are safe to call
@@ -52,6 +64,15 @@ class Storage {
   virtual std::optional<SharedBytes> map_whole(std::string_view path) const {
     static_cast<void>(path);
     return std::nullopt;
+  }
+
+  // The file opened for reads into the caller's buffers, for a reader that takes its records a
+  // cache-sized batch at a time: each batch is still in cache when it is decoded and reduced,
+  // and no page of a mapping faults in. nullptr where storage has no such reads (S3: a request
+  // per batch would cost far more than the one for the file).
+  virtual std::unique_ptr<RandomAccessFile> open_random_access(std::string_view path) const {
+    static_cast<void>(path);
+    return nullptr;
   }
 };
 

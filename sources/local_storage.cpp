@@ -141,6 +141,28 @@ std::uint64_t regular_file_size(int fd, const std::string& full_path) {
   return static_cast<std::uint64_t>(status.st_size);
 }
 
+// pread on a descriptor of its own: concurrent reads need no lock.
+class LocalRandomAccessFile final : public RandomAccessFile {
+ public:
+  explicit LocalRandomAccessFile(std::string full_path)
+      : full_path_(std::move(full_path)), file_(open_file(full_path_)) {
+    regular_file_size(file_.get(), full_path_);  // refuses a folder or a fifo, as read() does
+  }
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> buffer) const override {
+    // No file reaches past off_t's range: a corrupt index's offset there reads nothing, where
+    // pread would refuse it.
+    constexpr auto kLimit = static_cast<std::uint64_t>(std::numeric_limits<off_t>::max());
+    if (offset >= kLimit) return 0;
+    const auto length =
+        static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), kLimit - offset));
+    return pread_fully(file_.get(), buffer.data(), length, offset, full_path_);
+  }
+
+ private:
+  std::string full_path_;
+  FileDescriptor file_;
+};
+
 // One listing: what to keep, and where to put it.
 class TreeWalk {
  public:
@@ -336,6 +358,11 @@ std::optional<SharedBytes> LocalStorage::map_whole(std::string_view path) const 
                            {.kept = true, .populate = size <= kPopulateLimit});
   if (mapping) mapped_files_->keep(path, *mapping);
   return mapping;
+}
+
+std::unique_ptr<RandomAccessFile> LocalStorage::open_random_access(std::string_view path) const {
+  check_relative_path(path, root_.string());
+  return std::make_unique<LocalRandomAccessFile>(full_path_of(root_, path));
 }
 
 SharedBytes LocalStorage::read_bytes(int fd, std::uint64_t offset, std::uint64_t length,

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include "pipeline/exceptions.hpp"
 #include "pipeline/job_simulator.hpp"
+#include "pipeline/tensor.hpp"
+#include "pipeline/trial.hpp"
 #include "stages/trial_writer.hpp"
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/test_support.hpp"
@@ -315,6 +318,74 @@ TEST(RulePipeline, ARuleOverLossesReadsOnlyTheLossRecords) {
                           sinks_with(sink));
   EXPECT_EQ(everything.run().event_bytes, all_bytes);
 }
+
+// Reads the values of some tensors (a small share of each file, so the pipeline reads the files
+// in batches rather than mapping them) at its step and the step before, and notes their bytes:
+// values decoded as they landed, from a buffer reused batch after batch, must still hold their
+// own bytes when a rule reads them a step later. Small values share a batch with others; large
+// ones fill a batch alone (and the cache would keep them without a copy of its own).
+class ValueCopyRule final : public Rule {
+ public:
+  using Seen = std::map<std::pair<std::string, std::int64_t>, std::string>;
+  static constexpr const char* kRegex = "layer[0-9]*7[.]weight$";
+  ValueCopyRule(Trial trial, Seen& seen) : Rule(std::move(trial)), seen_(seen) {}
+  std::string_view name() const override { return "ValueCopy"; }
+  bool invoke_at_step(std::int64_t step) override {
+    for (const std::int64_t at : {step - 1, step}) {
+      if (at < 0) continue;
+      for (const std::string& tensor : base_trial().tensor_names({.step = at, .regex = {kRegex}})) {
+        seen_[{tensor, at}] =
+            std::string(base_trial().tensor(tensor).value(at).bytes().as_string_view());
+      }
+    }
+    return false;
+  }
+  RequiredTensors required_tensors() const override {
+    return {.regexes = {kRegex}, .values = true};
+  }
+
+ private:
+  Seen& seen_;
+};
+
+class ValuesKeptForRules : public ::testing::TestWithParam<std::int64_t> {};
+
+TEST_P(ValuesKeptForRules, OwnTheirBytes) {
+  TempDir dir;
+  auto options = job(dir.path() / "job", JobScenario::Healthy, 6, 0);
+  options.extra_tensor_size = GetParam();
+  options.extra_tensors = GetParam() > 1000 ? 20 : 300;
+  JobSimulator(options).run();
+  ValueCopyRule::Seen seen;
+  RuleRegistry registry = RuleRegistry::builtin();
+  registry.add(
+      {.name = "ValueCopy", .create = [&seen](const RuleContext& context, const RuleParameters&) {
+         return std::unique_ptr<Rule>(new ValueCopyRule(context.base_trial, seen));
+       }});
+  RecordingSink* sink = nullptr;
+  // ExplodingTensor has every record decoded, most of them only to be reduced.
+  RulePipeline pipeline(
+      config_for(dir.path() / "job", {{"VC", "ValueCopy", {}}, {"ET", "ExplodingTensor", {}}}),
+      sinks_with(sink), registry);
+  const PipelineReport report = pipeline.run();
+  EXPECT_TRUE(report.problems.empty());
+  // The same values read afresh, by a trial of its own.
+  const Trial fresh = Trial::open((dir.path() / "job").string());
+  for (const auto& [key, bytes] : seen) {
+    // Not ASSERT_EQ: a mismatch would print kilobytes of floats.
+    ASSERT_TRUE(bytes == fresh.tensor(key.first).value(key.second).bytes().as_string_view())
+        << key.first << " at step " << key.second << " differs";
+  }
+  std::size_t expected = 0;
+  for (std::int64_t step = 0; step < 6; ++step) {
+    expected += fresh.tensor_names({.step = step, .regex = {ValueCopyRule::kRegex}}).size();
+  }
+  EXPECT_EQ(seen.size(), expected);
+  EXPECT_GE(expected, 6u * 2u);
+}
+
+// 32 floats: many records per batch; 70,000: a record longer than a batch.
+INSTANTIATE_TEST_SUITE_P(RecordSizes, ValuesKeptForRules, ::testing::Values(32, 70'000));
 
 TEST(RulePipeline, BadConfigurationsFailBeforeAnythingIsRead) {
   TempDir dir;

@@ -265,6 +265,42 @@ TEST_P(LocalStorageTest, ReadsConcurrently) {
   EXPECT_THAT(mismatches, ::testing::Each(0));
 }
 
+TEST_P(LocalStorageTest, RandomAccessReadsFillTheCallersBuffer) {
+  std::string content(300'000, '\0');
+  for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7 + i / 251);
+  write("events/r.tfevents", content);
+  const auto file = storage_.open_random_access("events/r.tfevents");
+  ASSERT_NE(file, nullptr);
+  std::vector<std::byte> buffer(100'000);
+  ASSERT_EQ(file->read_at(123'457, buffer), buffer.size());
+  EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(buffer.data()), buffer.size()),
+            std::string_view(content).substr(123'457, 100'000));
+  // Fewer bytes only at the end of the file; none past it.
+  EXPECT_EQ(file->read_at(250'000, buffer), 50'000u);
+  EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(buffer.data()), 50'000),
+            std::string_view(content).substr(250'000));
+  EXPECT_EQ(file->read_at(300'000, buffer), 0u);
+  EXPECT_EQ(file->read_at(~0ull - 10, buffer), 0u);
+  // The file as it is at each read: an append shows.
+  {
+    std::ofstream append(dir_.path() / "events/r.tfevents", std::ios::app | std::ios::binary);
+    append << "tail";
+  }
+  EXPECT_EQ(file->read_at(300'000, buffer), 4u);
+  EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(buffer.data()), 4), "tail");
+}
+
+TEST_P(LocalStorageTest, RandomAccessOpensOnlyRegularFilesInTheTrial) {
+  const std::string message =
+      storage_error([&] { storage_.open_random_access("events/nope.tfevents"); });
+  EXPECT_THAT(message, HasSubstr((dir_.path() / "events/nope.tfevents").string()));
+  EXPECT_THAT(message, HasSubstr("No such file or directory"));
+  EXPECT_THAT(storage_error([&] { storage_.open_random_access("index/000000000"); }),
+              HasSubstr("not a regular file"));
+  EXPECT_THAT(storage_error([&] { storage_.open_random_access("../outside"); }),
+              HasSubstr("not inside the trial"));
+}
+
 TEST_P(LocalStorageTest, MissingFilesAreStorageErrorsNamingThePath) {
   const std::string message = storage_error([&] { storage_.read("events/nope.tfevents"); });
   EXPECT_THAT(message, HasSubstr((dir_.path() / "events/nope.tfevents").string()));
