@@ -21,6 +21,10 @@
 #define RULESTREAM_KERNEL_CLONES
 #endif
 
+// The chunk lambdas must be inlined into the cloned kernels: a lambda of its own would be
+// compiled for the baseline ISA only.
+#define RULESTREAM_INLINE_LAMBDA __attribute__((always_inline))
+
 namespace rulestream::reduction_kernels {
 namespace {
 
@@ -106,11 +110,11 @@ struct FloatTotals {
       : min(first),
         max(first),
         abs_min(std::fabs(first)),
-        abs_max(abs_min),
         shift(first),
         abs_shift(std::fabs(first)) {}
 
-  F min, max, abs_min, abs_max;
+  // No abs_max: max(|min|, |max|) is the same element, for one comparison fewer per element.
+  F min, max, abs_min;
   double shift, abs_shift;
   double sum = 0, abs_sum = 0, squares = 0, product = 1;
   double shifted_sum = 0, shifted_squares = 0, abs_shifted_sum = 0, abs_shifted_squares = 0;
@@ -121,20 +125,19 @@ struct FloatTotals {
 // ignores the extremes.
 [[gnu::always_inline]] inline void add_chunk(const std::byte* data, std::size_t begin,
                                              std::size_t end, FloatTotals<double>& totals) {
-  double min = totals.min, max = totals.max, abs_min = totals.abs_min, abs_max = totals.abs_max;
+  double min = totals.min, max = totals.max, abs_min = totals.abs_min;
   const double shift = totals.shift, abs_shift = totals.abs_shift;
   double sum = 0, abs_sum = 0, squares = 0, product = 1;
   double shifted_sum = 0, shifted_squares = 0, abs_shifted_sum = 0, abs_shifted_squares = 0;
 #pragma omp simd reduction(+ : sum, abs_sum, squares, shifted_sum, shifted_squares, \
                                abs_shifted_sum, abs_shifted_squares)                \
-    reduction(* : product) reduction(min : min, abs_min) reduction(max : max, abs_max)
+    reduction(* : product) reduction(min : min, abs_min) reduction(max : max)
   for (std::size_t i = begin; i < end; ++i) {
     const double x = load<double>(data, i);
     const double ax = std::fabs(x);
     min = x < min ? x : min;
     max = x > max ? x : max;
     abs_min = ax < abs_min ? ax : abs_min;
-    abs_max = ax > abs_max ? ax : abs_max;
     const double d = x - shift;
     const double ad = ax - abs_shift;
     sum += x;
@@ -149,7 +152,6 @@ struct FloatTotals {
   totals.min = min;
   totals.max = max;
   totals.abs_min = abs_min;
-  totals.abs_max = abs_max;
   totals.sum += sum;
   totals.abs_sum += abs_sum;
   totals.squares += squares;
@@ -166,17 +168,16 @@ struct FloatTotals {
 // L1, beat spilling them.
 [[gnu::always_inline]] inline void add_chunk(const std::byte* data, std::size_t begin,
                                              std::size_t end, FloatTotals<float>& totals) {
-  float min = totals.min, max = totals.max, abs_min = totals.abs_min, abs_max = totals.abs_max;
+  float min = totals.min, max = totals.max, abs_min = totals.abs_min;
   double sum = 0, abs_sum = 0, squares = 0, product = 1;
 #pragma omp simd reduction(+ : sum, abs_sum, squares) reduction(* : product) \
-    reduction(min : min, abs_min) reduction(max : max, abs_max)
+    reduction(min : min, abs_min) reduction(max : max)
   for (std::size_t i = begin; i < end; ++i) {
     const float x = load<float>(data, i);
     const float ax = std::fabs(x);
     min = x < min ? x : min;
     max = x > max ? x : max;
     abs_min = ax < abs_min ? ax : abs_min;
-    abs_max = ax > abs_max ? ax : abs_max;
     const double xd = x;
     sum += xd;
     abs_sum += std::fabs(xd);
@@ -200,7 +201,6 @@ struct FloatTotals {
   totals.min = min;
   totals.max = max;
   totals.abs_min = abs_min;
-  totals.abs_max = abs_max;
   totals.sum += sum;
   totals.abs_sum += abs_sum;
   totals.squares += squares;
@@ -211,46 +211,63 @@ struct FloatTotals {
   totals.abs_shifted_squares += abs_shifted_squares;
 }
 
-// Counts one chunk's zero, NaN and infinite elements (W is the kernel's Wide type), in a loop of
-// its own: the chunk is in L1 by now, and the sums' loops already use every vector register.
+// Counts one chunk's zero elements (W is the kernel's Wide type), in a loop of its own: the chunk
+// is in L1 by now, and the sums' loops already use every vector register.
 template <typename W>
 [[gnu::always_inline]] inline void tally_chunk(const std::byte* data, std::size_t begin,
                                                std::size_t end, ElementTallies& tallies) {
-  std::int32_t zeros = 0, nans = 0, infs = 0;  // a chunk has at most kChunk elements
-#pragma omp simd reduction(+ : zeros, nans, infs)
+  std::int32_t zeros = 0;  // a chunk has at most kChunk elements
+#pragma omp simd reduction(+ : zeros)
+  for (std::size_t i = begin; i < end; ++i) zeros += load<W>(data, i) == W{0} ? 1 : 0;
+  tallies.zeros += zeros;
+}
+
+// Counts one chunk's NaN and infinite elements.
+template <typename W>
+[[gnu::always_inline]] inline void tally_nonfinite_chunk(const std::byte* data, std::size_t begin,
+                                                         std::size_t end, ElementTallies& tallies) {
+  std::int32_t nans = 0, infs = 0;
+#pragma omp simd reduction(+ : nans, infs)
   for (std::size_t i = begin; i < end; ++i) {
     const W x = load<W>(data, i);
-    zeros += x == W{0} ? 1 : 0;
-    if constexpr (std::is_floating_point_v<W>) {
-      nans += x != x ? 1 : 0;
-      infs += std::fabs(x) == std::numeric_limits<W>::infinity() ? 1 : 0;
-    }
+    nans += x != x ? 1 : 0;
+    infs += std::fabs(x) == std::numeric_limits<W>::infinity() ? 1 : 0;
   }
-  tallies.zeros += zeros;
   tallies.nans += nans;
   tallies.infs += infs;
 }
 
-// Adds every chunk to the totals with add_chunk(bytes, begin, end, totals): on the tensor's own
-// bytes when they already hold Wide values, else on a stack buffer the chunk was converted into.
-template <typename Load, typename Totals>
-[[gnu::always_inline]] inline void add_chunks(const std::byte* data, std::size_t count,
-                                              const Load& load_element, Totals& totals) {
+// Runs chunk(bytes, begin, end) over every chunk of the tensor: on its own bytes when they
+// already hold Wide values, else on a stack buffer the chunk was converted into.
+template <typename Load, typename Chunk>
+[[gnu::always_inline]] inline void for_each_chunk(const std::byte* data, std::size_t count,
+                                                  const Load& load_element, Chunk chunk) {
   using Wide = typename Load::Wide;
   for (std::size_t begin = 0; begin < count; begin += kChunk) {
     const std::size_t end = std::min(count, begin + kChunk);
     if constexpr (std::is_same_v<Load, LoadPlain<Wide>>) {
-      add_chunk(data, begin, end, totals);
-      tally_chunk<Wide>(data, begin, end, totals.tallies);
+      chunk(data, begin, end);
     } else {
       alignas(64) Wide buffer[kChunk];
       const std::size_t length = end - begin;
 #pragma omp simd
       for (std::size_t i = 0; i < length; ++i) buffer[i] = load_element(data, begin + i);
-      add_chunk(reinterpret_cast<const std::byte*>(buffer), 0, length, totals);
-      tally_chunk<Wide>(reinterpret_cast<const std::byte*>(buffer), 0, length, totals.tallies);
+      chunk(reinterpret_cast<const std::byte*>(buffer), 0, length);
     }
   }
+}
+
+// Adds every chunk to the totals (add_chunk) and counts its zeros.
+template <typename Load, typename Totals>
+[[gnu::always_inline]] inline void add_chunks(const std::byte* data, std::size_t count,
+                                              const Load& load_element, Totals& totals) {
+  using Wide = typename Load::Wide;
+  for_each_chunk(data, count, load_element,
+                 [&](const std::byte* bytes, std::size_t begin, std::size_t end)
+                     RULESTREAM_INLINE_LAMBDA {
+                       add_chunk(bytes, begin, end, totals);
+                       tally_chunk<Wide>(bytes, begin, end, totals.tallies);
+                     });
 }
 
 template <typename Load>
@@ -260,13 +277,24 @@ template <typename Load>
   stats.count = count;
   if (count == 0) return stats;
 
-  FloatTotals<typename Load::Wide> totals(load_element(data, 0));
+  using Wide = typename Load::Wide;
+  FloatTotals<Wide> totals(load_element(data, 0));
   add_chunks(data, count, load_element, totals);
+  const Wide abs_max = std::max(std::fabs(totals.min), std::fabs(totals.max));
+  // NaN and Inf are rare: they are counted by a pass of their own over a tensor that has some
+  // (a NaN makes abs_sum NaN; without one, an Inf is an extreme).
+  if (std::isnan(totals.abs_sum) || std::isinf(abs_max)) {
+    for_each_chunk(data, count, load_element,
+                   [&](const std::byte* bytes, std::size_t begin, std::size_t end)
+                       RULESTREAM_INLINE_LAMBDA {
+                         tally_nonfinite_chunk<Wide>(bytes, begin, end, totals.tallies);
+                       });
+  }
 
   stats.min = totals.min;
   stats.max = totals.max;
   stats.abs_min = totals.abs_min;
-  stats.abs_max = totals.abs_max;
+  stats.abs_max = abs_max;
   stats.sum = totals.sum;
   stats.abs_sum = totals.abs_sum;
   stats.squares = totals.squares;

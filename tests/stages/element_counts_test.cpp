@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -108,6 +110,38 @@ void expect_counts_match_reference(DType dtype, const std::vector<T>& specials) 
       const auto non_finite = testing::count_non_finite(value);
       EXPECT_EQ(counts.nans, non_finite ? std::optional(non_finite->nan) : std::nullopt);
       EXPECT_EQ(counts.infs, non_finite ? std::optional(non_finite->inf) : std::nullopt);
+    }
+  }
+}
+
+// NaN and Inf are counted by a pass of their own, taken only when the sums show some: a single
+// one, of either sign, wherever it falls (first element, inside a chunk, the last element of a
+// chunk or of a tail), with or without the other kind, is counted.
+TEST(ElementCountsTest, ASingleNonFiniteElementIsCountedWhereverItFalls) {
+  for (const std::size_t count :
+       {std::size_t{1}, std::size_t{7}, std::size_t{2048}, std::size_t{2049}, std::size_t{5000}}) {
+    for (const std::size_t at :
+         {std::size_t{0}, count / 2, std::min(count - 1, std::size_t{2047}), count - 1}) {
+      for (const float special : {kInf, -kInf, kNaN}) {
+        std::vector<float> elements(count);
+        for (std::size_t i = 0; i < count; ++i)
+          elements[i] = 0.25f * static_cast<float>(i % 9) - 1.0f;
+        elements[at] = special;
+        const auto value = misaligned_value(DType::Float32, elements, 1);
+        const ElementCounts counts = counts_of(value);
+        const auto reference = testing::count_non_finite(value);
+        ASSERT_TRUE(reference.has_value());
+        EXPECT_EQ(counts.nans, reference->nan) << count << " " << at << " " << special;
+        EXPECT_EQ(counts.infs, reference->inf) << count << " " << at << " " << special;
+        EXPECT_EQ(counts.zeros, testing::count_zeros(value)) << count << " " << at;
+        // And with an Inf of the other sign beside a NaN.
+        if (std::isnan(special) && count > 1) {
+          elements[(at + 1) % count] = -kInf;
+          const auto both = counts_of(misaligned_value(DType::Float32, elements, 0));
+          EXPECT_EQ(both.nans, 1) << count << " " << at;
+          EXPECT_EQ(both.infs, 1) << count << " " << at;
+        }
+      }
     }
   }
 }
