@@ -562,7 +562,7 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   // Keep the file mapped when the values rules will read are much of it; a few small ones (a
   // loss in a file of gradients) are cheaper held as copies than a whole file's pages.
   const bool keep_mapped = value_bytes > 0 && value_bytes * 2 >= all_bytes;
-  auto landed = std::make_shared<LandedReductions>(wanted.size());
+  auto landed = std::make_shared<LandedReductions>(wanted.size(), store_->record_arena());
   for (std::size_t i = 0; i < wanted.size(); ++i) {
     landed->records[i] = static_cast<std::uint32_t>(wanted[i].location - index.tensors.data());
   }

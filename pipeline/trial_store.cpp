@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <type_traits>
 
 #include "pipeline/exceptions.hpp"
 #include "stages/collections_file.hpp"
@@ -46,6 +48,25 @@ std::optional<std::chrono::system_clock::time_point> arrival_from_modified_ns(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::nanoseconds(modified_ns)));
 }
+
+namespace {
+
+// Default-constructed objects of T, in the arena.
+template <typename T>
+std::span<T> arena_array(RecordArena& arena, std::size_t count) {
+  static_assert(std::is_trivially_destructible_v<T>, "the arena never runs destructors");
+  T* first = static_cast<T*>(arena.allocate(count * sizeof(T), alignof(T)));
+  std::uninitialized_value_construct_n(first, count);
+  return {first, count};
+}
+
+}  // namespace
+
+LandedReductions::LandedReductions(std::size_t count, std::shared_ptr<RecordArena> arena)
+    : sets(arena_array<ReductionSet>(*arena, count)),
+      records(arena_array<std::uint32_t>(*arena, count)),
+      computed(arena_array<std::uint8_t>(*arena, count)),
+      arena_(std::move(arena)) {}
 
 TrialStore::TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options)
     : storage_(std::move(storage)),

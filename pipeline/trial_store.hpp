@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "pipeline/collection.hpp"
 #include "pipeline/mode.hpp"
 #include "pipeline/name_filter_cache.hpp"
+#include "pipeline/record_arena.hpp"
 #include "pipeline/record_cache.hpp"
 #include "pipeline/reduction.hpp"
 #include "pipeline/sorted_steps.hpp"
@@ -95,11 +97,18 @@ struct TrialStatus {
 // Reductions of an index file's values, computed as they landed: one block per file rather than
 // an allocation per record (a small-tensor job has millions of records). Only the records a
 // pipeline decoded have a set, so a rule over one loss does not cost a set per gradient.
-struct LandedReductions {
-  explicit LandedReductions(std::size_t count) : sets(count), records(count), computed(count) {}
-  std::vector<ReductionSet> sets;
-  std::vector<std::uint32_t> records;  // the index's tensor position of each set, ascending
-  std::vector<std::uint8_t> computed;  // 1 where the record decoded and its set was filled
+// The block lives in the store's RecordArena (huge pages where the kernel has them), which it
+// keeps alive.
+class LandedReductions {
+ public:
+  LandedReductions(std::size_t count, std::shared_ptr<RecordArena> arena);
+
+  std::span<ReductionSet> sets;
+  std::span<std::uint32_t> records;  // the index's tensor position of each set, ascending
+  std::span<std::uint8_t> computed;  // 1 where the record decoded and its set was filled
+
+ private:
+  std::shared_ptr<RecordArena> arena_;
 };
 
 // An index file that landed: what one worker saved at one global step.
@@ -161,6 +170,8 @@ class TrialStore {
   // Every reduction of a raw record, computed once and cached (or put there by a decoder).
   ReductionSet reductions_of(const RecordRef& ref, const std::string& tensor) const;
   RecordCache& cache() const { return cache_; }
+  // Where landings' reductions are allocated (LandedReductions).
+  const std::shared_ptr<RecordArena>& record_arena() const { return record_arena_; }
   // Which names pass which tensor_names() filters (regexes, collections).
   NameFilterCache& name_filters() const { return name_filters_; }
 
@@ -201,6 +212,7 @@ class TrialStore {
   std::shared_ptr<const Storage> storage_;
   TrialOptions options_;
   mutable RecordCache cache_;
+  std::shared_ptr<RecordArena> record_arena_ = std::make_shared<RecordArena>();
   mutable NameFilterCache name_filters_;
   std::atomic<bool> externally_fed_{false};
 

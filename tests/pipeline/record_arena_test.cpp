@@ -1,0 +1,87 @@
+#include "pipeline/record_arena.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace rulestream {
+namespace {
+
+bool all_zero(const void* memory, std::size_t bytes) {
+  const auto* first = static_cast<const unsigned char*>(memory);
+  return std::all_of(first, first + bytes, [](unsigned char c) { return c == 0; });
+}
+
+TEST(RecordArenaTest, AllocationsAreAlignedZeroedAndDisjoint) {
+  RecordArena arena(4 << 20);
+  std::vector<std::pair<std::uintptr_t, std::size_t>> taken;
+  for (std::size_t i = 0; i < 2000; ++i) {
+    const std::size_t bytes = 1 + (i * 7919) % 5000;
+    const std::size_t alignment = std::size_t{1} << (i % 7);  // 1 .. 64
+    void* memory = arena.allocate(bytes, alignment);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(memory) % alignment, 0u) << i;
+    ASSERT_TRUE(all_zero(memory, bytes)) << i;
+    std::memset(memory, 0xab, bytes);  // writable, and a later overlap would show as non-zero
+    taken.emplace_back(reinterpret_cast<std::uintptr_t>(memory), bytes);
+  }
+  std::sort(taken.begin(), taken.end());
+  for (std::size_t i = 1; i < taken.size(); ++i) {
+    EXPECT_GE(taken[i].first, taken[i - 1].first + taken[i - 1].second) << i;
+  }
+  // 2000 requests of ~2.5 KB on average: about 5 MB, so more than one 4 MiB region.
+  EXPECT_GE(arena.mapped_bytes(), std::size_t{8} << 20);
+}
+
+TEST(RecordArenaTest, ALargeRequestGetsARegionOfItsOwn) {
+  RecordArena arena(4 << 20);
+  void* small = arena.allocate(100, 8);
+  void* large = arena.allocate(3 << 20, 8);  // more than a quarter region
+  ASSERT_TRUE(all_zero(large, 3 << 20));
+  void* after = arena.allocate(100, 8);
+  // The small region goes on being used after the large one.
+  EXPECT_EQ(static_cast<char*>(after), static_cast<char*>(small) + 104);
+  EXPECT_EQ(arena.mapped_bytes(), (std::size_t{4} << 20) + (std::size_t{4} << 20));
+}
+
+TEST(RecordArenaTest, RegionsStartOnHugePageBoundaries) {
+  RecordArena arena(2 << 20);
+  // The first allocation of a region is its start; one over a quarter region is a region.
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena.allocate(10, 8)) % (2 << 20), 0u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena.allocate(1 << 20, 8)) % (2 << 20), 0u);
+  }
+}
+
+TEST(RecordArenaTest, ThreadsAllocateConcurrentlyWithoutOverlap) {
+  RecordArena arena(2 << 20);
+  constexpr int kThreads = 4;
+  constexpr int kEach = 5000;
+  std::vector<std::vector<std::uintptr_t>> taken(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        auto* memory = static_cast<unsigned char*>(arena.allocate(64, 8));
+        memory[0] = static_cast<unsigned char>(t + 1);
+        taken[t].push_back(reinterpret_cast<std::uintptr_t>(memory));
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::set<std::uintptr_t> all;
+  for (int t = 0; t < kThreads; ++t) {
+    for (const std::uintptr_t address : taken[t]) {
+      EXPECT_EQ(*reinterpret_cast<unsigned char*>(address), t + 1);
+      all.insert(address);
+    }
+  }
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kThreads * kEach));
+}
+
+}  // namespace
+}  // namespace rulestream
