@@ -422,12 +422,26 @@ class IndexFileHandler {
   ShortText mode_;
 };
 
+// Every entry is an object, so the braces bound the entries (less the top and meta objects),
+// and reserving that many spares the vectors' regrowth. memchr jumps from brace to brace (about
+// a hundred bytes apart): a byte-by-byte count cost a quarter of the whole parse.
+std::size_t count_braces(std::string_view json) {
+  std::size_t braces = 0;
+  const char* at = json.data();
+  const char* const end = json.data() + json.size();
+  while (at != end) {
+    const void* found = std::memchr(at, '{', static_cast<std::size_t>(end - at));
+    if (found == nullptr) break;
+    ++braces;
+    at = static_cast<const char*>(found) + 1;
+  }
+  return braces;
+}
+
 }  // namespace
 
 std::optional<IndexFile> parse_index_file_fast(std::string_view json) {
-  // Every entry is an object, so the braces bound the entries (less the top and meta objects);
-  // one cheap pass spares the vector's regrowth.
-  const auto braces = static_cast<std::size_t>(std::count(json.begin(), json.end(), '{'));
+  const std::size_t braces = count_braces(json);
   boost::json::basic_parser<IndexFileHandler> parser(boost::json::parse_options{},
                                                      braces > 2 ? braces - 2 : 0);
   boost::system::error_code ec;
