@@ -1,14 +1,18 @@
-// TFRecord framing costs: CRC32C on the SSE4.2 instruction against the portable table, and
-// scan_records over files of large and small records with and without payload CRC checks.
+// Format-layer costs: CRC32C on the SSE4.2 instruction against the portable table, scan_records
+// over files of large and small records with and without payload CRC checks, and index files read
+// through a Boost.JSON document against the parser-event (SAX) reader.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "pipeline/shared_bytes.hpp"
 #include "stages/crc32c.hpp"
+#include "stages/index_file.hpp"
+#include "stages/index_file_sax.hpp"
 #include "stages/tfrecord_reader.hpp"
 #include "stages/tfrecord_writer.hpp"
 
@@ -74,6 +78,57 @@ BENCHMARK(BM_ScanRecords)
     ->Args({1 << 10, 1, 1})
     ->Args({1 << 10, 1, 0})
     ->Args({1 << 10, 0, 1});
+
+// An index file as smdebug writes it for a step of `tensors` tensors: parameters, gradients and
+// their saved reductions, with a shape payload for one tensor in five.
+std::string realistic_index_file(std::size_t tensors) {
+  static const std::vector<std::string> kPrefixes = {"", "gradient/", "smdebug/reductions/min/",
+                                                     "smdebug/reductions/abs_mean/gradient/"};
+  IndexFile index;
+  index.mode = Mode::Train;
+  index.mode_step = 1234;
+  index.event_file_name = "events/000000001234/000000001234_worker_0.tfevents";
+  index.shapes.emplace();
+  std::uint64_t offset = 0;
+  for (std::size_t i = 0; i < tensors; ++i) {
+    const std::string layer = "ResNet_layer" + std::to_string(i / 8) + ".conv" +
+                              std::to_string(i % 3) + (i % 2 == 0 ? ".weight" : ".bias");
+    const std::uint64_t length = 109 + (i * 37) % 4000;
+    index.tensors.push_back({kPrefixes[i % kPrefixes.size()] + layer, offset, length});
+    offset += length;
+    if (i % 5 == 0) index.shapes->push_back({layer, layer, {64, 3, 3, 3}});
+  }
+  return serialize_index_file(index);
+}
+
+// range(0): tensors in the file; range(1): 0 reads through a Boost.JSON document
+// (parse_index_file_document), 1 off parser events (parse_index_file_fast).
+void BM_ParseIndexFile(benchmark::State& state) {
+  const std::string text = realistic_index_file(static_cast<std::size_t>(state.range(0)));
+  const bool fast = state.range(1) != 0;
+  const std::string path = "bench/index/000000001/000000001234_worker_0.json";
+  for (auto _ : state) {
+    if (fast) {
+      std::optional<IndexFile> index = parse_index_file_fast(text);
+      if (!index) state.SkipWithError("the fast reader declined the file");
+      benchmark::DoNotOptimize(index);
+    } else {
+      IndexFile index = parse_index_file_document(text, path);
+      benchmark::DoNotOptimize(index);
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetLabel(fast ? "sax" : "document");
+}
+BENCHMARK(BM_ParseIndexFile)
+    ->ArgNames({"tensors", "sax"})
+    ->Args({20, 0})
+    ->Args({20, 1})
+    ->Args({500, 0})
+    ->Args({500, 1})
+    ->Args({2000, 0})
+    ->Args({2000, 1});
 
 }  // namespace
 }  // namespace rulestream

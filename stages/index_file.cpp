@@ -2,9 +2,12 @@
 
 #include <array>
 #include <boost/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "pipeline/exceptions.hpp"
+#include "stages/index_file_sax.hpp"
 #include "stages/json_document.hpp"
 #include "stages/python_json.hpp"
 
@@ -76,6 +79,11 @@ std::vector<ShapeEntry> parse_shape_payload(const JsonFieldReader& reader,
 }  // namespace
 
 IndexFile parse_index_file(std::string_view json, const std::string& path) {
+  if (std::optional<IndexFile> index = parse_index_file_fast(json)) return std::move(*index);
+  return parse_index_file_document(json, path);
+}
+
+IndexFile parse_index_file_document(std::string_view json, const std::string& path) {
   // Index files are small and parsed once: a monotonic arena makes the parse nearly free of
   // allocator calls, and everything is copied out before it goes.
   std::array<unsigned char, 16384> arena;

@@ -42,21 +42,6 @@ constexpr std::string_view kNoReductions =
 constexpr std::string_view kTrainOnly =
     R"({"TRAIN": {"save_interval": 5, "save_steps": [], "start_step": 0, "end_step": null}, "EVAL": null, "PREDICT": null, "GLOBAL": null})";
 
-std::vector<std::filesystem::path> sample_collection_files(const std::filesystem::path& samples) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& trial : std::filesystem::directory_iterator(samples / "trials")) {
-    const auto dir = trial.path() / "collections";
-    if (!std::filesystem::is_directory(dir)) continue;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-      if (entry.is_regular_file() && entry.path().string().ends_with("_collections.json")) {
-        files.push_back(entry.path());
-      }
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 // The sample with its collections re-ordered by name: the order a std::map gives back.
 boost::json::value with_sorted_collections(boost::json::value document) {
   boost::json::object& collections = document.at("collections").as_object();
@@ -72,7 +57,7 @@ boost::json::value with_sorted_collections(boost::json::value document) {
 TEST(CollectionsFileTest, EverySampleFileRoundTrips) {
   const auto samples = testing::samples_dir();
   if (!samples) GTEST_SKIP() << "smdebug-samples not found (set RULESTREAM_SAMPLES)";
-  const auto files = sample_collection_files(*samples);
+  const auto files = testing::sample_files(*samples, "collections", "_collections.json");
   ASSERT_GE(files.size(), 7u);
   for (const auto& file : files) {
     const std::string text = testing::read_text_file(file);

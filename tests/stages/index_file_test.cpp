@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -29,25 +28,10 @@ FormatError parse_error(std::string_view json) {
   return FormatError("", "");
 }
 
-std::vector<std::filesystem::path> sample_index_files(const std::filesystem::path& samples) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& trial : std::filesystem::directory_iterator(samples / "trials")) {
-    const auto index_dir = trial.path() / "index";
-    if (!std::filesystem::is_directory(index_dir)) continue;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(index_dir)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".json") {
-        files.push_back(entry.path());
-      }
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 TEST(IndexFileTest, EverySampleIndexFileRoundTripsByteForByte) {
   const auto samples = testing::samples_dir();
   if (!samples) GTEST_SKIP() << "smdebug-samples not found (set RULESTREAM_SAMPLES)";
-  const auto files = sample_index_files(*samples);
+  const auto files = testing::sample_files(*samples, "index", ".json");
   ASSERT_GT(files.size(), 300u);
   for (const auto& file : files) {
     const std::string text = testing::read_text_file(file);

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,22 @@ std::optional<std::filesystem::path> samples_dir() {
   }
   if (!std::filesystem::exists(dir / "trials")) return std::nullopt;
   return dir;
+}
+
+std::vector<std::filesystem::path> sample_files(const std::filesystem::path& samples,
+                                                std::string_view folder, std::string_view suffix) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& trial : std::filesystem::directory_iterator(samples / "trials")) {
+    const auto dir = trial.path() / folder;
+    if (!std::filesystem::is_directory(dir)) continue;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+      if (entry.is_regular_file() && entry.path().string().ends_with(suffix)) {
+        files.push_back(entry.path());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 std::filesystem::path rulestream_binary() {

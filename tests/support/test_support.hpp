@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace rulestream::testing {
 
@@ -22,6 +24,11 @@ class TempDir {
 // smdebug-samples: $RULESTREAM_SAMPLES if set, else ../shared/smdebug-samples beside the
 // project. nullopt when absent (tests then GTEST_SKIP with a clear message).
 std::optional<std::filesystem::path> samples_dir();
+
+// The files named "*`suffix`" under <trial>/`folder` of every trial under `samples`/trials,
+// sorted: sample_files(samples, "index", ".json") lists every index file.
+std::vector<std::filesystem::path> sample_files(const std::filesystem::path& samples,
+                                                std::string_view folder, std::string_view suffix);
 
 // The rulestream binary built with the tests.
 std::filesystem::path rulestream_binary();
