@@ -320,9 +320,10 @@ int phase_replay(const Args& args) {
   std::uint64_t job_bytes = 0;
   for (const auto& file : event_files(config.paths.front())) job_bytes += fs::file_size(file);
   std::cout << "seconds=" << seconds << " event_bytes=" << job_bytes
-            << " read_bytes=" << report.event_bytes << " tensors=" << report.tensors_decoded << " index_files=" << report.index_files
-            << " steps=" << report.steps_released << " evaluated=" << evaluated
-            << " conditions=" << report.conditions_met << " problems=" << report.problems.size()
+            << " read_bytes=" << report.event_bytes << " tensors=" << report.tensors_decoded
+            << " index_files=" << report.index_files << " steps=" << report.steps_released
+            << " evaluated=" << evaluated << " conditions=" << report.conditions_met
+            << " problems=" << report.problems.size()
             << " rule_errors=" << (report.rule_errors ? 1 : 0) << "\n";
   return 0;
 }
