@@ -2,6 +2,8 @@
 
 #include <cstddef>
 #include <mutex>
+#include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,40 @@ class RecordArena {
   std::vector<std::pair<std::byte*, std::size_t>> regions_;
   std::byte* next_ = nullptr;
   std::byte* end_ = nullptr;
+};
+
+// A standard allocator that draws from a RecordArena, for containers the store keeps until it
+// goes; giving memory back is a no-op (the arena frees it all at once). A default-constructed
+// one has no arena and uses operator new and delete, so containers made before the store
+// hands them its arena work as usual; assignment takes the other container's allocator.
+template <typename T>
+class ArenaAllocator {
+ public:
+  using value_type = T;
+  using propagate_on_container_copy_assignment = std::true_type;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+
+  ArenaAllocator() = default;
+  explicit ArenaAllocator(RecordArena* arena) : arena_(arena) {}
+  template <typename U>
+  ArenaAllocator(const ArenaAllocator<U>& other) : arena_(other.arena()) {}  // NOLINT: rebinding
+
+  T* allocate(std::size_t count) {
+    if (arena_ == nullptr) return static_cast<T*>(::operator new(count * sizeof(T)));
+    return static_cast<T*>(arena_->allocate(count * sizeof(T), alignof(T)));
+  }
+  void deallocate(T* memory, std::size_t) {
+    if (arena_ == nullptr) ::operator delete(memory);
+  }
+
+  RecordArena* arena() const { return arena_; }
+  friend bool operator==(const ArenaAllocator& a, const ArenaAllocator& b) {
+    return a.arena_ == b.arena_;
+  }
+
+ private:
+  RecordArena* arena_ = nullptr;
 };
 
 }  // namespace rulestream

@@ -296,6 +296,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
 
   auto file = std::make_shared<const std::string>(index.event_file_name.value_or(""));
   const FileId file_id = cache_.file_id(*file);
+  RecordArena* const arena = record_arena_.get();
   auto save_for = [&](const std::string& tensor) -> WorkerSave& {
     // By hash: the same names land at every step; the ordered map only takes new ones.
     TensorHistory* found = nullptr;
@@ -315,6 +316,8 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     if (new_tstep) {
       tensor_step.mode = mode;
       tensor_step.mode_step = index.mode_step;
+      tensor_step.saves = decltype(tensor_step.saves)(ArenaAllocator<WorkerSave>(arena));
+      tensor_step.saves.reserve(std::max<std::size_t>(workers_.size(), 1));
     }
     for (auto& save : tensor_step.saves) {
       if (save.worker == pending.worker) return save;

@@ -59,7 +59,8 @@ struct WorkerSave {
 struct TensorStep {
   Mode mode = Mode::Global;
   std::int64_t mode_step = 0;
-  std::vector<WorkerSave> saves;  // in load order
+  // In load order; in the store's arena (one per record, kept for the whole run).
+  std::vector<WorkerSave, ArenaAllocator<WorkerSave>> saves;
 };
 
 // The generation in which a tensor was first seen in each mode; kNeverSeen when it was not.

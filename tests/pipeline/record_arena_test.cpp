@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -81,6 +82,33 @@ TEST(RecordArenaTest, ThreadsAllocateConcurrentlyWithoutOverlap) {
     }
   }
   EXPECT_EQ(all.size(), static_cast<std::size_t>(kThreads * kEach));
+}
+
+TEST(ArenaAllocatorTest, AVectorWithAnArenaGrowsInsideIt) {
+  RecordArena arena(2 << 20);
+  std::vector<std::string, ArenaAllocator<std::string>> names{ArenaAllocator<std::string>(&arena)};
+  for (int i = 0; i < 1000; ++i)
+    names.push_back("a name longer than fifteen characters " + std::to_string(i));
+  EXPECT_EQ(names[999], "a name longer than fifteen characters 999");
+  EXPECT_EQ(names.get_allocator().arena(), &arena);
+  // Growth from 1 to 1024 elements: about twice the final size, all of it in the arena.
+  EXPECT_EQ(arena.mapped_bytes(), std::size_t{2} << 20);
+}
+
+TEST(ArenaAllocatorTest, WithoutAnArenaItIsTheHeapAndAssignmentTakesTheArena) {
+  RecordArena arena(2 << 20);
+  std::vector<int, ArenaAllocator<int>> plain;  // no arena yet, as a default-made TensorStep
+  plain.assign(100, 7);
+  EXPECT_EQ(plain.get_allocator().arena(), nullptr);
+  EXPECT_EQ(arena.mapped_bytes(), 0u);
+  plain = std::vector<int, ArenaAllocator<int>>(ArenaAllocator<int>(&arena));
+  plain.assign(100, 8);
+  EXPECT_EQ(plain.get_allocator().arena(), &arena);
+  EXPECT_EQ(arena.mapped_bytes(), std::size_t{2} << 20);
+  // Moved containers keep their memory and allocator.
+  auto moved = std::move(plain);
+  EXPECT_EQ(moved.get_allocator().arena(), &arena);
+  EXPECT_EQ(moved[99], 8);
 }
 
 }  // namespace
