@@ -598,11 +598,14 @@ ValueFields read_value_fields(std::span<const std::byte> bytes, const ErrorConte
   return fields;
 }
 
-// Decodes a value that holds a tensor into `decoded` (all but its name).
+// Decodes a value that holds a tensor into `decoded` (all but its name); its mode and mode step
+// too when `with_metadata`.
 void decode_value(const ValueFields& fields, const SharedBytes& payload, const std::string& where,
-                  DecodedTensor& decoded) {
+                  bool with_metadata, DecodedTensor& decoded) {
   ErrorContext context{where, payload.data(), fields.tag.empty() ? "<no tag>" : fields.tag};
-  for (const auto& part : fields.metadata) parse_metadata(part, context, decoded);
+  if (with_metadata) {
+    for (const auto& part : fields.metadata) parse_metadata(part, context, decoded);
+  }
   auto parts = parse_tensor(*fields.tensor, context);
   decoded.value = to_tensor_value(parts, payload, context);
 }
@@ -663,7 +666,7 @@ std::vector<DecodedTensor> decode_event(const SharedBytes& payload, const std::s
     decoded.name.assign(fields.tag);
     decoded.step = header.step;
     decoded.wall_time = header.wall_time;
-    decode_value(fields, payload, where, decoded);
+    decode_value(fields, payload, where, true, decoded);
     return true;
   });
   return tensors;
@@ -674,8 +677,10 @@ std::optional<TensorValue> decode_tensor(const SharedBytes& payload, std::string
   std::optional<TensorValue> found;
   walk_event(payload, where, [&](const EventHeader&, const ValueFields& fields) {
     if (fields.tag != tag) return true;
-    DecodedTensor decoded;  // its name stays empty: the caller knows it
-    decode_value(fields, payload, where, decoded);
+    // Its name stays empty (the caller knows it), and its mode metadata unread: readers take
+    // a record's mode from its index file, as smdebug does (FORMAT.md).
+    DecodedTensor decoded;
+    decode_value(fields, payload, where, false, decoded);
     found = std::move(decoded.value);
     return false;
   });

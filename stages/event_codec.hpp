@@ -31,7 +31,9 @@ std::vector<DecodedTensor> decode_event(const SharedBytes& payload, const std::s
 
 // The value of the tensor tagged `tag` in one Event payload, decoded and checked as
 // decode_event does, or nullopt when the event holds no tensor of that name. For readers that
-// know the record from an index: the event's other values are not decoded and no name is copied.
+// know the record from an index: the event's other values are not decoded, no name is copied,
+// and the value's mode metadata is not read (the index says the mode, as smdebug's reader
+// takes it).
 std::optional<TensorValue> decode_tensor(const SharedBytes& payload, std::string_view tag,
                                          const std::string& where);
 

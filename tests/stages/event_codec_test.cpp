@@ -454,6 +454,11 @@ TEST(EventCodec, BadModePluginDataIsAFormatError) {
     plugin->set_content(content);
     const auto payload = serialize(event);
     expect_format_error([&] { decode_event(payload, kWhere); }, {"'moded'", "'" + plugin_name});
+    // A reader that knows the record from its index takes the mode from the index, as smdebug
+    // does, and reads the value whatever its mode metadata says.
+    const auto value = decode_tensor(payload, "moded", kWhere);
+    ASSERT_TRUE(value.has_value());
+    EXPECT_EQ(value->as_double(0), 1);
   }
 }
 
