@@ -213,6 +213,7 @@ class TrialStore {
   std::shared_ptr<const Storage> storage_;
   TrialOptions options_;
   mutable RecordCache cache_;
+  // Declared before tensors_: their steps' saves live in it, so it must go after them.
   std::shared_ptr<RecordArena> record_arena_ = std::make_shared<RecordArena>();
   mutable NameFilterCache name_filters_;
   std::atomic<bool> externally_fed_{false};
