@@ -602,21 +602,28 @@ bool RulePipeline::Impl::decode_in_batches(const std::string& file,
   const std::vector<RecordBatch> batches = plan_record_batches(spans);
   tbb::parallel_for(std::size_t{0}, batches.size(), [&](std::size_t b) {
     const RecordBatch& batch = batches[b];
-    const BatchBuffer buffer(static_cast<std::size_t>(batch.end - batch.start));
-    std::size_t got = 0;
+    const auto length = static_cast<std::size_t>(batch.end - batch.start);
+    const auto reduce_all = [&](const SharedBytes& bytes, bool owned) {
+      progress_.event_bytes += bytes.size();
+      for (std::size_t k = batch.first; k < batch.last; ++k) {
+        const std::size_t i = order[k];
+        reduce_record(bytes, wanted[i].location->start - batch.start, owned, wanted[i], i, where,
+                      file_id, landed);
+      }
+    };
     try {
-      got = reader->read_at(batch.start, buffer.span());
+      if (length > BatchBuffer::kKeptBytes) {
+        // A record too large to stay in cache anyway (one record is a batch of its own): read as
+        // storage reads ranges (a mapping from 4 MiB), rather than copied into a fresh buffer.
+        reduce_all(storage_->read_range(file, batch.start, length), true);
+        return;
+      }
+      const BatchBuffer buffer(length);
+      const std::size_t got = reader->read_at(batch.start, buffer.span());
+      // Not owned: values that must outlive the batch are copied out (reduce_record).
+      reduce_all(SharedBytes(nullptr, buffer.span().first(got)), false);
     } catch (const RulestreamError& error) {
       report_problem(where, error.what());
-      return;
-    }
-    progress_.event_bytes += got;
-    // Not owned: values that must outlive the batch are copied out (reduce_record).
-    const SharedBytes bytes(nullptr, buffer.span().first(got));
-    for (std::size_t k = batch.first; k < batch.last; ++k) {
-      const std::size_t i = order[k];
-      reduce_record(bytes, wanted[i].location->start - batch.start, false, wanted[i], i, where,
-                    file_id, landed);
     }
   });
   return true;

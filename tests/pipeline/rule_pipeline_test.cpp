@@ -384,8 +384,9 @@ TEST_P(ValuesKeptForRules, OwnTheirBytes) {
   EXPECT_GE(expected, 6u * 2u);
 }
 
-// 32 floats: many records per batch; 70,000: a record longer than a batch.
-INSTANTIATE_TEST_SUITE_P(RecordSizes, ValuesKeptForRules, ::testing::Values(32, 70'000));
+// 32 floats: many records per batch; 70,000: a record longer than a batch; 300,000: one longer
+// than a thread's kept buffer, read as storage reads ranges.
+INSTANTIATE_TEST_SUITE_P(RecordSizes, ValuesKeptForRules, ::testing::Values(32, 70'000, 300'000));
 
 TEST(RulePipeline, BadConfigurationsFailBeforeAnythingIsRead) {
   TempDir dir;
