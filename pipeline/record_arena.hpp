@@ -13,8 +13,9 @@ namespace rulestream {
 // records land): taken from large regions, bump-allocated, never freed one by one. The regions
 // are aligned to 2 MiB and marked for transparent huge pages (MADV_HUGEPAGE), so a job of a
 // million records faults in a few dozen pages rather than tens of thousands of 4 KiB ones
-// (a page fault costs ~10 us on a virtual machine; benchmarks/RESULTS.md). Where the kernel has
-// no huge pages the regions are ordinary memory. Safe to allocate from many threads at once.
+// (about 16 us of system time per fault on the development VM: benchmarks/RESULTS.md, "Reading
+// event files in batches"). Where the kernel has no huge pages the regions are ordinary memory.
+// Safe to allocate from many threads at once.
 class RecordArena {
  public:
   static constexpr std::size_t kDefaultRegionBytes = std::size_t{32} << 20;
