@@ -6,7 +6,14 @@ RecordCache::RecordCache(std::size_t value_budget_bytes) : budget_(value_budget_
 
 FileId RecordCache::file_id(const std::string& file) {
   std::lock_guard lock(files_mutex_);
-  return files_.try_emplace(file, static_cast<FileId>(files_.size())).first->second;
+  const auto [it, added] = files_.try_emplace(file, static_cast<FileId>(files_.size()));
+  if (added) file_names_.push_back(&it->first);
+  return it->second;
+}
+
+const std::string& RecordCache::file_name(FileId id) const {
+  std::lock_guard lock(files_mutex_);
+  return *file_names_.at(id);
 }
 
 std::size_t RecordCache::KeyHash::operator()(const RecordKey& key) const {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "pipeline/tensor_value.hpp"
 #include "stages/reductions.hpp"
@@ -37,6 +38,9 @@ class RecordCache {
 
   // The number of an event file (relative path), the same for the same path.
   FileId file_id(const std::string& file);
+  // The path file_id gave `id`; valid while the cache lives. Throws std::out_of_range for a
+  // number it never gave.
+  const std::string& file_name(FileId id) const;
 
   std::optional<TensorValue> value(RecordKey key);
   void put_value(RecordKey key, const TensorValue& value);
@@ -66,8 +70,9 @@ class RecordCache {
 
   std::size_t budget_;
   std::array<Stripe, kStripes> stripes_;
-  std::mutex files_mutex_;
+  mutable std::mutex files_mutex_;
   std::unordered_map<std::string, FileId> files_;
+  std::vector<const std::string*> file_names_;  // by FileId: files_'s keys (nodes never move)
 };
 
 }  // namespace rulestream

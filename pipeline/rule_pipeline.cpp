@@ -685,7 +685,7 @@ void RulePipeline::Impl::reduce_record(const SharedBytes& bytes, std::uint64_t o
     const auto value = decode_tensor(payload, location.tensor_name, where);
     if (!value) return;  // the rule that asks for it will get the error
     // Each i writes its own entries: no lock. They reach the store with the landing.
-    landed.sets[i] = compute_reductions(*value);
+    landed.sets[i].assign(compute_reductions(*value), *store_->record_arena());
     landed.computed[i] = 1;
     if (wanted.keep_value) store_->cache().put_value({file_id, location.start}, *value);
     progress_.tensors_decoded++;

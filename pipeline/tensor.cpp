@@ -248,8 +248,7 @@ Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode
   if (found.saved) {
     const RecordRef& ref = *found.saved;
     const TensorValue saved = store.read_record(ref, name_);
-    return scalar_of(saved, store.storage().describe() + "/" + *ref.file + " (tensor '" +
-                                ref.record_name + "')");
+    return scalar_of(saved, store.describe_record(ref, name_));
   }
   if (!found.raw) {
     throw TensorUnavailableForStep(
@@ -272,7 +271,7 @@ ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,
   Found found = TensorAccess::with_save<Found>(
       *this, step, mode, worker, [](const WorkerSave& save, std::int64_t) {
         if (save.raw && save.raw->reductions) {
-          return Found{*save.raw->reductions, std::nullopt, false};
+          return Found{save.raw->reductions->unpack(), std::nullopt, false};
         }
         return Found{std::nullopt, save.raw, !save.reductions.empty()};
       });
@@ -283,14 +282,27 @@ ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,
 
 ElementCounts Tensor::element_counts(std::int64_t step, Mode mode,
                                      const std::optional<std::string>& worker) const {
-  const ReductionSet reductions = value_reductions(step, mode, worker);
-  const auto counts = reductions.counts();
-  if (!counts) {
-    throw TensorUnavailableForStep(name_, step, mode,
-                                   "its " + std::string(dtype_name(reductions.source_dtype())) +
-                                       " elements are not real numbers");
+  // Counts landed with the value are read straight from the store (rules ask for every tensor
+  // at every step); otherwise they come with the value's reductions.
+  struct Landed {
+    std::optional<ElementCounts> counts;
+    DType dtype = DType::Invalid;
+  };
+  std::optional<Landed> landed = TensorAccess::with_save<std::optional<Landed>>(
+      *this, step, mode, worker, [](const WorkerSave& save, std::int64_t) -> std::optional<Landed> {
+        if (!save.raw || save.raw->reductions == nullptr) return std::nullopt;
+        return Landed{save.raw->reductions->counts(), save.raw->reductions->source_dtype()};
+      });
+  if (!landed) {
+    const ReductionSet reductions = value_reductions(step, mode, worker);
+    landed = Landed{reductions.counts(), reductions.source_dtype()};
   }
-  return *counts;
+  if (!landed->counts) {
+    throw TensorUnavailableForStep(
+        name_, step, mode,
+        "its " + std::string(dtype_name(landed->dtype)) + " elements are not real numbers");
+  }
+  return *landed->counts;
 }
 
 std::map<ReductionKey, Scalar> Tensor::reduction_values(
@@ -299,8 +311,7 @@ std::map<ReductionKey, Scalar> Tensor::reduction_values(
   const TrialStore& store = TensorAccess::store(*this);
   std::map<ReductionKey, Scalar> result;
   for (const auto& [key, ref] : resolved.save.reductions) {
-    result[key] =
-        scalar_of(store.read_record(ref, name_), store.storage().describe() + "/" + *ref.file);
+    result[key] = scalar_of(store.read_record(ref, name_), store.describe_record(ref, name_));
   }
   return result;
 }
@@ -322,7 +333,7 @@ bool combinable_when_saved(ReductionKey key) {
 
 WorkerPart part_of(const TrialStore& store, const std::string& tensor, const WorkerSave& save) {
   WorkerPart part;
-  part.worker = save.worker;
+  part.worker = std::string(save.worker);
   if (save.raw) {
     // Cached by the store for every record: the value is not read again.
     part.saved_value = true;
@@ -336,8 +347,7 @@ WorkerPart part_of(const TrialStore& store, const std::string& tensor, const Wor
   for (const auto& [key, ref] : save.reductions) {
     if (!combinable_when_saved(key)) continue;
     const Scalar scalar =
-        scalar_of(store.read_record(ref, tensor), store.storage().describe() + "/" + *ref.file +
-                                                      " (tensor '" + ref.record_name + "')");
+        scalar_of(store.read_record(ref, tensor), store.describe_record(ref, tensor));
     part.reductions.reductions.set(key, scalar);
     // Saved reductions are 0-d tensors of the source dtype (FORMAT.md).
     if (part.reductions.dtype == DType::Invalid) part.reductions.dtype = scalar.dtype();
@@ -449,7 +459,7 @@ std::vector<std::string> Tensor::workers(std::int64_t step, Mode mode) const {
   if (found == nullptr) throw TensorUnavailableForStep(name_, step, mode);
   std::vector<std::string> result;
   for (const auto& save : found->saves) {
-    if (save.generation <= g) result.push_back(save.worker);
+    if (save.generation <= g) result.emplace_back(save.worker);
   }
   return result;
 }

@@ -63,7 +63,7 @@ std::span<T> arena_array(RecordArena& arena, std::size_t count) {
 }  // namespace
 
 LandedReductions::LandedReductions(std::size_t count, std::shared_ptr<RecordArena> arena)
-    : sets(arena_array<ReductionSet>(*arena, count)),
+    : sets(arena_array<PackedReductions>(*arena, count)),
       records(arena_array<std::uint32_t>(*arena, count)),
       computed(arena_array<std::uint8_t>(*arena, count)),
       arena_(std::move(arena)) {}
@@ -292,10 +292,9 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
                    [&](const auto& entry) { return entry.first == pending.worker; })) {
     info.workers.emplace_back(pending.worker, generation);
   }
-  workers_.try_emplace(pending.worker, generation);
+  const std::string_view worker = workers_.try_emplace(pending.worker, generation).first->first;
 
-  auto file = std::make_shared<const std::string>(index.event_file_name.value_or(""));
-  const FileId file_id = cache_.file_id(*file);
+  const FileId file_id = cache_.file_id(index.event_file_name.value_or(""));
   RecordArena* const arena = record_arena_.get();
   auto save_for = [&](const std::string& tensor) -> WorkerSave& {
     // By hash: the same names land at every step; the ordered map only takes new ones.
@@ -320,9 +319,9 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
       tensor_step.saves.reserve(std::max<std::size_t>(workers_.size(), 1));
     }
     for (auto& save : tensor_step.saves) {
-      if (save.worker == pending.worker) return save;
+      if (save.worker == worker) return save;
     }
-    tensor_step.saves.push_back(WorkerSave{pending.worker, generation, {}, {}, {}});
+    tensor_step.saves.push_back(WorkerSave{worker, generation, {}, {}, nullptr});
     return tensor_step.saves.back();
   };
 
@@ -331,13 +330,13 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   std::size_t next_set = 0;  // landed->records ascend with i
   for (std::size_t i = 0; i < index.tensors.size(); ++i) {
     const TensorLocation& location = index.tensors[i];
-    RecordRef ref{file, file_id, location.start, location.length, {}, nullptr};
+    RecordRef ref{file_id, location.start, location.length, nullptr, nullptr};
     if (landed != nullptr && next_set < landed->records.size() && landed->records[next_set] == i) {
       if (landed->computed[next_set] != 0) ref.reductions = &landed->sets[next_set];
       ++next_set;
     }
     if (auto reduction = parse_reduction_tensor_name(location.tensor_name)) {
-      ref.record_name = location.tensor_name;
+      ref.record_name = &*record_names_.insert(location.tensor_name).first;
       WorkerSave& save = save_for(reduction->first);
       auto existing =
           std::find_if(save.reductions.begin(), save.reductions.end(),
@@ -352,16 +351,24 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     }
   }
   if (index.shapes) {
-    for (const auto& shape : *index.shapes) save_for(shape.tensor_name).shape = shape.shape;
+    for (const auto& shape : *index.shapes) {
+      save_for(shape.tensor_name).shape = &*shapes_.insert(shape.shape).first;
+    }
   }
+}
+
+std::string TrialStore::describe_record(const RecordRef& ref, const std::string& tensor) const {
+  return storage_->describe() + "/" + file_of(ref) + " (tensor '" +
+         (ref.record_name != nullptr ? *ref.record_name : tensor) + "')";
 }
 
 TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& tensor) const {
   if (auto cached = cache_.value(ref.key())) return std::move(*cached);
-  const std::string where = storage_->describe() + "/" + *ref.file + " at offset " +
+  const std::string& file = file_of(ref);
+  const std::string where = storage_->describe() + "/" + file + " at offset " +
                             std::to_string(ref.start) + " (tensor '" + tensor + "')";
-  if (ref.file->empty()) throw FormatError(where, "the index names no event file");
-  SharedBytes bytes = storage_->read_range(*ref.file, ref.start, ref.length);
+  if (file.empty()) throw FormatError(where, "the index names no event file");
+  SharedBytes bytes = storage_->read_range(file, ref.start, ref.length);
   // A record whose value the pipeline reduced as it landed had its data CRC checked then, in the
   // mapping this read slices: checking again would only be a second pass over every value a
   // rule reads (framing, both passes together, was 8% of a large all-rules replay's samples).
@@ -371,11 +378,11 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
   if (frame.status != FrameStatus::Record && frame.status != FrameStatus::BadDataCrc) {
     // TensorFlow can write whole-file compressed TFRecords; offsets then refer to the
     // inflated stream.
-    SharedBytes whole = storage_->read(*ref.file);
+    SharedBytes whole = storage_->read(file);
     const auto head = whole.span().first(std::min<std::size_t>(whole.size(), 64));
     if (const Compression compression = detect_compression(head);
         compression != Compression::None) {
-      bytes = decompress_file(whole, compression, storage_->describe() + "/" + *ref.file);
+      bytes = decompress_file(whole, compression, storage_->describe() + "/" + file);
       frame = frame_record_at(bytes.span(), ref.start, framing);
     }
   }
@@ -385,7 +392,7 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
   }
   const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
   const SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
-  const std::string& tag = ref.record_name.empty() ? tensor : ref.record_name;
+  const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
   if (auto value = decode_tensor(payload, tag, where)) {
     cache_.put_value(ref.key(), *value);
     return std::move(*value);
@@ -394,7 +401,7 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
 }
 
 ReductionSet TrialStore::reductions_of(const RecordRef& ref, const std::string& tensor) const {
-  if (ref.reductions) return *ref.reductions;
+  if (ref.reductions) return ref.reductions->unpack();
   if (auto cached = cache_.reductions(ref.key())) return std::move(*cached);
   ReductionSet computed = compute_reductions(read_record(ref, tensor));
   cache_.put_reductions(ref.key(), computed);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -19,6 +20,7 @@
 #include "pipeline/collection.hpp"
 #include "pipeline/mode.hpp"
 #include "pipeline/name_filter_cache.hpp"
+#include "pipeline/packed_reductions.hpp"
 #include "pipeline/record_arena.hpp"
 #include "pipeline/record_cache.hpp"
 #include "pipeline/reduction.hpp"
@@ -31,29 +33,32 @@
 namespace rulestream {
 
 // Where one saved tensor (or saved reduction) sits: a whole TFRecord in an event file.
+// A store keeps one for every record of a job (millions), so it holds no strings of its own:
+// TrialStore::file_of gives the file's path, and names are the store's.
 struct RecordRef {
-  std::shared_ptr<const std::string> file;  // relative to the trial root
-  FileId file_id = 0;                       // the file's number in the store's RecordCache
+  FileId file_id = 0;  // the file's number in the store's RecordCache
   std::uint64_t start = 0;
   std::uint64_t length = 0;
-  // The tag inside a saved reduction's record (its own name); empty for a raw value, whose tag
-  // is the tensor's name (not copied into every record: a job has millions).
-  std::string record_name;
+  // The tag inside a saved reduction's record (its own name), kept once by the store; null for
+  // a raw value, whose tag is the tensor's name.
+  const std::string* record_name = nullptr;
   // A raw value's reductions when they were computed as it landed (a pipeline decodes what its
   // rules read): found here without a cache lookup, in a LandedReductions block the store keeps
   // for as long as it lives. Otherwise computed on demand and cached.
-  const ReductionSet* reductions = nullptr;
+  const PackedReductions* reductions = nullptr;
 
   RecordKey key() const { return {file_id, start}; }
 };
 
-// What one worker saved of one tensor at one step.
+// What one worker saved of one tensor at one step. One per record of a job, in the store's
+// arena: the worker's name and the shape are the store's (one copy each for the whole trial),
+// valid while it lives.
 struct WorkerSave {
-  std::string worker;
+  std::string_view worker;
   std::uint64_t generation = 0;
   std::optional<RecordRef> raw;
   std::vector<std::pair<ReductionKey, RecordRef>> reductions;
-  std::optional<Shape> shape;
+  const Shape* shape = nullptr;  // null when the index gave none
 };
 
 struct TensorStep {
@@ -104,7 +109,7 @@ class LandedReductions {
  public:
   LandedReductions(std::size_t count, std::shared_ptr<RecordArena> arena);
 
-  std::span<ReductionSet> sets;
+  std::span<PackedReductions> sets;
   std::span<std::uint32_t> records;  // the index's tensor position of each set, ascending
   std::span<std::uint8_t> computed;  // 1 where the record decoded and its set was filled
 
@@ -203,6 +208,10 @@ class TrialStore {
 
   // Reads and decodes the record (outside any lock). Throws FormatError / StorageError.
   TensorValue read_record(const RecordRef& ref, const std::string& tensor) const;
+  // The record's event file, relative to the trial root.
+  const std::string& file_of(const RecordRef& ref) const { return cache_.file_name(ref.file_id); }
+  // "<storage>/<file> (tensor '<record's tag>')": where a record sits, for error messages.
+  std::string describe_record(const RecordRef& ref, const std::string& tensor) const;
 
  private:
   void add_index(const IndexLanding& index, std::uint64_t generation);
@@ -230,6 +239,10 @@ class TrialStore {
   std::map<std::int64_t, StepInfo> steps_;
   std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>> mode_steps_;
   std::map<std::string, std::uint64_t> workers_;
+  // What WorkerSave::shape and RecordRef::record_name point at: each shape and each saved
+  // reduction's name once, however many records share it.
+  std::set<Shape> shapes_;
+  std::set<std::string, std::less<>> record_names_;
   std::vector<std::pair<std::uint64_t, std::shared_ptr<const std::map<std::string, Collection>>>>
       collections_;  // (generation, collections) in load order
   std::optional<int> declared_num_workers_;
