@@ -55,10 +55,10 @@ Scalar scalar_of(const TensorValue& value, const std::string& where) {
 }
 
 // Finds the tensor's entry for (step, mode) visible at generation g; nullptr when absent.
-const TensorStep* find_step(const TrialStore& store, const std::string& tensor, std::int64_t step,
-                            Mode mode, std::uint64_t g, std::int64_t* global_out) {
-  const TensorHistory* history = store.find_tensor(tensor);
-  if (history == nullptr || history->generation > g) return nullptr;
+const TensorStep* find_step(const TrialStore& store, const TensorHistory& history,
+                            std::int64_t step, Mode mode, std::uint64_t g,
+                            std::int64_t* global_out) {
+  if (history.generation > g) return nullptr;
   std::int64_t global = step;
   if (mode != Mode::Global) {
     const auto mode_it = store.mode_steps().find(mode);
@@ -67,7 +67,7 @@ const TensorStep* find_step(const TrialStore& store, const std::string& tensor, 
     if (it == mode_it->second.end() || it->second.second > g) return nullptr;
     global = it->second.first;
   }
-  const TensorStep* found = history->steps.find(global);
+  const TensorStep* found = history.steps.find(global);
   if (found == nullptr) return nullptr;
   if (std::none_of(found->saves.begin(), found->saves.end(),
                    [&](const WorkerSave& save) { return save.generation <= g; })) {
@@ -138,7 +138,7 @@ class TensorAccess {
     auto attempt = [&](std::uint64_t g) -> std::optional<Result> {
       auto lock = trial.store_->read_lock();
       std::int64_t global = 0;
-      const TensorStep* found = find_step(*trial.store_, tensor.name(), step, mode, g, &global);
+      const TensorStep* found = find_step(*trial.store_, *tensor.history_, step, mode, g, &global);
       if (found == nullptr) return std::nullopt;
       return pick(*found, global, g);
     };
@@ -172,9 +172,8 @@ std::vector<std::int64_t> Tensor::steps(Mode mode, bool show_incomplete_steps) c
   const TrialStatus status = store.status(g);
   auto lock = store.read_lock();
   std::vector<std::int64_t> result;
-  const TensorHistory* history = store.find_tensor(name_);
-  if (history == nullptr || history->generation > g) return result;
-  for (const auto& [global, tensor_step] : history->steps) {
+  if (history_->generation > g) return result;
+  for (const auto& [global, tensor_step] : history_->steps) {
     if (mode != Mode::Global && tensor_step.mode != mode) continue;
     const auto visible =
         std::count_if(tensor_step.saves.begin(), tensor_step.saves.end(),
@@ -218,7 +217,7 @@ RecordRef raw_record(const Tensor& tensor, std::int64_t step, Mode mode,
 
 TensorValue Tensor::value(std::int64_t step, Mode mode,
                           const std::optional<std::string>& worker) const {
-  return TensorAccess::store(*this).read_record(raw_record(*this, step, mode, worker), name_);
+  return TensorAccess::store(*this).read_record(raw_record(*this, step, mode, worker), name());
 }
 
 Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode,
@@ -247,16 +246,16 @@ Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode
   const TrialStore& store = TensorAccess::store(*this);
   if (found.saved) {
     const RecordRef& ref = *found.saved;
-    const TensorValue saved = store.read_record(ref, name_);
-    return scalar_of(saved, store.describe_record(ref, name_));
+    const TensorValue saved = store.read_record(ref, name());
+    return scalar_of(saved, store.describe_record(ref, name()));
   }
   if (!found.raw) {
     throw TensorUnavailableForStep(
-        name_, step, mode, "neither " + reduction_key_name(key) + " nor the value was saved");
+        name(), step, mode, "neither " + reduction_key_name(key) + " nor the value was saved");
   }
-  if (const auto scalar = store.reductions_of(*found.raw, name_).get(key)) return *scalar;
+  if (const auto scalar = store.reductions_of(*found.raw, name()).get(key)) return *scalar;
   // Not computable for this value (strings, min of an empty tensor): say why.
-  return compute_reduction(store.read_record(*found.raw, name_), key);
+  return compute_reduction(store.read_record(*found.raw, name()), key);
 }
 
 ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,
@@ -277,7 +276,7 @@ ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,
       });
   if (found.landed) return std::move(*found.landed);
   if (!found.raw) throw no_value_saved(*this, step, mode, found.saved_reductions);
-  return TensorAccess::store(*this).reductions_of(*found.raw, name_);
+  return TensorAccess::store(*this).reductions_of(*found.raw, name());
 }
 
 ElementCounts Tensor::element_counts(std::int64_t step, Mode mode,
@@ -299,7 +298,7 @@ ElementCounts Tensor::element_counts(std::int64_t step, Mode mode,
   }
   if (!landed->counts) {
     throw TensorUnavailableForStep(
-        name_, step, mode,
+        name(), step, mode,
         "its " + std::string(dtype_name(landed->dtype)) + " elements are not real numbers");
   }
   return *landed->counts;
@@ -311,7 +310,7 @@ std::map<ReductionKey, Scalar> Tensor::reduction_values(
   const TrialStore& store = TensorAccess::store(*this);
   std::map<ReductionKey, Scalar> result;
   for (const auto& [key, ref] : resolved.save.reductions) {
-    result[key] = scalar_of(store.read_record(ref, name_), store.describe_record(ref, name_));
+    result[key] = scalar_of(store.read_record(ref, name()), store.describe_record(ref, name()));
   }
   return result;
 }
@@ -416,7 +415,7 @@ std::string why_missing(const std::vector<WorkerPart>& parts, ReductionKey key) 
 ReductionSet Tensor::combined_reductions(std::int64_t step, Mode mode) const {
   const std::vector<WorkerSave> saves = TensorAccess::resolve_all(*this, step, mode);
   std::string why_not;
-  return combine_parts(parts_of(TensorAccess::store(*this), name_, saves), &why_not)
+  return combine_parts(parts_of(TensorAccess::store(*this), name(), saves), &why_not)
       .value_or(ReductionSet{});
 }
 
@@ -424,14 +423,14 @@ Scalar Tensor::combined_reduction(std::int64_t step, Reduction reduction, Mode m
                                   bool abs) const {
   const ReductionKey key{reduction, abs};
   const std::vector<WorkerSave> saves = TensorAccess::resolve_all(*this, step, mode);
-  const std::vector<WorkerPart> parts = parts_of(TensorAccess::store(*this), name_, saves);
+  const std::vector<WorkerPart> parts = parts_of(TensorAccess::store(*this), name(), saves);
   std::string why_not;
   const std::optional<ReductionSet> combined = combine_parts(parts, &why_not);
   if (combined) {
     if (const auto& scalar = combined->get(key)) return *scalar;
     why_not = why_missing(parts, key);
   }
-  throw TensorUnavailableForStep(name_, step, mode,
+  throw TensorUnavailableForStep(name(), step, mode,
                                  "no combined " + reduction_key_name(key) + ": " + why_not);
 }
 
@@ -455,8 +454,8 @@ std::vector<std::string> Tensor::workers(std::int64_t step, Mode mode) const {
   const std::uint64_t g = TensorAccess::view(*this);
   const TrialStore& store = TensorAccess::store(*this);
   auto lock = store.read_lock();
-  const TensorStep* found = find_step(store, name_, step, mode, g, nullptr);
-  if (found == nullptr) throw TensorUnavailableForStep(name_, step, mode);
+  const TensorStep* found = find_step(store, *history_, step, mode, g, nullptr);
+  if (found == nullptr) throw TensorUnavailableForStep(name(), step, mode);
   std::vector<std::string> result;
   for (const auto& save : found->saves) {
     if (save.generation <= g) result.emplace_back(save.worker);
@@ -475,8 +474,8 @@ std::vector<std::int64_t> Tensor::prev_steps(std::int64_t step, std::optional<st
 Shape Tensor::shape(std::int64_t step, Mode mode, const std::optional<std::string>& worker) const {
   const ResolvedSave resolved = TensorAccess::resolve(*this, step, mode, worker);
   if (resolved.save.shape) return *resolved.save.shape;
-  if (!resolved.save.raw) throw ShapeUnavailableForStep(name_, step, mode);
-  return TensorAccess::store(*this).read_record(*resolved.save.raw, name_).shape();
+  if (!resolved.save.raw) throw ShapeUnavailableForStep(name(), step, mode);
+  return TensorAccess::store(*this).read_record(*resolved.save.raw, name()).shape();
 }
 
 }  // namespace rulestream

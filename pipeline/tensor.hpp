@@ -14,6 +14,8 @@
 
 namespace rulestream {
 
+struct TensorHistory;
+
 // One tensor of a trial across steps and workers, as smdebug's Tensor presents it.
 // `step` arguments are steps of `mode` (global steps for Mode::Global). `worker` defaults to
 // the lexicographically first worker that saved the tensor at that step.
@@ -22,7 +24,7 @@ namespace rulestream {
 // NoMoreData (the job ended before it), InvalidWorker.
 class Tensor {
  public:
-  const std::string& name() const { return name_; }
+  const std::string& name() const { return *name_; }
 
   std::vector<std::int64_t> steps(Mode mode = Mode::Global,
                                   bool show_incomplete_steps = false) const;
@@ -91,10 +93,15 @@ class Tensor {
 
  private:
   friend class Trial;
-  Tensor(Trial trial, std::string name) : trial_(std::move(trial)), name_(std::move(name)) {}
+  friend class TensorAccess;
+  // `name` and `history` are the store's entry for the tensor, which the trial keeps alive.
+  Tensor(Trial trial, const std::string& name, const TensorHistory& history)
+      : trial_(std::move(trial)), name_(&name), history_(&history) {}
 
   Trial trial_;
-  std::string name_;
+  // Not copies: rules make a Tensor for every tensor at every step.
+  const std::string* name_;
+  const TensorHistory* history_;
 };
 
 }  // namespace rulestream

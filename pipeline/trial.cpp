@@ -109,6 +109,12 @@ std::uint64_t Trial::view() const {
 }
 
 std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const {
+  const auto refs = tensor_name_refs(query);
+  return {refs.begin(), refs.end()};
+}
+
+std::vector<std::reference_wrapper<const std::string>> Trial::tensor_name_refs(
+    const TensorNameQuery& query) const {
   const std::uint64_t g = view();
   // The collection definition as of this view; it stays alive in the store (append-only), so
   // its address identifies it in the filter cache.
@@ -122,15 +128,14 @@ std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const
     collection = &it->second;
   }
 
-  // Candidates come sorted and unique: the store's tensors are ordered by name. They point at
-  // the store's own keys (its map nodes never move or go), so only the names that pass the
-  // filters are copied.
-  std::vector<const std::string*> candidates;
+  // Candidates come sorted and unique: the store's tensors are ordered by name. They are the
+  // store's own keys (its map nodes never move or go).
+  std::vector<std::reference_wrapper<const std::string>> candidates;
   {
     auto lock = store_->read_lock();
     const auto take_where = [&](const auto& visible) {
       for (const auto& [name, history] : store_->tensors()) {
-        if (history.generation <= g && visible(history)) candidates.push_back(&name);
+        if (history.generation <= g && visible(history)) candidates.emplace_back(name);
       }
     };
     if (!query.step) {
@@ -167,12 +172,7 @@ std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const
       }
     }
   }
-  std::vector<std::string> result;
-  if (query.regex.empty() && collection == nullptr) {
-    result.reserve(candidates.size());
-    for (const std::string* name : candidates) result.push_back(*name);
-    return result;
-  }
+  if (query.regex.empty() && collection == nullptr) return candidates;
 
   // A name passes when it matches a regex or belongs to the collection (by name or by the
   // collection's include_regex), as smdebug's union of the two filters. Verdicts are cached
@@ -200,26 +200,33 @@ std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const
            (collection != nullptr && (collection->tensor_names.contains(name) ||
                                       any_regex_matches(*collection_regexes, name)));
   };
+  std::vector<std::reference_wrapper<const std::string>> result;
   auto lock = verdicts.lock();
-  for (const std::string* name : candidates) {
-    if (verdicts.passes(*name, decide)) result.push_back(*name);
+  for (const std::string& name : candidates) {
+    if (verdicts.passes(name, decide)) result.emplace_back(name);
   }
   return result;
 }
 
 Tensor Trial::tensor(const std::string& name) const {
-  if (!has_tensor(name)) throw TensorUnavailable(name);
-  return Tensor(*this, name);
+  const auto* entry = visible_tensor(name);
+  if (entry == nullptr) throw TensorUnavailable(name);
+  return Tensor(*this, entry->first, entry->second);
 }
 
 bool Trial::has_tensor(const std::string& name) const {
-  auto seen = [&](std::uint64_t g) {
+  return visible_tensor(name) != nullptr;
+}
+
+const std::pair<const std::string, TensorHistory>* Trial::visible_tensor(
+    const std::string& name) const {
+  auto seen = [&](std::uint64_t g) -> const std::pair<const std::string, TensorHistory>* {
     auto lock = store_->read_lock();
-    const TensorHistory* history = store_->find_tensor(name);
-    return history != nullptr && history->generation <= g;
+    const auto* entry = store_->find_tensor_entry(name);
+    return entry != nullptr && entry->second.generation <= g ? entry : nullptr;
   };
   if (generation_) return seen(*generation_);
-  if (seen(store_->generation())) return true;
+  if (const auto* entry = seen(store_->generation())) return entry;
   store_->maybe_refresh();
   return seen(store_->generation());
 }

@@ -300,12 +300,12 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     // By hash: the same names land at every step; the ordered map only takes new ones.
     TensorHistory* found = nullptr;
     if (const auto indexed = tensor_index_.find(tensor); indexed != tensor_index_.end()) {
-      found = indexed->second;
+      found = &indexed->second->second;
     } else {
       const auto history_it = tensors_.try_emplace(tensor).first;
       found = &history_it->second;
       found->generation = generation;
-      tensor_index_.emplace(history_it->first, found);
+      tensor_index_.emplace(history_it->first, &*history_it);
     }
     TensorHistory& history = *found;
     std::uint64_t& first_in_mode = history.mode_generation[static_cast<std::size_t>(mode) - 1];

@@ -193,6 +193,12 @@ class TrialStore {
   // The tensor's history, found by hash (rules ask for every tensor at every step); nullptr
   // when the tensor was never seen. Filter by generation as for tensors().
   const TensorHistory* find_tensor(std::string_view name) const {
+    const auto* entry = find_tensor_entry(name);
+    return entry == nullptr ? nullptr : &entry->second;
+  }
+  // The same, with the store's own copy of the name (which lasts as long as the store).
+  const std::pair<const std::string, TensorHistory>* find_tensor_entry(
+      std::string_view name) const {
     const auto it = tensor_index_.find(name);
     return it == tensor_index_.end() ? nullptr : it->second;
   }
@@ -235,7 +241,7 @@ class TrialStore {
   std::vector<TrialStatus> statuses_{TrialStatus{}};  // by generation
   std::map<std::string, TensorHistory> tensors_;
   // tensors_ by hash, keyed by views of tensors_'s own keys (map nodes never move).
-  std::unordered_map<std::string_view, TensorHistory*> tensor_index_;
+  std::unordered_map<std::string_view, std::pair<const std::string, TensorHistory>*> tensor_index_;
   std::map<std::int64_t, StepInfo> steps_;
   std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>> mode_steps_;
   std::map<std::string, std::uint64_t> workers_;

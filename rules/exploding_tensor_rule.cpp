@@ -35,7 +35,7 @@ RuleSpec ExplodingTensorRule::spec() {
 bool ExplodingTensorRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
-  for (const std::string& name : selection_.names(trial, step)) {
+  for (const std::string& name : selection_.name_refs(trial, step)) {
     ElementCounts counts;
     try {
       counts = trial.tensor(name).element_counts(step);

@@ -85,7 +85,7 @@ bool LossNotDecreasingRule::invoke_at_step(std::int64_t step) {
   }
 
   Finding finding;
-  for (const std::string& name : selection_.names(trial, step)) {
+  for (const std::string& name : selection_.name_refs(trial, step)) {
     const auto last = last_compared_.find(name);
     if (last != last_compared_.end() && mode_step < last->second + options_.num_steps) continue;
 

@@ -75,7 +75,7 @@ bool NlpSequenceRatioRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
   std::string first_detail;
-  for (const std::string& name : selection_.names(trial, step)) {
+  for (const std::string& name : selection_.name_refs(trial, step)) {
     TensorValue value;
     try {
       value = trial.tensor(name).value(step);

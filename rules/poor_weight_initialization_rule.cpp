@@ -103,7 +103,7 @@ void PoorWeightInitializationRule::check_activation_variances(
   };
   std::optional<Layer> lowest;
   std::optional<Layer> highest;
-  for (const std::string& name : activation_inputs_.names(trial, step)) {
+  for (const std::string& name : activation_inputs_.name_refs(trial, step)) {
     double variance = 0.0;
     try {
       variance = trial.tensor(name).reduction_value(step, Reduction::Variance).as_double();
@@ -137,7 +137,7 @@ void PoorWeightInitializationRule::check_gradient_spread(std::int64_t step, Find
   const Trial& trial = base_trial();
   std::optional<std::string> narrowest;
   double narrowest_range = std::numeric_limits<double>::infinity();
-  for (const std::string& name : gradients().names(trial, step)) {
+  for (const std::string& name : gradients().name_refs(trial, step)) {
     const auto value = value_at(trial, name, step);
     if (!value) continue;
     auto elements = real_values(*value);
@@ -164,7 +164,7 @@ void PoorWeightInitializationRule::check_loss_progress(std::int64_t step, std::i
                                                        Finding& finding,
                                                        std::vector<std::string>& reasons) {
   const Trial& trial = base_trial();
-  for (const std::string& name : losses().names(trial, step)) {
+  for (const std::string& name : losses().name_refs(trial, step)) {
     const auto value = value_at(trial, name, step);
     if (!value || value->size() != 1 || !is_real_numeric(value->dtype())) continue;
     const double loss = value->as_double(0);

@@ -9,26 +9,32 @@ namespace rulestream {
 
 std::vector<std::string> TensorSelection::names(const Trial& trial,
                                                 std::optional<std::int64_t> step) const {
-  if (selects_all()) return trial.tensor_names({.step = step});
+  const auto refs = name_refs(trial, step);
+  return {refs.begin(), refs.end()};
+}
+
+std::vector<std::reference_wrapper<const std::string>> TensorSelection::name_refs(
+    const Trial& trial, std::optional<std::int64_t> step) const {
+  using Names = std::vector<std::reference_wrapper<const std::string>>;
+  if (selects_all()) return trial.tensor_name_refs({.step = step});
   // Each list comes sorted and unique; the union of several is merged.
-  std::vector<std::vector<std::string>> lists;
+  std::vector<Names> lists;
   for (const std::string& collection : collections) {
     try {
-      lists.push_back(trial.tensor_names({.step = step, .collection = collection}));
+      lists.push_back(trial.tensor_name_refs({.step = step, .collection = collection}));
     } catch (const CollectionUnavailable&) {
       // smdebug creates a missing collection on lookup: it simply holds no tensors.
     }
   }
-  if (!regexes.empty()) lists.push_back(trial.tensor_names({.step = step, .regex = regexes}));
+  if (!regexes.empty()) lists.push_back(trial.tensor_name_refs({.step = step, .regex = regexes}));
   if (lists.empty()) return {};
-  std::vector<std::string> selected = std::move(lists.front());
+  Names selected = std::move(lists.front());
   for (std::size_t i = 1; i < lists.size(); ++i) {
-    std::vector<std::string> merged;
+    Names merged;
     merged.reserve(selected.size() + lists[i].size());
-    std::set_union(std::make_move_iterator(selected.begin()),
-                   std::make_move_iterator(selected.end()),
-                   std::make_move_iterator(lists[i].begin()),
-                   std::make_move_iterator(lists[i].end()), std::back_inserter(merged));
+    std::set_union(selected.begin(), selected.end(), lists[i].begin(), lists[i].end(),
+                   std::back_inserter(merged),
+                   [](const std::string& a, const std::string& b) { return a < b; });
     selected = std::move(merged);
   }
   return selected;

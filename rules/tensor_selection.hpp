@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct TensorSelection {
   // A collection the job never declared selects nothing (smdebug hands back an empty one).
   std::vector<std::string> names(const Trial& trial,
                                  std::optional<std::int64_t> step = std::nullopt) const;
+  // The same names, not copied (Trial::tensor_name_refs): for a rule's walk over every tensor.
+  std::vector<std::reference_wrapper<const std::string>> name_refs(
+      const Trial& trial, std::optional<std::int64_t> step = std::nullopt) const;
 
   // What a rule over this selection reads; `reads_values` as RequiredTensors::values.
   RequiredTensors required(bool reads_values = true) const {

@@ -52,7 +52,7 @@ bool TensorVarianceRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
   std::string first_bound;
-  for (const std::string& name : selection_.names(trial, step)) {
+  for (const std::string& name : selection_.name_refs(trial, step)) {
     const Tensor tensor = trial.tensor(name);
     double variance = 0.0;
     // A variance needs two elements. The count comes with the reductions; a tensor saved only as

@@ -38,7 +38,7 @@ RuleSpec VanishingGradientRule::spec() {
 bool VanishingGradientRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
-  for (const std::string& name : gradients().names(trial)) {
+  for (const std::string& name : gradients().name_refs(trial)) {
     double abs_mean = 0.0;
     try {
       abs_mean = trial.tensor(name)

@@ -109,7 +109,7 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
   std::string first_detail;
   // Every weight is looked at, even past kMaxReportedTensors, so that each one's previous saved
   // step stays known.
-  for (const std::string& name : weights().names(trial, step)) {
+  for (const std::string& name : weights().name_refs(trial, step)) {
     const Tensor tensor = trial.tensor(name);
     TensorValue current;
     try {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <thread>
 
 #include "pipeline/exceptions.hpp"
@@ -94,6 +96,47 @@ TEST(Trial, RoundTripsWhatTheWriterSaved) {
   EXPECT_EQ(gradient.value(1, Mode::Train).as_double(3), 1.0);
   EXPECT_EQ(gradient.prev_steps(1, 5), (std::vector<std::int64_t>{0, 1}));
   EXPECT_EQ(gradient.shape(0), (Shape{2, 2}));
+}
+
+// tensor_name_refs gives what tensor_names gives, without copies; the names, like a Tensor's,
+// are the store's and stay valid after the handle that gave them is gone.
+TEST(Trial, NameRefsMatchTensorNamesAndOutliveTheirHandle) {
+  TempDir dir;
+  TrialWriter writer({.root = dir.path()});
+  write_step(writer, 0, Mode::Train, 0, 0.0f);
+  write_step(writer, 1, Mode::Eval, 0, 0.0f);
+  writer.write_collections(default_collections(1));
+  writer.write_end_marker();
+
+  const std::vector<TensorNameQuery> queries = {{},
+                                                {.step = 0},
+                                                {.step = 1},
+                                                {.step = 0, .mode = Mode::Eval},
+                                                {.collection = "gradients"},
+                                                {.step = 1, .collection = "losses"},
+                                                {.regex = {"fc", "^Loss"}},
+                                                {.step = 7}};
+  std::vector<std::reference_wrapper<const std::string>> kept;
+  std::optional<Tensor> gradient;
+  {
+    const Trial trial = Trial::open(dir.path().string(), quick_options());
+    for (const TensorNameQuery& query : queries) {
+      const auto refs = trial.tensor_name_refs(query);
+      EXPECT_EQ(std::vector<std::string>(refs.begin(), refs.end()), trial.tensor_names(query));
+    }
+    kept = trial.tensor_name_refs();
+    gradient = trial.tensor("gradient/fc.weight");
+    const Trial other = Trial::open(dir.path().string(), quick_options());
+    EXPECT_NE(&other.tensor_name_refs().front().get(), &kept.front().get())
+        << "each trial has its own store";
+  }
+  // The Tensor's copy of the trial keeps the store (and so its name and history) alive.
+  EXPECT_EQ(gradient->name(), "gradient/fc.weight");
+  EXPECT_EQ(gradient->steps(), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(gradient->value(0).as_double(3), 0.0);
+  // So do names taken from any handle on the same store.
+  EXPECT_EQ(std::vector<std::string>(kept.begin(), kept.end()),
+            (std::vector<std::string>{"Loss_output_0", "gradient/fc.weight"}));
 }
 
 TEST(Trial, ExceptionsSaySmdebugsReasons) {
