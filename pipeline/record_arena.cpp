@@ -1,5 +1,7 @@
 #include "pipeline/record_arena.hpp"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -20,6 +22,12 @@ RecordArena::RecordArena(std::size_t region_bytes)
     : region_bytes_(round_up(region_bytes == 0 ? kHugePage : region_bytes, kHugePage)) {}
 
 RecordArena::~RecordArena() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  spare_requested_.notify_all();
+  if (prefaulter_.joinable()) prefaulter_.join();
   for (const auto& [address, bytes] : regions_) ::munmap(address, bytes);
 }
 
@@ -38,25 +46,91 @@ std::byte* RecordArena::map_region(std::size_t bytes) {
   start += lead;
   // Advice only: a kernel without transparent huge pages (or with them off) keeps 4 KiB pages.
   static_cast<void>(::madvise(start, bytes, MADV_HUGEPAGE));
-  regions_.emplace_back(start, bytes);
   return start;
+}
+
+std::byte* RecordArena::next_region() {
+  std::byte* region = spare_;
+  if (region != nullptr) {
+    spare_ = nullptr;
+    ++spares_used_;
+  } else {
+    region = map_region(region_bytes_);
+    regions_.emplace_back(region, region_bytes_);
+  }
+  spare_wanted_ = true;
+  if (!prefaulter_.joinable()) {
+    prefaulter_ = std::thread([this] { prefault_loop(); });
+  } else {
+    spare_requested_.notify_one();
+  }
+  return region;
+}
+
+void RecordArena::prefault_loop() {
+  // Only on an otherwise idle core: the faults are work the pipeline would do anyway, and must
+  // never take a core from it. Lowering one's own policy needs no privilege.
+  sched_param idle{};
+  static_cast<void>(::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &idle));
+  std::unique_lock lock(mutex_);
+  while (true) {
+    spare_requested_.wait(lock, [&] { return stopping_ || (spare_wanted_ && spare_ == nullptr); });
+    if (stopping_) return;
+    spare_wanted_ = false;
+    lock.unlock();
+    std::byte* region = nullptr;
+    try {
+      region = map_region(region_bytes_);
+    } catch (const std::bad_alloc&) {
+      // allocate() maps its own and reports the failure if it recurs.
+    }
+    if (region != nullptr) {
+      // Touching each page faults it in (a huge page at a time where the kernel gives them);
+      // zeros keep the memory as a fresh mapping is.
+      for (std::size_t offset = 0; offset < region_bytes_; offset += 4096) {
+        static_cast<volatile std::byte*>(region)[offset] = std::byte{0};
+      }
+    }
+    lock.lock();
+    if (region != nullptr) {
+      regions_.emplace_back(region, region_bytes_);
+      spare_ = region;
+    }
+  }
 }
 
 void* RecordArena::allocate(std::size_t bytes, std::size_t alignment) {
   if (bytes == 0) bytes = 1;
   std::lock_guard lock(mutex_);
-  if (bytes > region_bytes_ / 4) return map_region(round_up(bytes, kHugePage));
+  if (bytes > region_bytes_ / 4) {
+    const std::size_t rounded = round_up(bytes, kHugePage);
+    std::byte* region = map_region(rounded);
+    regions_.emplace_back(region, rounded);
+    return region;
+  }
   // In integers: a rounded-up address may lie past the region's end.
   const auto end = reinterpret_cast<std::uintptr_t>(end_);
   auto aligned = round_up(reinterpret_cast<std::uintptr_t>(next_), alignment);
   if (next_ == nullptr || aligned > end || end - aligned < bytes) {
-    std::byte* region = map_region(region_bytes_);
+    // The first region is mapped here: a store that never fills one has no thread.
+    std::byte* region = nullptr;
+    if (next_ == nullptr) {
+      region = map_region(region_bytes_);
+      regions_.emplace_back(region, region_bytes_);
+    } else {
+      region = next_region();
+    }
     end_ = region + region_bytes_;
     aligned = reinterpret_cast<std::uintptr_t>(region);  // 2 MiB aligned
   }
   auto* result = reinterpret_cast<std::byte*>(aligned);
   next_ = result + bytes;
   return result;
+}
+
+std::size_t RecordArena::spares_used() const {
+  std::lock_guard lock(mutex_);
+  return spares_used_;
 }
 
 std::size_t RecordArena::mapped_bytes() const {

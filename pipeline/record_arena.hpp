@@ -1,8 +1,10 @@
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <new>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -15,6 +17,13 @@ namespace rulestream {
 // million records faults in a few dozen pages rather than tens of thousands of 4 KiB ones
 // (about 16 us of system time per fault on the development VM: benchmarks/RESULTS.md, "Reading
 // event files in batches"). Where the kernel has no huge pages the regions are ordinary memory.
+//
+// Faulting a region in is still the largest single cost of a small-tensor replay on such a VM,
+// and it used to happen under the store's exclusive lock, while rules waited. So once an arena
+// outgrows its first region, a thread of idle priority (SCHED_IDLE: it runs only on a core with
+// nothing else to do) maps the next region and faults it in ahead of need; allocate() takes that
+// spare when it is ready and maps one itself when it is not. At most one region (32 MiB by
+// default) is held ahead.
 // Safe to allocate from many threads at once.
 class RecordArena {
  public:
@@ -30,17 +39,32 @@ class RecordArena {
   // std::bad_alloc when the memory cannot be mapped.
   void* allocate(std::size_t bytes, std::size_t alignment);
 
-  // Bytes of the regions mapped so far (address space; pages count in RSS only once touched).
+  // Bytes of the regions mapped so far, the spare included (address space; pages count in RSS
+  // once touched).
   std::size_t mapped_bytes() const;
+  // Regions the background thread mapped ahead and allocate() then used. For tests.
+  std::size_t spares_used() const;
 
  private:
+  // Maps an aligned region (the caller records it in regions_ under mutex_).
   std::byte* map_region(std::size_t bytes);
+  // The region allocate() moves on to: the spare when one is ready, else a new one.
+  std::byte* next_region();
+  void prefault_loop();
 
   std::size_t region_bytes_;
   mutable std::mutex mutex_;
   std::vector<std::pair<std::byte*, std::size_t>> regions_;
   std::byte* next_ = nullptr;
   std::byte* end_ = nullptr;
+
+  // The spare region (guarded by mutex_).
+  std::byte* spare_ = nullptr;
+  bool spare_wanted_ = false;
+  bool stopping_ = false;
+  std::size_t spares_used_ = 0;
+  std::condition_variable spare_requested_;
+  std::thread prefaulter_;  // started when the first region fills
 };
 
 // A standard allocator that draws from a RecordArena, for containers the store keeps until it

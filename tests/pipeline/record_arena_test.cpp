@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -55,6 +56,34 @@ TEST(RecordArenaTest, RegionsStartOnHugePageBoundaries) {
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena.allocate(10, 8)) % (2 << 20), 0u);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena.allocate(1 << 20, 8)) % (2 << 20), 0u);
+  }
+}
+
+// Once the first region fills, an idle-priority thread maps and faults in the next one ahead;
+// the arena moves on to it, and what it hands out from there is zeroed and aligned like the rest.
+TEST(RecordArenaTest, RegionsFaultedInAheadAreUsedAndZeroed) {
+  RecordArena arena(2 << 20);
+  std::set<std::uintptr_t> regions;
+  // 400 KiB at a time: five to a region. The pauses leave the idle thread a core.
+  for (int i = 0; i < 400 && arena.spares_used() < 2; ++i) {
+    void* memory = arena.allocate(400 << 10, 64);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(memory) % 64, 0u);
+    ASSERT_TRUE(all_zero(memory, 400 << 10)) << i;
+    std::memset(memory, 0x5a, 400 << 10);
+    regions.insert(reinterpret_cast<std::uintptr_t>(memory) / (2 << 20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_GE(arena.spares_used(), 2u);
+  // Every region handed out is mapped, and at most one spare is mapped beyond them.
+  EXPECT_GE(arena.mapped_bytes(), regions.size() * (std::size_t{2} << 20));
+  EXPECT_LE(arena.mapped_bytes(), (regions.size() + 1) * (std::size_t{2} << 20));
+}
+
+// An arena that goes while its thread is faulting a spare in stops the thread first.
+TEST(RecordArenaTest, GoesCleanlyWhileASpareIsBeingMade) {
+  for (int i = 0; i < 20; ++i) {
+    RecordArena arena(8 << 20);
+    for (int j = 0; j < 5; ++j) arena.allocate(2 << 20, 8);  // into the second region
   }
 }
 
