@@ -109,12 +109,14 @@ std::uint64_t Trial::view() const {
 }
 
 std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const {
-  const auto refs = tensor_name_refs(query);
-  return {refs.begin(), refs.end()};
+  const auto refs = tensor_refs(query);
+  std::vector<std::string> names;
+  names.reserve(refs.size());
+  for (const TensorRef& ref : refs) names.push_back(ref.name());
+  return names;
 }
 
-std::vector<std::reference_wrapper<const std::string>> Trial::tensor_name_refs(
-    const TensorNameQuery& query) const {
+std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
   const std::uint64_t g = view();
   // The collection definition as of this view; it stays alive in the store (append-only), so
   // its address identifies it in the filter cache.
@@ -130,12 +132,14 @@ std::vector<std::reference_wrapper<const std::string>> Trial::tensor_name_refs(
 
   // Candidates come sorted and unique: the store's tensors are ordered by name. They are the
   // store's own keys (its map nodes never move or go).
-  std::vector<std::reference_wrapper<const std::string>> candidates;
+  std::vector<TensorRef> candidates;
   {
     auto lock = store_->read_lock();
     const auto take_where = [&](const auto& visible) {
       for (const auto& [name, history] : store_->tensors()) {
-        if (history.generation <= g && visible(history)) candidates.emplace_back(name);
+        if (history.generation <= g && visible(history)) {
+          candidates.push_back(TensorRef(*store_, name, history));
+        }
       }
     };
     if (!query.step) {
@@ -200,12 +204,20 @@ std::vector<std::reference_wrapper<const std::string>> Trial::tensor_name_refs(
            (collection != nullptr && (collection->tensor_names.contains(name) ||
                                       any_regex_matches(*collection_regexes, name)));
   };
-  std::vector<std::reference_wrapper<const std::string>> result;
+  std::vector<TensorRef> result;
   auto lock = verdicts.lock();
-  for (const std::string& name : candidates) {
-    if (verdicts.passes(name, decide)) result.emplace_back(name);
+  for (const TensorRef& candidate : candidates) {
+    if (verdicts.passes(candidate.name(), decide)) result.push_back(candidate);
   }
   return result;
+}
+
+Tensor Trial::tensor(const TensorRef& ref) const {
+  // A ref from another trial's store names a tensor here only by its name.
+  if (ref.store_ != store_.get()) return tensor(ref.name());
+  // Fixed once the tensor is published (before any ref to it exists).
+  if (ref.history_->generation > view()) throw TensorUnavailable(ref.name());
+  return Tensor(*this, *ref.name_, *ref.history_);
 }
 
 Tensor Trial::tensor(const std::string& name) const {

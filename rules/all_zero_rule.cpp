@@ -36,10 +36,11 @@ RuleSpec AllZeroRule::spec() {
 bool AllZeroRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
-  for (const std::string& name : selection_.name_refs(trial, step)) {
+  for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
+    const std::string& name = ref.name();
     ElementCounts counts;
     try {
-      counts = trial.tensor(name).element_counts(step);
+      counts = trial.tensor(ref).element_counts(step);
     } catch (const TensorUnavailableForStep&) {
       continue;  // saved only as reductions at this step, or not numbers: no elements to count
     }

@@ -49,8 +49,9 @@ bool FeatureImportanceOverweightRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   std::vector<std::pair<double, std::string>> importances;
   double total = 0.0;
-  for (const std::string& name : selection_.name_refs(trial, step)) {
-    const auto importance = saved_scalar(trial.tensor(name), step, Mode::Global);
+  for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
+    const std::string& name = ref.name();
+    const auto importance = saved_scalar(trial.tensor(ref), step, Mode::Global);
     if (!importance) continue;
     importances.emplace_back(*importance, name);
     total += *importance;

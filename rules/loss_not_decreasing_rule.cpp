@@ -85,11 +85,12 @@ bool LossNotDecreasingRule::invoke_at_step(std::int64_t step) {
   }
 
   Finding finding;
-  for (const std::string& name : selection_.name_refs(trial, step)) {
+  for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
+    const std::string& name = ref.name();
     const auto last = last_compared_.find(name);
     if (last != last_compared_.end() && mode_step < last->second + options_.num_steps) continue;
 
-    const Tensor tensor = trial.tensor(name);
+    const Tensor tensor = trial.tensor(ref);
     const auto loss = saved_scalar(tensor, mode_step, mode);
     if (!loss) continue;
     // The newest saved step at least num_steps behind.

@@ -75,10 +75,11 @@ bool NlpSequenceRatioRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
   std::string first_detail;
-  for (const std::string& name : selection_.name_refs(trial, step)) {
+  for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
+    const std::string& name = ref.name();
     TensorValue value;
     try {
-      value = trial.tensor(name).value(step);
+      value = trial.tensor(ref).value(step);
     } catch (const TensorUnavailableForStep&) {
       continue;  // saved only as reductions at this step: no tokens to count
     }

@@ -103,10 +103,11 @@ void PoorWeightInitializationRule::check_activation_variances(
   };
   std::optional<Layer> lowest;
   std::optional<Layer> highest;
-  for (const std::string& name : activation_inputs_.name_refs(trial, step)) {
+  for (const TensorRef& ref : activation_inputs_.tensor_refs(trial, step)) {
+    const std::string& name = ref.name();
     double variance = 0.0;
     try {
-      variance = trial.tensor(name).reduction_value(step, Reduction::Variance).as_double();
+      variance = trial.tensor(ref).reduction_value(step, Reduction::Variance).as_double();
     } catch (const TensorUnavailableForStep&) {
       continue;
     } catch (const ReductionUnsupported&) {
@@ -137,7 +138,7 @@ void PoorWeightInitializationRule::check_gradient_spread(std::int64_t step, Find
   const Trial& trial = base_trial();
   std::optional<std::string> narrowest;
   double narrowest_range = std::numeric_limits<double>::infinity();
-  for (const std::string& name : gradients().name_refs(trial, step)) {
+  for (const std::string& name : gradients().tensor_refs(trial, step)) {
     const auto value = value_at(trial, name, step);
     if (!value) continue;
     auto elements = real_values(*value);
@@ -164,7 +165,7 @@ void PoorWeightInitializationRule::check_loss_progress(std::int64_t step, std::i
                                                        Finding& finding,
                                                        std::vector<std::string>& reasons) {
   const Trial& trial = base_trial();
-  for (const std::string& name : losses().name_refs(trial, step)) {
+  for (const std::string& name : losses().tensor_refs(trial, step)) {
     const auto value = value_at(trial, name, step);
     if (!value || value->size() != 1 || !is_real_numeric(value->dtype())) continue;
     const double loss = value->as_double(0);

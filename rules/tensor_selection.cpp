@@ -9,24 +9,27 @@ namespace rulestream {
 
 std::vector<std::string> TensorSelection::names(const Trial& trial,
                                                 std::optional<std::int64_t> step) const {
-  const auto refs = name_refs(trial, step);
-  return {refs.begin(), refs.end()};
+  const auto refs = tensor_refs(trial, step);
+  std::vector<std::string> selected;
+  selected.reserve(refs.size());
+  for (const TensorRef& ref : refs) selected.push_back(ref.name());
+  return selected;
 }
 
-std::vector<std::reference_wrapper<const std::string>> TensorSelection::name_refs(
-    const Trial& trial, std::optional<std::int64_t> step) const {
-  using Names = std::vector<std::reference_wrapper<const std::string>>;
-  if (selects_all()) return trial.tensor_name_refs({.step = step});
+std::vector<TensorRef> TensorSelection::tensor_refs(const Trial& trial,
+                                                    std::optional<std::int64_t> step) const {
+  using Names = std::vector<TensorRef>;
+  if (selects_all()) return trial.tensor_refs({.step = step});
   // Each list comes sorted and unique; the union of several is merged.
   std::vector<Names> lists;
   for (const std::string& collection : collections) {
     try {
-      lists.push_back(trial.tensor_name_refs({.step = step, .collection = collection}));
+      lists.push_back(trial.tensor_refs({.step = step, .collection = collection}));
     } catch (const CollectionUnavailable&) {
       // smdebug creates a missing collection on lookup: it simply holds no tensors.
     }
   }
-  if (!regexes.empty()) lists.push_back(trial.tensor_name_refs({.step = step, .regex = regexes}));
+  if (!regexes.empty()) lists.push_back(trial.tensor_refs({.step = step, .regex = regexes}));
   if (lists.empty()) return {};
   Names selected = std::move(lists.front());
   for (std::size_t i = 1; i < lists.size(); ++i) {
@@ -34,7 +37,7 @@ std::vector<std::reference_wrapper<const std::string>> TensorSelection::name_ref
     merged.reserve(selected.size() + lists[i].size());
     std::set_union(selected.begin(), selected.end(), lists[i].begin(), lists[i].end(),
                    std::back_inserter(merged),
-                   [](const std::string& a, const std::string& b) { return a < b; });
+                   [](const TensorRef& a, const TensorRef& b) { return a.name() < b.name(); });
     selected = std::move(merged);
   }
   return selected;

@@ -23,9 +23,10 @@ struct TensorSelection {
   // A collection the job never declared selects nothing (smdebug hands back an empty one).
   std::vector<std::string> names(const Trial& trial,
                                  std::optional<std::int64_t> step = std::nullopt) const;
-  // The same names, not copied (Trial::tensor_name_refs): for a rule's walk over every tensor.
-  std::vector<std::reference_wrapper<const std::string>> name_refs(
-      const Trial& trial, std::optional<std::int64_t> step = std::nullopt) const;
+  // The same tensors as refs (Trial::tensor_refs): no names copied, and trial.tensor(ref) makes
+  // a Tensor without a lookup. For a rule's walk over every tensor at every step.
+  std::vector<TensorRef> tensor_refs(const Trial& trial,
+                                     std::optional<std::int64_t> step = std::nullopt) const;
 
   // What a rule over this selection reads; `reads_values` as RequiredTensors::values.
   RequiredTensors required(bool reads_values = true) const {

@@ -52,8 +52,9 @@ bool TensorVarianceRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
   std::string first_bound;
-  for (const std::string& name : selection_.name_refs(trial, step)) {
-    const Tensor tensor = trial.tensor(name);
+  for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
+    const std::string& name = ref.name();
+    const Tensor tensor = trial.tensor(ref);
     double variance = 0.0;
     // A variance needs two elements. The count comes with the reductions; a tensor saved only as
     // reductions tells it by its saved shape, if any (else the saved variance is all there is).

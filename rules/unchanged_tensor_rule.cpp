@@ -56,8 +56,9 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
   const auto wanted = static_cast<std::size_t>(options_.num_steps - 1);
   // Every selected tensor is looked at, even past kMaxReportedTensors, so that each one's
   // history of saved steps stays complete.
-  for (const std::string& name : selection_.name_refs(trial, step)) {
-    const Tensor tensor = trial.tensor(name);
+  for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
+    const std::string& name = ref.name();
+    const Tensor tensor = trial.tensor(ref);
     ReductionSet current_reductions;
     try {
       current_reductions = tensor.value_reductions(step);

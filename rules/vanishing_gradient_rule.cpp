@@ -38,10 +38,11 @@ RuleSpec VanishingGradientRule::spec() {
 bool VanishingGradientRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
-  for (const std::string& name : gradients().name_refs(trial)) {
+  for (const TensorRef& ref : gradients().tensor_refs(trial)) {
+    const std::string& name = ref.name();
     double abs_mean = 0.0;
     try {
-      abs_mean = trial.tensor(name)
+      abs_mean = trial.tensor(ref)
                      .reduction_value(step, Reduction::Mean, Mode::Global, {}, true)
                      .as_double();
     } catch (const TensorUnavailableForStep&) {

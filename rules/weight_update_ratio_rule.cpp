@@ -109,8 +109,9 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
   std::string first_detail;
   // Every weight is looked at, even past kMaxReportedTensors, so that each one's previous saved
   // step stays known.
-  for (const std::string& name : weights().name_refs(trial, step)) {
-    const Tensor tensor = trial.tensor(name);
+  for (const TensorRef& ref : weights().tensor_refs(trial, step)) {
+    const std::string& name = ref.name();
+    const Tensor tensor = trial.tensor(ref);
     TensorValue current;
     try {
       current = tensor.value(step);

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <functional>
 #include <optional>
 #include <thread>
 
@@ -98,9 +97,9 @@ TEST(Trial, RoundTripsWhatTheWriterSaved) {
   EXPECT_EQ(gradient.shape(0), (Shape{2, 2}));
 }
 
-// tensor_name_refs gives what tensor_names gives, without copies; the names, like a Tensor's,
-// are the store's and stay valid after the handle that gave them is gone.
-TEST(Trial, NameRefsMatchTensorNamesAndOutliveTheirHandle) {
+// tensor_refs lists what tensor_names lists, without copies; tensor(ref) is tensor(name). The
+// refs, like a Tensor's name, are the store's and stay valid while any handle on it lives.
+TEST(Trial, TensorRefsMatchTensorNamesAndOutliveTheirHandle) {
   TempDir dir;
   TrialWriter writer({.root = dir.path()});
   write_step(writer, 0, Mode::Train, 0, 0.0f);
@@ -116,27 +115,54 @@ TEST(Trial, NameRefsMatchTensorNamesAndOutliveTheirHandle) {
                                                 {.step = 1, .collection = "losses"},
                                                 {.regex = {"fc", "^Loss"}},
                                                 {.step = 7}};
-  std::vector<std::reference_wrapper<const std::string>> kept;
+  const auto names_of = [](const std::vector<TensorRef>& refs) {
+    std::vector<std::string> names;
+    for (const TensorRef& ref : refs) names.push_back(ref.name());
+    return names;
+  };
+  std::vector<TensorRef> kept;
   std::optional<Tensor> gradient;
   {
     const Trial trial = Trial::open(dir.path().string(), quick_options());
     for (const TensorNameQuery& query : queries) {
-      const auto refs = trial.tensor_name_refs(query);
-      EXPECT_EQ(std::vector<std::string>(refs.begin(), refs.end()), trial.tensor_names(query));
+      EXPECT_EQ(names_of(trial.tensor_refs(query)), trial.tensor_names(query));
     }
-    kept = trial.tensor_name_refs();
-    gradient = trial.tensor("gradient/fc.weight");
+    kept = trial.tensor_refs();
+    ASSERT_EQ(kept.size(), 2u);
+    gradient = trial.tensor(kept[1]);
+    EXPECT_EQ(gradient->name(), "gradient/fc.weight");
+    EXPECT_EQ(&gradient->name(), &kept[1].name()) << "the store's own name, not a copy";
+
+    // A ref from another trial's store is taken by its name.
     const Trial other = Trial::open(dir.path().string(), quick_options());
-    EXPECT_NE(&other.tensor_name_refs().front().get(), &kept.front().get())
-        << "each trial has its own store";
+    const std::vector<TensorRef> theirs = other.tensor_refs();
+    EXPECT_NE(&theirs[1].name(), &kept[1].name()) << "each trial has its own store";
+    const Tensor by_their_ref = trial.tensor(theirs[1]);
+    EXPECT_EQ(&by_their_ref.name(), &kept[1].name());
+    EXPECT_EQ(by_their_ref.value(0).as_double(0), 1.0);
   }
   // The Tensor's copy of the trial keeps the store (and so its name and history) alive.
   EXPECT_EQ(gradient->name(), "gradient/fc.weight");
   EXPECT_EQ(gradient->steps(), (std::vector<std::int64_t>{0}));
   EXPECT_EQ(gradient->value(0).as_double(3), 0.0);
-  // So do names taken from any handle on the same store.
-  EXPECT_EQ(std::vector<std::string>(kept.begin(), kept.end()),
-            (std::vector<std::string>{"Loss_output_0", "gradient/fc.weight"}));
+  // So do refs taken from any handle on the same store.
+  EXPECT_EQ(names_of(kept), (std::vector<std::string>{"Loss_output_0", "gradient/fc.weight"}));
+
+  // A pinned view from before a tensor existed does not make one of a later ref.
+  TempDir live;
+  TrialWriter live_writer({.root = live.path()});
+  live_writer.begin_step(0, Mode::Train, 0);
+  live_writer.add_tensor("Loss_output_0", floats({1.0f}, {}));
+  live_writer.end_step();
+  live_writer.write_collections(default_collections(1));
+  const Trial live_trial = Trial::open(live.path().string(), quick_options());
+  const Trial before = live_trial.pinned();
+  write_step(live_writer, 1, Mode::Train, 1, 0.0f);
+  live_trial.refresh();
+  const std::vector<TensorRef> later = live_trial.tensor_refs();
+  ASSERT_EQ(names_of(later), (std::vector<std::string>{"Loss_output_0", "gradient/fc.weight"}));
+  EXPECT_THROW(before.tensor(later[1]), TensorUnavailable);
+  EXPECT_EQ(before.tensor(later[0]).name(), "Loss_output_0");
 }
 
 TEST(Trial, ExceptionsSaySmdebugsReasons) {
