@@ -365,9 +365,12 @@ std::string TrialStore::describe_record(const RecordRef& ref, const std::string&
 TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& tensor) const {
   if (auto cached = cache_.value(ref.key())) return std::move(*cached);
   const std::string& file = file_of(ref);
-  const std::string where = storage_->describe() + "/" + file + " at offset " +
-                            std::to_string(ref.start) + " (tensor '" + tensor + "')";
-  if (file.empty()) throw FormatError(where, "the index names no event file");
+  // Built only for an error: rules read values by the million.
+  const auto where = [&] {
+    return storage_->describe() + "/" + file + " at offset " + std::to_string(ref.start) +
+           " (tensor '" + tensor + "')";
+  };
+  if (file.empty()) throw FormatError(where(), "the index names no event file");
   SharedBytes bytes = storage_->read_range(file, ref.start, ref.length);
   // A record whose value the pipeline reduced as it landed had its data CRC checked then, in the
   // mapping this read slices: checking again would only be a second pass over every value a
@@ -387,17 +390,21 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
     }
   }
   if (frame.status != FrameStatus::Record) {
-    throw FormatError(where, "expected a TFRecord of " + std::to_string(ref.length) +
-                                 " bytes, found " + std::string(frame_status_text(frame.status)));
+    throw FormatError(where(), "expected a TFRecord of " + std::to_string(ref.length) +
+                                   " bytes, found " + std::string(frame_status_text(frame.status)));
   }
   const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
   const SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
   const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
-  if (auto value = decode_tensor(payload, tag, where)) {
-    cache_.put_value(ref.key(), *value);
-    return std::move(*value);
+  std::optional<TensorValue> value;
+  try {
+    value = decode_tensor(payload, tag, file);
+  } catch (const FormatError& error) {
+    throw FormatError(where(), error.detail());
   }
-  throw FormatError(where, "the record holds no tensor named '" + tag + "'");
+  if (!value) throw FormatError(where(), "the record holds no tensor named '" + tag + "'");
+  cache_.put_value(ref.key(), *value);
+  return std::move(*value);
 }
 
 ReductionSet TrialStore::reductions_of(const RecordRef& ref, const std::string& tensor) const {

@@ -26,13 +26,15 @@ bool names_trial(const std::string& wanted, const Trial& trial) {
   return wanted == trial.name() || strip(wanted) == strip(trial.path());
 }
 
-// The value of `name` in `trial` at a mode step, or nullopt when it has none to compare.
-std::optional<TensorValue> comparable_value(const Trial& trial, const std::string& name,
+// The value of `tensor` (a ref from either trial) in `trial` at a mode step, or nullopt when it
+// has none to compare.
+std::optional<TensorValue> comparable_value(const Trial& trial, const TensorRef& tensor,
                                             std::int64_t step, Mode mode) {
-  if (!trial.has_tensor(name)) return std::nullopt;
   TensorValue value;
   try {
-    value = trial.tensor(name).value(step, mode);
+    value = trial.tensor(tensor).value(step, mode);
+  } catch (const TensorUnavailable&) {
+    return std::nullopt;
   } catch (const TensorUnavailableForStep&) {
     return std::nullopt;
   } catch (const StepUnavailable&) {
@@ -118,13 +120,14 @@ bool SimilarAcrossRunsRule::invoke_at_step(std::int64_t step) {
   const Mode mode = trial.mode(step).value_or(Mode::Global);
   const std::int64_t mode_step = mode == Mode::Global ? step : trial.mode_step(step).value_or(step);
 
-  const std::vector<std::string> names = selection_.names(trial, step);
+  const std::vector<TensorRef> names = selection_.tensor_refs(trial, step);
   std::int64_t compared = 0;
   Finding finding;
-  for (const std::string& name : names) {
-    const auto ours = comparable_value(trial, name, mode_step, mode);
+  for (const TensorRef& ref : names) {
+    const std::string& name = ref.name();
+    const auto ours = comparable_value(trial, ref, mode_step, mode);
     if (!ours) continue;
-    const auto theirs = comparable_value(other, name, mode_step, mode);
+    const auto theirs = comparable_value(other, ref, mode_step, mode);
     if (!theirs) continue;
     ++compared;
     const Closeness closeness = compare_values(*ours, *theirs, tolerance_);
@@ -153,8 +156,8 @@ bool SimilarAcrossRunsRule::invoke_at_step(std::int64_t step) {
     if (finding.tensors.size() == kMaxReportedTensors) break;
   }
   if (compared == 0) {
-    throw TensorUnavailableForStep(names.empty() ? "(selected tensors)" : names.front(), step,
-                                   Mode::Global,
+    throw TensorUnavailableForStep(names.empty() ? "(selected tensors)" : names.front().name(),
+                                   step, Mode::Global,
                                    "no selected tensor was saved at this step by both " +
                                        trial.name() + " and " + other.name());
   }
