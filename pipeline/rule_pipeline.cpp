@@ -311,6 +311,8 @@ class RulePipeline::Impl {
   void announce(Loader& loader, TrialFile file,
                 std::optional<std::chrono::system_clock::time_point> seen_at = std::nullopt);
   void landed_or_dropped(std::int64_t step);
+  // Tells the store how many steps the initial scan found (it sizes tensor histories by it).
+  void expect_steps(const std::vector<TrialFile>& files);
   std::optional<std::chrono::system_clock::time_point> arrival_of(const TrialFile& file);
   std::optional<std::int64_t> lowest_in_flight();
   void load(const TrialFile& file, Loader::output_ports_type& ports);
@@ -423,6 +425,15 @@ void RulePipeline::Impl::announce(Loader& loader, TrialFile file,
   // let the steps held for the collections go.
   if (file.kind == TrialFile::Kind::Collections) load_collections(file);
   loader.try_put(std::move(file));
+}
+
+void RulePipeline::Impl::expect_steps(const std::vector<TrialFile>& files) {
+  std::set<std::int64_t> steps;
+  for (const TrialFile& file : files) {
+    if (file.kind != TrialFile::Kind::Index) continue;
+    if (const auto name = parse_step_file_name(file.path)) steps.insert(name->step);
+  }
+  store_->expect_steps(steps.size());
 }
 
 void RulePipeline::Impl::landed_or_dropped(std::int64_t step) {
@@ -980,6 +991,7 @@ PipelineReport RulePipeline::Impl::run() {
       [this, &loader, initial = true](std::vector<TrialFile> files) mutable {
         std::optional<std::chrono::system_clock::time_point> seen_at;
         if (following_ && !initial) seen_at = std::chrono::system_clock::now();
+        if (initial) expect_steps(files);
         initial = false;
         for (auto& file : files) announce(loader, std::move(file), seen_at);
       });

@@ -20,6 +20,7 @@ class SortedSteps {
   const_iterator end() const { return entries_.end(); }
   bool empty() const { return entries_.empty(); }
   std::size_t size() const { return entries_.size(); }
+  void reserve(std::size_t steps) { entries_.reserve(steps); }
 
   const T* find(std::int64_t step) const {
     const auto it = lower_bound(step);

@@ -197,6 +197,14 @@ void TrialStore::refresh() {
     }
   });
 
+  {
+    std::set<std::int64_t> new_steps;
+    for (const auto& landing : parsed) {
+      if (landing) new_steps.insert(landing->step);
+    }
+    auto lock = read_lock();
+    expect_steps(steps_.size() + new_steps.size());
+  }
   std::vector<IndexLanding> indexes;
   for (std::size_t i = 0; i < new_files.size(); ++i) {
     seen_index_files_[new_files[i].path] = true;
@@ -305,6 +313,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
       const auto history_it = tensors_.try_emplace(tensor).first;
       found = &history_it->second;
       found->generation = generation;
+      found->steps.reserve(expected_steps_.load(std::memory_order_relaxed));
       tensor_index_.emplace(history_it->first, &*history_it);
     }
     TensorHistory& history = *found;

@@ -169,6 +169,9 @@ class TrialStore {
   // One index file, as a pipeline's step assembler ingests them (without copying it).
   void ingest(const IndexLanding& index);
   void set_externally_fed() { externally_fed_ = true; }
+  // How many steps the job is known to have so far (a replay lists them all before loading):
+  // each tensor's history is sized for them once, rather than grown (and copied) step by step.
+  void expect_steps(std::size_t steps) { expected_steps_ = steps; }
   // Declares every step up to `step` as available to rules, complete or not (a pipeline
   // released it: its missing workers were given up on).
   void release_through(std::int64_t step);
@@ -232,6 +235,7 @@ class TrialStore {
   std::shared_ptr<RecordArena> record_arena_ = std::make_shared<RecordArena>();
   mutable NameFilterCache name_filters_;
   std::atomic<bool> externally_fed_{false};
+  std::atomic<std::size_t> expected_steps_{0};
 
   std::mutex refresh_mutex_;  // one refresh at a time
   mutable std::shared_mutex mutex_;

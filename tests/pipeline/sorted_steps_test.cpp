@@ -14,8 +14,10 @@ namespace rulestream {
 namespace {
 
 // Adds `steps` in the order given and checks every lookup, present or not, against a std::map.
-void check_against_map(const std::vector<std::int64_t>& steps, const std::string& what) {
+void check_against_map(const std::vector<std::int64_t>& steps, const std::string& what,
+                       std::size_t reserved = 0) {
   SortedSteps<std::int64_t> sorted;
+  sorted.reserve(reserved);  // a hint: more or fewer steps than it may come
   std::map<std::int64_t, std::int64_t> expected;
   for (const std::int64_t step : steps) {
     const auto [entry, added] = sorted.try_emplace(step);
@@ -54,6 +56,8 @@ TEST(SortedStepsTest, EvenlySpacedStepsInOrderWithWorkersRepeatingEachStep) {
     steps.push_back(step);  // a second worker's index file for the same step
   }
   check_against_map(steps, "every 10 steps, two workers");
+  check_against_map(steps, "sized for all of them", 500);
+  check_against_map(steps, "sized for a tenth", 50);
 }
 
 TEST(SortedStepsTest, IrregularLateAndExtremeStepsAreFound) {
