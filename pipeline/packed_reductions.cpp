@@ -30,15 +30,16 @@ bool PackedReductions::try_pack(const ReductionSet& set) {
   dtype_ = set.source_dtype();
   if (!packs_as_float(dtype_)) return false;
   present_ = 0;
-  for (int i = 0; i < kReductionKeyCount; ++i) {
-    const auto value = set.get(ReductionKey::from_index(i));
-    if (!value) continue;
-    if (value->dtype() != dtype_) return false;
+  // The set's own arrays (what get() reads): a set is packed per record, and going through
+  // get() cost more than computing the reductions' sums.
+  for (std::size_t i = 0; i < set.bits_.size(); ++i) {
+    if (set.dtypes_[i] == DType::Invalid) continue;  // absent
+    if (set.dtypes_[i] != dtype_) return false;
     // Every float32, float16 and bfloat16 scalar is exact in a float; the bits are compared
     // anyway, so that even a NaN's payload comes back as it went in.
-    const auto narrow = static_cast<float>(value->as_double());
-    if (std::bit_cast<std::uint64_t>(static_cast<double>(narrow)) != value->bits()) return false;
-    storage_.values[static_cast<std::size_t>(i)] = narrow;
+    const auto narrow = static_cast<float>(std::bit_cast<double>(set.bits_[i]));
+    if (std::bit_cast<std::uint64_t>(static_cast<double>(narrow)) != set.bits_[i]) return false;
+    storage_.values[i] = narrow;
     present_ |= std::uint32_t{1} << i;
   }
   counts_present_ = 0;

@@ -304,18 +304,27 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
 
   const FileId file_id = cache_.file_id(index.event_file_name.value_or(""));
   RecordArena* const arena = record_arena_.get();
-  auto save_for = [&](const std::string& tensor) -> WorkerSave& {
-    // By hash: the same names land at every step; the ordered map only takes new ones.
-    TensorHistory* found = nullptr;
-    if (const auto indexed = tensor_index_.find(tensor); indexed != tensor_index_.end()) {
-      found = &indexed->second->second;
-    } else {
-      const auto history_it = tensors_.try_emplace(tensor).first;
-      found = &history_it->second;
-      found->generation = generation;
-      found->steps.reserve(expected_steps_.load(std::memory_order_relaxed));
-      tensor_index_.emplace(history_it->first, &*history_it);
+  // A worker's index files list the same tensors in the same order step after step: the entry
+  // at the same position last time is tried before hashing the name.
+  std::vector<TensorEntry*>& layout = worker_layouts_[worker];
+  if (layout.size() < index.tensors.size()) layout.resize(index.tensors.size(), nullptr);
+  TensorEntry* no_position = nullptr;
+  auto save_for = [&](const std::string& tensor, TensorEntry*& last_here) -> WorkerSave& {
+    TensorEntry* entry = last_here;
+    if (entry == nullptr || entry->first != tensor) {
+      // By hash: the same names land at every step; the ordered map only takes new ones.
+      if (const auto indexed = tensor_index_.find(tensor); indexed != tensor_index_.end()) {
+        entry = indexed->second;
+      } else {
+        const auto history_it = tensors_.try_emplace(tensor).first;
+        entry = &*history_it;
+        entry->second.generation = generation;
+        entry->second.steps.reserve(expected_steps_.load(std::memory_order_relaxed));
+        tensor_index_.emplace(history_it->first, entry);
+      }
+      last_here = entry;
     }
+    TensorHistory* found = &entry->second;
     TensorHistory& history = *found;
     std::uint64_t& first_in_mode = history.mode_generation[static_cast<std::size_t>(mode) - 1];
     if (first_in_mode == kNeverSeen) first_in_mode = generation;
@@ -346,7 +355,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     }
     if (auto reduction = parse_reduction_tensor_name(location.tensor_name)) {
       ref.record_name = &*record_names_.insert(location.tensor_name).first;
-      WorkerSave& save = save_for(reduction->first);
+      WorkerSave& save = save_for(reduction->first, layout[i]);
       auto existing =
           std::find_if(save.reductions.begin(), save.reductions.end(),
                        [&](const auto& entry) { return entry.first == reduction->second; });
@@ -356,12 +365,12 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
         save.reductions.emplace_back(reduction->second, std::move(ref));
       }
     } else {
-      save_for(location.tensor_name).raw = std::move(ref);
+      save_for(location.tensor_name, layout[i]).raw = std::move(ref);
     }
   }
   if (index.shapes) {
     for (const auto& shape : *index.shapes) {
-      save_for(shape.tensor_name).shape = &*shapes_.insert(shape.shape).first;
+      save_for(shape.tensor_name, no_position).shape = &*shapes_.insert(shape.shape).first;
     }
   }
 }

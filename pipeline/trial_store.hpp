@@ -244,8 +244,11 @@ class TrialStore {
   std::uint64_t generation_ = 0;
   std::vector<TrialStatus> statuses_{TrialStatus{}};  // by generation
   std::map<std::string, TensorHistory> tensors_;
+  using TensorEntry = std::pair<const std::string, TensorHistory>;
   // tensors_ by hash, keyed by views of tensors_'s own keys (map nodes never move).
-  std::unordered_map<std::string_view, std::pair<const std::string, TensorHistory>*> tensor_index_;
+  std::unordered_map<std::string_view, TensorEntry*> tensor_index_;
+  // By worker (a view of workers_'s key): the entry of each position of its last index file.
+  std::unordered_map<std::string_view, std::vector<TensorEntry*>> worker_layouts_;
   std::map<std::int64_t, StepInfo> steps_;
   std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>> mode_steps_;
   std::map<std::string, std::uint64_t> workers_;

@@ -47,6 +47,8 @@ class ReductionSet {
   void set_source_dtype(DType dtype) { source_dtype_ = dtype; }
 
  private:
+  friend class PackedReductions;  // packs the arrays as they are, for every record of a job
+
   std::array<std::uint64_t, kReductionKeyCount> bits_{};
   std::array<DType, kReductionKeyCount> dtypes_{};  // Invalid: absent
   DType source_dtype_ = DType::Invalid;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -163,6 +164,46 @@ TEST(Trial, TensorRefsMatchTensorNamesAndOutliveTheirHandle) {
   ASSERT_EQ(names_of(later), (std::vector<std::string>{"Loss_output_0", "gradient/fc.weight"}));
   EXPECT_THROW(before.tensor(later[1]), TensorUnavailable);
   EXPECT_EQ(before.tensor(later[0]).name(), "Loss_output_0");
+}
+
+// The store tries the tensor a worker saved at the same position of its previous index file
+// before looking a name up; tensors that come and go or change places must land where they
+// belong all the same.
+TEST(Trial, TensorsThatMoveBetweenAWorkersStepsLandUnderTheirOwnNames) {
+  TempDir dir;
+  TrialWriter writer({.root = dir.path()});
+  const std::vector<std::vector<std::string>> layouts = {
+      {"a_output_0", "b_output_0", "c_output_0"},
+      {"c_output_0", "a_output_0"},
+      {"a_output_0", "b_output_0", "c_output_0", "d_output_0"},
+      {"d_output_0"}};
+  for (std::size_t step = 0; step < layouts.size(); ++step) {
+    writer.begin_step(static_cast<std::int64_t>(step), Mode::Train,
+                      static_cast<std::int64_t>(step));
+    for (const std::string& name : layouts[step]) {
+      // The value says which tensor and which step it is.
+      const float code = static_cast<float>(10 * (name[0] - 'a') + static_cast<int>(step));
+      writer.add_tensor(name, floats({code}, {}));
+    }
+    writer.end_step();
+  }
+  writer.write_collections(default_collections(1));
+  writer.write_end_marker();
+
+  const Trial trial = Trial::open(dir.path().string(), quick_options());
+  for (std::size_t step = 0; step < layouts.size(); ++step) {
+    std::vector<std::string> expected = layouts[step];
+    std::sort(expected.begin(), expected.end());
+    const auto global = static_cast<std::int64_t>(step);
+    EXPECT_EQ(trial.tensor_names({.step = global}), expected) << "step " << step;
+    for (const std::string& name : expected) {
+      EXPECT_EQ(trial.tensor(name).value(global).as_double(0),
+                10 * (name[0] - 'a') + static_cast<int>(step))
+          << name << " at step " << step;
+    }
+  }
+  EXPECT_EQ(trial.tensor("b_output_0").steps(), (std::vector<std::int64_t>{0, 2}));
+  EXPECT_EQ(trial.tensor("d_output_0").steps(), (std::vector<std::int64_t>{2, 3}));
 }
 
 TEST(Trial, ExceptionsSaySmdebugsReasons) {
