@@ -2,11 +2,11 @@
 
 namespace rulestream {
 
-bool NameFilterCache::Verdicts::passes(const std::string& name,
+bool NameFilterCache::Verdicts::passes(const std::string& store_name,
                                        const std::function<bool(const std::string&)>& decide) {
-  if (const auto it = passes_.find(name); it != passes_.end()) return it->second;
-  const bool verdict = decide(name);
-  passes_.emplace(name, verdict);
+  if (const auto it = passes_.find(&store_name); it != passes_.end()) return it->second;
+  const bool verdict = decide(store_name);
+  passes_.emplace(&store_name, verdict);
   return verdict;
 }
 

@@ -15,14 +15,18 @@ namespace rulestream {
 class NameFilterCache {
  public:
   // The verdicts of one filter. Use under lock(); `decide` is called for names not seen yet.
+  // Names are the store's own strings (its tensor map's keys: one per tensor, never moved or
+  // freed while the store lives), and are remembered by address: rules ask about every tensor
+  // at every step, and hashing each name was most of what a filtered query cost.
   class Verdicts {
    public:
     std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
-    bool passes(const std::string& name, const std::function<bool(const std::string&)>& decide);
+    bool passes(const std::string& store_name,
+                const std::function<bool(const std::string&)>& decide);
 
    private:
     std::mutex mutex_;
-    std::unordered_map<std::string, bool> passes_;
+    std::unordered_map<const std::string*, bool> passes_;
   };
 
   // The verdicts for the filter `key` (which must identify the filter exactly: its regexes and
