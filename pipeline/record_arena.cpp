@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <new>
+#include <system_error>
 
 namespace rulestream {
 namespace {
@@ -59,10 +60,14 @@ std::byte* RecordArena::next_region() {
     regions_.emplace_back(region, region_bytes_);
   }
   spare_wanted_ = true;
-  if (!prefaulter_.joinable()) {
-    prefaulter_ = std::thread([this] { prefault_loop(); });
-  } else {
+  if (prefaulter_.joinable()) {
     spare_requested_.notify_one();
+  } else if (!prefaulter_failed_) {
+    try {
+      prefaulter_ = std::thread([this] { prefault_loop(); });
+    } catch (const std::system_error&) {
+      prefaulter_failed_ = true;  // no thread to spare: regions are mapped as they are needed
+    }
   }
   return region;
 }

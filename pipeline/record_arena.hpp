@@ -65,6 +65,7 @@ class RecordArena {
   std::size_t spares_used_ = 0;
   std::condition_variable spare_requested_;
   std::thread prefaulter_;  // started when the first region fills
+  bool prefaulter_failed_ = false;
 };
 
 // A standard allocator that draws from a RecordArena, for containers the store keeps until it

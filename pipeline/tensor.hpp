@@ -14,8 +14,6 @@
 
 namespace rulestream {
 
-struct TensorHistory;
-
 // One tensor of a trial across steps and workers, as smdebug's Tensor presents it.
 // `step` arguments are steps of `mode` (global steps for Mode::Global). `worker` defaults to
 // the lexicographically first worker that saved the tensor at that step.
