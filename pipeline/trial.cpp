@@ -215,8 +215,11 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
 Tensor Trial::tensor(const TensorRef& ref) const {
   // A ref from another trial's store names a tensor here only by its name.
   if (ref.store_ != store_.get()) return tensor(ref.name());
-  // Fixed once the tensor is published (before any ref to it exists).
-  if (ref.history_->generation > view()) throw TensorUnavailable(ref.name());
+  // Fixed once the tensor is published (before any ref to it exists). An unpinned handle sees
+  // every published tensor, so only a pinned one needs the check (and no refresh is due).
+  if (generation_ && ref.history_->generation > *generation_) {
+    throw TensorUnavailable(ref.name());
+  }
   return Tensor(*this, *ref.name_, *ref.history_);
 }
 
