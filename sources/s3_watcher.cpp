@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include "pipeline/exceptions.hpp"
 #include "sources/file_announcer.hpp"
@@ -25,6 +26,23 @@ std::string index_step_cursor(std::int64_t step) {
   char digits[32];
   std::snprintf(digits, sizeof digits, "%012lld", static_cast<long long>(step));
   return index_bucket_path(step) + digits;
+}
+
+// A listing failure's text with every number as '#': what makes two failures the same problem.
+// libcurl's texts carry timings ("Failed to connect ... after 5 ms"), which under load differ
+// from one poll to the next; a watch should say an outage once, not once per timing.
+std::string problem_kind(std::string_view text) {
+  std::string kind;
+  kind.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool digit = text[i] >= '0' && text[i] <= '9';
+    if (!digit) {
+      kind += text[i];
+    } else if (i == 0 || text[i - 1] < '0' || text[i - 1] > '9') {
+      kind += '#';
+    }
+  }
+  return kind;
 }
 
 }  // namespace
@@ -83,8 +101,8 @@ class S3Watcher::Impl : public std::enable_shared_from_this<Impl> {
       last_problem_.clear();
     } catch (const StorageError& error) {
       if (!options_.follow) throw;  // a replay that cannot list must fail, not pass empty
-      if (last_problem_ != error.what()) {
-        last_problem_ = error.what();
+      if (std::string kind = problem_kind(error.what()); last_problem_ != kind) {
+        last_problem_ = std::move(kind);
         std::cerr << "rulestream: cannot list " << storage_->describe() << ": " << error.what()
                   << "; will retry in " << options_.poll_interval.count() << " ms\n";
       }
@@ -170,7 +188,7 @@ class S3Watcher::Impl : public std::enable_shared_from_this<Impl> {
   std::set<std::string> workers_;                          // every worker seen in index files
   std::map<std::int64_t, std::set<std::string>> written_;  // steps not yet settled: who wrote
   std::set<std::string> held_;                             // listed, not announced yet
-  std::string last_problem_;
+  std::string last_problem_;  // problem_kind of the failure last said; empty after a success
 
   std::atomic<bool> started_{false};
   std::atomic<std::uint64_t> list_requests_{0};
