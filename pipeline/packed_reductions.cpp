@@ -44,7 +44,6 @@ bool PackedReductions::try_pack(const ReductionSet& set) {
   }
   counts_present_ = 0;
   if (const auto counts = set.counts()) {
-    counts_present_ = kHasCounts;
     return put_count(counts->elements, kHasCounts, counts_[0], counts_present_) &&
            put_count(counts->zeros, kHasZeros, counts_[1], counts_present_) &&
            put_count(counts->nans, kHasNans, counts_[2], counts_present_) &&

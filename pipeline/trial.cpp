@@ -108,12 +108,15 @@ std::uint64_t Trial::view() const {
   return store_->generation();
 }
 
-std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const {
-  const auto refs = tensor_refs(query);
+std::vector<std::string> names_of(const std::vector<TensorRef>& refs) {
   std::vector<std::string> names;
   names.reserve(refs.size());
   for (const TensorRef& ref : refs) names.push_back(ref.name());
   return names;
+}
+
+std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const {
+  return names_of(tensor_refs(query));
 }
 
 std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {

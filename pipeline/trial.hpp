@@ -36,6 +36,9 @@ class TensorRef {
   const TensorHistory* history_;
 };
 
+// Copies of the refs' names, in their order.
+std::vector<std::string> names_of(const std::vector<TensorRef>& refs);
+
 // smdebug's StepState: whether the trial has passed a step.
 enum class StepState { Unavailable, Available, NotYetAvailable };
 std::string_view step_state_name(StepState state);  // "UNAVAILABLE", "AVAILABLE", ...

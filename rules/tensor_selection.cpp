@@ -9,11 +9,7 @@ namespace rulestream {
 
 std::vector<std::string> TensorSelection::names(const Trial& trial,
                                                 std::optional<std::int64_t> step) const {
-  const auto refs = tensor_refs(trial, step);
-  std::vector<std::string> selected;
-  selected.reserve(refs.size());
-  for (const TensorRef& ref : refs) selected.push_back(ref.name());
-  return selected;
+  return names_of(tensor_refs(trial, step));
 }
 
 std::vector<TensorRef> TensorSelection::tensor_refs(const Trial& trial,
