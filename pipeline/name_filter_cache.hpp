@@ -1,10 +1,15 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "pipeline/step_tensors_cache.hpp"
 
 namespace rulestream {
 
@@ -23,10 +28,22 @@ class NameFilterCache {
     std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
     bool passes(const std::string& store_name,
                 const std::function<bool(const std::string&)>& decide);
+    // The positions in `layout` of the names that pass, worked out once per layout: the steps
+    // of a job share a few layouts, so a rule's filter costs nothing per step after the first.
+    std::shared_ptr<const std::vector<std::uint32_t>> passing(
+        const std::shared_ptr<const StepLayout>& layout,
+        const std::function<bool(const std::string&)>& decide);
 
    private:
+    // Layouts remembered (most recent last); each entry keeps its layout alive, so an address
+    // is never mistaken for a later layout's.
+    static constexpr std::size_t kLayoutsKept = 4;
+
     std::mutex mutex_;
     std::unordered_map<const std::string*, bool> passes_;
+    std::vector<std::pair<std::shared_ptr<const StepLayout>,
+                          std::shared_ptr<const std::vector<std::uint32_t>>>>
+        layouts_;
   };
 
   // The verdicts for the filter `key` (which must identify the filter exactly: its regexes and

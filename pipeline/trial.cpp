@@ -136,6 +136,7 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
   // Candidates come sorted and unique: the store's tensors are ordered by name. They are the
   // store's own keys (its map nodes never move or go).
   std::vector<TensorRef> candidates;
+  std::shared_ptr<const StepTensorList> step_tensors;  // for a query at a step that exists
   {
     auto lock = store_->read_lock();
     const auto take_where = [&](const auto& visible) {
@@ -167,19 +168,32 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
       if (global) {
         if (auto it = store_->steps().find(*global);
             it != store_->steps().end() && it->second.generation <= g) {
-          candidates.reserve(store_->tensors().size());
-          // A tensor saved at the step by some worker visible in this view.
-          take_where([&](const TensorHistory& history) {
-            const TensorStep* saved = history.steps.find(*global);
-            return saved != nullptr &&
-                   std::any_of(saved->saves.begin(), saved->saves.end(),
-                               [&](const WorkerSave& save) { return save.generation <= g; });
-          });
+          step_tensors = tensors_at(*global, it->second.tensors_changed);
         }
       }
     }
   }
-  if (query.regex.empty() && collection == nullptr) return candidates;
+  // A tensor saved at the step by some worker visible in this view; `positions` in the step's
+  // layout, or all of them.
+  const auto at_step = [&](const std::vector<std::uint32_t>* positions) {
+    const StepLayout& layout = *step_tensors->layout;
+    std::vector<TensorRef> result;
+    const auto take = [&](std::size_t i) {
+      if (step_tensors->visible_from[i] <= g) {
+        result.push_back(TensorRef(*store_, *layout.names[i], *layout.histories[i]));
+      }
+    };
+    if (positions == nullptr) {
+      result.reserve(layout.size());
+      for (std::size_t i = 0; i < layout.size(); ++i) take(i);
+    } else {
+      for (const std::uint32_t i : *positions) take(i);
+    }
+    return result;
+  };
+  if (query.regex.empty() && collection == nullptr) {
+    return step_tensors ? at_step(nullptr) : candidates;
+  }
 
   // A name passes when it matches a regex or belongs to the collection (by name or by the
   // collection's include_regex), as smdebug's union of the two filters. Verdicts are cached
@@ -207,12 +221,33 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
            (collection != nullptr && (collection->tensor_names.contains(name) ||
                                       any_regex_matches(*collection_regexes, name)));
   };
-  std::vector<TensorRef> result;
   auto lock = verdicts.lock();
+  if (step_tensors) return at_step(verdicts.passing(step_tensors->layout, decide).get());
+  std::vector<TensorRef> result;
   for (const TensorRef& candidate : candidates) {
     if (verdicts.passes(candidate.name(), decide)) result.push_back(candidate);
   }
   return result;
+}
+
+std::shared_ptr<const StepTensorList> Trial::tensors_at(std::int64_t step,
+                                                        std::uint64_t changed) const {
+  StepTensorsCache& cache = store_->step_tensors();
+  if (auto cached = cache.find(step, changed)) return cached;
+  // Every tensor saved at the step, whatever the view: each view filters by visible_from.
+  StepLayout layout;
+  std::vector<std::uint64_t> visible_from;
+  for (const auto& [name, history] : store_->tensors()) {
+    const TensorStep* saved = history.steps.find(step);
+    if (saved == nullptr || saved->saves.empty()) continue;
+    std::uint64_t first_save = saved->saves.front().generation;
+    for (const WorkerSave& save : saved->saves) first_save = std::min(first_save, save.generation);
+    layout.names.push_back(&name);
+    layout.histories.push_back(&history);
+    visible_from.push_back(std::max(history.generation, first_save));
+  }
+  return cache.put(step, store_->generation_under_lock(), std::move(layout),
+                   std::move(visible_from));
 }
 
 Tensor Trial::tensor(const TensorRef& ref) const {

@@ -10,6 +10,7 @@
 
 #include "pipeline/collection.hpp"
 #include "pipeline/mode.hpp"
+#include "pipeline/step_tensors_cache.hpp"
 #include "pipeline/storage.hpp"
 
 namespace rulestream {
@@ -154,6 +155,9 @@ class Trial {
   // The store's entry for a tensor this handle sees (refreshing once when allowed); nullptr
   // when it sees none.
   const std::pair<const std::string, TensorHistory>* visible_tensor(const std::string& name) const;
+  // Every tensor saved at a global step whose tensors last changed in generation `changed`
+  // (StepInfo::tensors_changed), from the store's cache or listed now. Under the read lock.
+  std::shared_ptr<const StepTensorList> tensors_at(std::int64_t step, std::uint64_t changed) const;
 
   std::shared_ptr<TrialStore> store_;
   std::optional<std::uint64_t> generation_;

@@ -331,6 +331,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     auto [tensor_step_ptr, new_tstep] = history.steps.try_emplace(pending.step);
     TensorStep& tensor_step = *tensor_step_ptr;
     if (new_tstep) {
+      info.tensors_changed = generation;
       tensor_step.mode = mode;
       tensor_step.mode_step = index.mode_step;
       tensor_step.saves = decltype(tensor_step.saves)(ArenaAllocator<WorkerSave>(arena));

@@ -25,6 +25,7 @@
 #include "pipeline/record_cache.hpp"
 #include "pipeline/reduction.hpp"
 #include "pipeline/sorted_steps.hpp"
+#include "pipeline/step_tensors_cache.hpp"
 #include "pipeline/storage.hpp"
 #include "pipeline/tensor_value.hpp"
 #include "pipeline/trial.hpp"
@@ -87,6 +88,9 @@ struct StepInfo {
   std::int64_t mode_step = 0;
   std::uint64_t generation = 0;
   std::vector<std::pair<std::string, std::uint64_t>> workers;  // worker, generation
+  // The last generation that gave a tensor its first save at this step (a save of one more
+  // worker does not count): a StepTensorsCache list built since then is still whole.
+  std::uint64_t tensors_changed = 0;
   // When the step's data arrived (its earliest index file in the generation that added the
   // step): what time-based rules (StalledTrainingRule) measure gaps with.
   std::optional<std::chrono::system_clock::time_point> arrival;
@@ -183,8 +187,12 @@ class TrialStore {
   const std::shared_ptr<RecordArena>& record_arena() const { return record_arena_; }
   // Which names pass which tensor_names() filters (regexes, collections).
   NameFilterCache& name_filters() const { return name_filters_; }
+  // The tensors of recently asked steps (Trial::tensor_refs at a step).
+  StepTensorsCache& step_tensors() const { return step_tensors_; }
 
   std::uint64_t generation() const;
+  // The same, for a caller that holds read_lock() already.
+  std::uint64_t generation_under_lock() const { return generation_; }
   TrialStatus status(std::uint64_t generation) const;
 
   std::shared_lock<std::shared_mutex> read_lock() const {
@@ -234,6 +242,7 @@ class TrialStore {
   // Declared before tensors_: their steps' saves live in it, so it must go after them.
   std::shared_ptr<RecordArena> record_arena_ = std::make_shared<RecordArena>();
   mutable NameFilterCache name_filters_;
+  mutable StepTensorsCache step_tensors_;
   std::atomic<bool> externally_fed_{false};
   std::atomic<std::size_t> expected_steps_{0};
 

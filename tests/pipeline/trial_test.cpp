@@ -57,6 +57,18 @@ TrialOptions quick_options() {
   return options;
 }
 
+// A two-worker job where worker_0 has written steps 0-2 and worker_1 nothing yet.
+struct TwoWorkerJob {
+  TwoWorkerJob() {
+    fast.write_collections(default_collections(2));
+    slow.write_collections(default_collections(2));
+    for (std::int64_t step = 0; step < 3; ++step) write_step(fast, step, Mode::Train, step, 0.0f);
+  }
+  TempDir dir;
+  TrialWriter fast{{.root = dir.path(), .worker = "worker_0"}};
+  TrialWriter slow{{.root = dir.path(), .worker = "worker_1"}};
+};
+
 TEST(Trial, RoundTripsWhatTheWriterSaved) {
   TempDir dir;
   TrialWriter writer({.root = dir.path()});
@@ -206,6 +218,47 @@ TEST(Trial, TensorsThatMoveBetweenAWorkersStepsLandUnderTheirOwnNames) {
   EXPECT_EQ(trial.tensor("d_output_0").steps(), (std::vector<std::int64_t>{2, 3}));
 }
 
+// Rules share each step's list of tensors (the store's StepTensorsCache); a tensor that first
+// lands at a step after its list was made must still show in later views, and not in earlier
+// ones, filtered or not.
+TEST(Trial, AStepsTensorsIncludeOnesThatLandThereLater) {
+  TwoWorkerJob job;
+  const Trial trial = Trial::open(job.dir.path().string(), quick_options());
+  const std::vector<std::string> both = {"Loss_output_0", "gradient/fc.weight"};
+  const TensorNameQuery outputs{.step = 1, .regex = {"output"}};
+  const TensorNameQuery gradients{.step = 1, .collection = "gradients"};
+  EXPECT_EQ(trial.tensor_names({.step = 1}), both);
+  EXPECT_EQ(trial.tensor_names(outputs), (std::vector<std::string>{"Loss_output_0"}));
+  EXPECT_EQ(trial.tensor_names(gradients), (std::vector<std::string>{"gradient/fc.weight"}));
+  EXPECT_EQ(trial.tensor_names({.step = 1, .mode = Mode::Train}), both);
+  const Trial before = trial.pinned();
+
+  // worker_1 saves a tensor worker_0 never did, at a step whose list is made already.
+  job.slow.begin_step(1, Mode::Train, 1);
+  job.slow.add_tensor("Loss_output_0", floats({1.0f}, {}));
+  job.slow.add_tensor("relu_output_0", floats({0.5f, 0.0f}, {2}));
+  job.slow.end_step();
+  trial.refresh();
+
+  const std::vector<std::string> three = {"Loss_output_0", "gradient/fc.weight", "relu_output_0"};
+  EXPECT_EQ(trial.tensor_names({.step = 1}), three);
+  EXPECT_EQ(trial.tensor_names({.step = 1, .mode = Mode::Train}), three);
+  EXPECT_EQ(trial.tensor_names(outputs),
+            (std::vector<std::string>{"Loss_output_0", "relu_output_0"}));
+  EXPECT_EQ(trial.tensor_names(gradients), (std::vector<std::string>{"gradient/fc.weight"}));
+  EXPECT_EQ(trial.tensor_refs({.step = 1, .regex = {"relu"}}).at(0).name(), "relu_output_0");
+  EXPECT_EQ(trial.tensor("relu_output_0").value(1, Mode::Global, std::string("worker_1")).size(),
+            2u);
+  // The view from before worker_1's step sees what it saw, from the same shared list.
+  EXPECT_EQ(before.tensor_names({.step = 1}), both);
+  EXPECT_EQ(before.tensor_names(outputs), (std::vector<std::string>{"Loss_output_0"}));
+  // Other steps are untouched.
+  EXPECT_EQ(trial.tensor_names({.step = 0}), both);
+  EXPECT_EQ(trial.tensor_names({.step = 2, .regex = {"output"}}),
+            (std::vector<std::string>{"Loss_output_0"}));
+  EXPECT_TRUE(trial.tensor_names({.step = 9}).empty());
+}
+
 TEST(Trial, ExceptionsSaySmdebugsReasons) {
   TempDir dir;
   TrialWriter writer({.root = dir.path()});
@@ -236,12 +289,10 @@ TEST(Trial, ExceptionsSaySmdebugsReasons) {
 }
 
 TEST(Trial, LiveTrialWithALaggingWorker) {
-  TempDir dir;
-  TrialWriter fast({.root = dir.path(), .worker = "worker_0"});
-  TrialWriter slow({.root = dir.path(), .worker = "worker_1"});
-  fast.write_collections(default_collections(2));
-  slow.write_collections(default_collections(2));
-  for (std::int64_t step = 0; step < 3; ++step) write_step(fast, step, Mode::Train, step, 0.0f);
+  TwoWorkerJob job;
+  TrialWriter& fast = job.fast;
+  TrialWriter& slow = job.slow;
+  const auto& dir = job.dir;
   write_step(slow, 0, Mode::Train, 0, 100.0f);
 
   const Trial trial = Trial::open(dir.path().string(), quick_options());
