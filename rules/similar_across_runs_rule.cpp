@@ -121,13 +121,19 @@ bool SimilarAcrossRunsRule::invoke_at_step(std::int64_t step) {
   const std::int64_t mode_step = mode == Mode::Global ? step : trial.mode_step(step).value_or(step);
 
   const std::vector<TensorRef> names = selection_.tensor_refs(trial, step);
+  // The other trial's tensors at the same step, in name order as ours are: each of ours is
+  // matched by a merge rather than looked up by name in the other store.
+  const std::vector<TensorRef> their_names = other.tensor_refs({.step = mode_step, .mode = mode});
+  auto their_ref = their_names.begin();
   std::int64_t compared = 0;
   Finding finding;
   for (const TensorRef& ref : names) {
     const std::string& name = ref.name();
+    while (their_ref != their_names.end() && their_ref->name() < name) ++their_ref;
+    if (their_ref == their_names.end() || their_ref->name() != name) continue;
     const auto ours = comparable_value(trial, ref, mode_step, mode);
     if (!ours) continue;
-    const auto theirs = comparable_value(other, ref, mode_step, mode);
+    const auto theirs = comparable_value(other, *their_ref, mode_step, mode);
     if (!theirs) continue;
     ++compared;
     const Closeness closeness = compare_values(*ours, *theirs, tolerance_);

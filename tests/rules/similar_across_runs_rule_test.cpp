@@ -101,6 +101,33 @@ TEST(SimilarAcrossRunsRule, StaysQuietWhenTheRunsAgreeOrTheDifferenceIsNotSelect
             Steps{});
 }
 
+// Tensors are matched by name, whatever else either run saved (each is matched through the
+// other run's list of the step, in name order).
+TEST(SimilarAcrossRunsRule, ComparesTheTensorsBothRunsSavedWhateverElseEachSaved) {
+  TempDir dir;
+  const auto step = [](double a_only, double fc_second, double z_only) {
+    return SeriesStep{Mode::Train,
+                      {{"a_only.weight", floats({a_only})},
+                       {"fc.weight", floats({1, fc_second})},
+                       {"z_only.weight", floats({z_only})}}};
+  };
+  const Trial base = testing::write_job(
+      dir.path() / "base",
+      {SeriesStep{Mode::Train, {{"a_only.weight", floats({1})}, {"fc.weight", floats({1, 2})}}}});
+  const Trial alike = testing::write_job(
+      dir.path() / "alike",
+      {SeriesStep{Mode::Train, {{"fc.weight", floats({1, 2})}, {"z_only.weight", floats({9})}}}});
+  const Trial unlike = testing::write_job(dir.path() / "unlike", {step(5, 3, 9)});
+  const Trial nothing_shared = testing::write_job(
+      dir.path() / "nothing_shared", {SeriesStep{Mode::Train, {{"b.weight", floats({1})}}}});
+  EXPECT_EQ(testing::fired_steps("SimilarAcrossRuns", base, {}, {alike}), Steps{});
+  const auto rule = testing::make_rule("SimilarAcrossRuns", base, {}, {unlike});
+  EXPECT_THROW(rule->invoke(0), RuleEvaluationConditionMet);
+  EXPECT_EQ(rule->last_finding().tensors, (std::vector<std::string>{"a_only.weight", "fc.weight"}));
+  const auto apart = testing::make_rule("SimilarAcrossRuns", base, {}, {nothing_shared});
+  EXPECT_THROW(apart->invoke(0), TensorUnavailableForStep) << "nothing to compare at the step";
+}
+
 TEST(SimilarAcrossRunsRule, ReportsAShapeThatDiffers) {
   TempDir dir;
   const Trial base = testing::write_job(dir.path() / "base", {train({1, 2, 3, 4}, 1.0)});
