@@ -135,18 +135,23 @@ class TensorAccess {
   template <typename Result, typename Pick>
   static Result at_step(const Tensor& tensor, std::int64_t step, Mode mode, const Pick& pick) {
     const Trial& trial = tensor.trial();
-    auto attempt = [&](std::uint64_t g) -> std::optional<Result> {
+    // One lock for the generation and the lookup: rules read millions of values, and the lock's
+    // shared counter is a cache line every thread writes.
+    auto attempt = [&]() -> std::optional<Result> {
       auto lock = trial.store_->read_lock();
+      const std::uint64_t g = trial.generation_.value_or(trial.store_->generation_under_lock());
       std::int64_t global = 0;
       const TensorStep* found = find_step(*trial.store_, *tensor.history_, step, mode, g, &global);
       if (found == nullptr) return std::nullopt;
       return pick(*found, global, g);
     };
 
-    if (auto resolved = attempt(trial.view())) return std::move(*resolved);
+    // As Trial::view: an unpinned handle sees what a refresh (when one is due) finds.
+    if (!trial.is_pinned()) trial.store_->maybe_refresh();
+    if (auto resolved = attempt()) return std::move(*resolved);
     if (!trial.is_pinned()) {
       trial.store_->maybe_refresh();
-      if (auto resolved = attempt(trial.store_->generation())) return std::move(*resolved);
+      if (auto resolved = attempt()) return std::move(*resolved);
     }
     switch (trial.has_passed_step(step, mode)) {
       case StepState::Available:

@@ -104,7 +104,7 @@ std::vector<TrialProblem> TrialStore::problems(std::uint64_t generation) const {
 
 void TrialStore::maybe_refresh() {
   if (!options_.auto_refresh) return;
-  if (status(generation()).loaded_all_steps) return;
+  if (all_steps_loaded_.load(std::memory_order_acquire)) return;
   refresh();
 }
 
@@ -275,6 +275,7 @@ void TrialStore::publish(std::uint64_t next, bool changed, bool training_ended, 
   if (!changed) return;
   generation_ = next;
   statuses_.push_back(status);
+  if (status.loaded_all_steps) all_steps_loaded_.store(true, std::memory_order_release);
 }
 
 void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation) {

@@ -245,6 +245,9 @@ class TrialStore {
   mutable StepTensorsCache step_tensors_;
   std::atomic<bool> externally_fed_{false};
   std::atomic<std::size_t> expected_steps_{0};
+  // Whether the latest status has loaded_all_steps (it never goes back): maybe_refresh asks at
+  // every value a rule reads, and reading it needs no lock.
+  std::atomic<bool> all_steps_loaded_{false};
 
   std::mutex refresh_mutex_;  // one refresh at a time
   mutable std::shared_mutex mutex_;

@@ -2,9 +2,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "pipeline/tensor.hpp"
@@ -31,11 +30,15 @@ class SavedStepHistory {
   std::vector<std::int64_t> before(const Trial& trial, const Tensor& tensor, std::int64_t step);
 
   // Records that the tensor was saved at training step `step` (call after before()).
-  void record(const std::string& tensor, std::int64_t step);
+  void record(const Tensor& tensor, std::int64_t step);
 
  private:
+  // By the trial store's own copy of the tensor's name (Tensor::name() is one string per tensor
+  // for as long as the trial lives): rules ask about every tensor at every step, and an ordered
+  // map of names compared long, alike names ("model_layer12.weight") at every lookup. A history
+  // serves one trial, the rule's base trial.
   std::size_t depth_;
-  std::map<std::string, std::deque<std::int64_t>> steps_;
+  std::unordered_map<const std::string*, std::vector<std::int64_t>> steps_;
 };
 
 }  // namespace rulestream

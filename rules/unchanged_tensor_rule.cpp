@@ -66,7 +66,7 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
       continue;  // saved only as reductions at this step: nothing to compare
     }
     const std::vector<std::int64_t> previous = history_.before(trial, tensor, step);
-    history_.record(name, step);
+    history_.record(tensor, step);
     if (previous.size() < wanted) continue;
     if (!current_reductions.counts()) continue;  // strings, complex: nothing to compare
     const Tolerance tolerance{options_.rtol, options_.atol, options_.equal_nan};

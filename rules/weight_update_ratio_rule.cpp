@@ -119,7 +119,7 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
       continue;  // saved only as reductions at this step: no update to measure
     }
     const std::vector<std::int64_t> previous_steps = history_.before(trial, tensor, step);
-    history_.record(name, step);
+    history_.record(tensor, step);
     if (previous_steps.empty()) continue;
     const std::int64_t previous_step = previous_steps.back();
     const std::int64_t previous_train_step = trial.mode_step(previous_step).value_or(previous_step);
