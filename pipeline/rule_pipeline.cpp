@@ -274,8 +274,12 @@ class RulePipeline::Impl {
       other.value_cache_bytes = options.value_cache_bytes;
       others_.push_back(Trial::open(open_storage(config_.paths[i], config_.storage), other));
     }
-    const RuleContext context{*base_, others_};
     for (const auto& rule_config : config_.rules) {
+      // Each rule's handles count apart: rules run in parallel, and every Tensor a rule makes
+      // copies its handle (one shared counter was 3% of an all-rules replay).
+      std::vector<Trial> others;
+      for (const Trial& other : others_) others.push_back(other.separately_counted());
+      const RuleContext context{base_->separately_counted(), others};
       ConfiguredRule configured =
           configure_rule(rule_config, context, config_.default_stop_actions, registry);
       auto slot = std::make_unique<RuleSlot>();

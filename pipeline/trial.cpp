@@ -102,6 +102,13 @@ Trial Trial::pinned() const {
   return Trial(store_, generation_.value_or(store_->generation()));
 }
 
+Trial Trial::separately_counted() const {
+  // An aliasing pointer: it points at the store and counts in its own block, which owns one
+  // reference to the store.
+  auto owner = std::make_shared<std::shared_ptr<TrialStore>>(store_);
+  return Trial(std::shared_ptr<TrialStore>(owner, store_.get()), generation_);
+}
+
 std::uint64_t Trial::view() const {
   if (generation_) return *generation_;
   store_->maybe_refresh();

@@ -259,6 +259,33 @@ TEST(Trial, AStepsTensorsIncludeOnesThatLandThereLater) {
   EXPECT_TRUE(trial.tensor_names({.step = 9}).empty());
 }
 
+// A separately counted handle is the same trial (same store, same view), and it keeps the store
+// alive on its own.
+TEST(Trial, ASeparatelyCountedHandleIsTheSameTrial) {
+  TwoWorkerJob job;
+  std::optional<Trial> counted;
+  std::optional<Trial> pinned_counted;
+  std::vector<TensorRef> refs;
+  {
+    const Trial trial = Trial::open(job.dir.path().string(), quick_options());
+    counted = trial.separately_counted();
+    pinned_counted = trial.pinned().separately_counted();
+    EXPECT_FALSE(counted->is_pinned());
+    EXPECT_TRUE(pinned_counted->is_pinned());
+    refs = trial.tensor_refs({.step = 1});
+    EXPECT_EQ(&counted->tensor(refs[0]).name(), &refs[0].name()) << "the same store";
+  }
+  job.slow.begin_step(1, Mode::Train, 1);
+  job.slow.add_tensor("relu_output_0", floats({1.0f}, {1}));
+  job.slow.end_step();
+  counted->refresh();
+  EXPECT_EQ(counted->tensor_names({.step = 1}),
+            (std::vector<std::string>{"Loss_output_0", "gradient/fc.weight", "relu_output_0"}));
+  EXPECT_EQ(pinned_counted->tensor_names({.step = 1}),
+            (std::vector<std::string>{"Loss_output_0", "gradient/fc.weight"}));
+  EXPECT_EQ(counted->tensor(refs[1]).value(1).as_double(3), 1.0);
+}
+
 TEST(Trial, ExceptionsSaySmdebugsReasons) {
   TempDir dir;
   TrialWriter writer({.root = dir.path()});
