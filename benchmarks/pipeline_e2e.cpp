@@ -324,7 +324,13 @@ int phase_replay(const Args& args) {
             << " index_files=" << report.index_files << " steps=" << report.steps_released
             << " evaluated=" << evaluated << " conditions=" << report.conditions_met
             << " problems=" << report.problems.size()
-            << " rule_errors=" << (report.rule_errors ? 1 : 0) << "\n";
+            << " rule_errors=" << (report.rule_errors ? 1 : 0) << " rule_seconds=";
+  // Each rule's time evaluating steps, as Name:seconds,Name:seconds (rules run in parallel).
+  for (std::size_t i = 0; i < report.rule_busy.size(); ++i) {
+    std::cout << (i ? "," : "") << report.statuses.at(i).rule << ":"
+              << std::chrono::duration<double>(report.rule_busy[i]).count();
+  }
+  std::cout << "\n";
   return 0;
 }
 
@@ -543,6 +549,21 @@ std::string fixed(double value, int digits) {
 }
 
 // Generates one job, warms the page cache, then alternates ceiling and replay runs.
+// The all-rules replay's time per rule ("Name:seconds,..." from a replay phase), busiest first.
+void print_rule_times(const std::string& rule_seconds) {
+  std::vector<std::pair<double, std::string>> rules;
+  std::istringstream entries(rule_seconds);
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    const auto colon = entry.rfind(':');
+    if (colon == std::string::npos) continue;
+    rules.emplace_back(std::stod(entry.substr(colon + 1)), entry.substr(0, colon));
+  }
+  std::sort(rules.rbegin(), rules.rend());
+  std::cout << "time each rule spent evaluating, all rules, last repetition:";
+  for (const auto& [seconds, name] : rules) std::cout << " " << name << " " << fixed(seconds, 3);
+  std::cout << "\n\n";
+}
+
 void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps, int workers,
                int repetitions, const std::string& threads, bool keep) {
   const fs::path trial = data / (kind + "-job");
@@ -581,6 +602,7 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
   std::vector<double> all_rules_bps, all_rules_cost, all_rules_rss;
   std::string all_rules_conditions;
   ChildResult last;
+  ChildResult last_all_rules;
   auto rate = [](const ChildResult& result) {
     return num(result, "event_bytes") / num(result, "seconds");
   };
@@ -616,6 +638,7 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
               << fixed(all_rules_cost.back(), 2) << "x the four rules' time, peak RSS "
               << fixed(all_rules_rss.back(), 0) << " MiB; load " << load_average() << "\n";
     last = replay;
+    last_all_rules = replay_all;
   }
   std::cout << "  replay report: tensors=" << last.values["tensors"]
             << " event_bytes=" << last.values["event_bytes"]
@@ -639,6 +662,7 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
             << fixed(median(all_rules_cost), 2) << "x | "
             << fixed(*std::max_element(all_rules_rss.begin(), all_rules_rss.end()), 0) << " MiB | "
             << all_rules_conditions << " |\n\n";
+  print_rule_times(last_all_rules.values["rule_seconds"]);
   if (!keep) fs::remove_all(trial);
 }
 

@@ -66,6 +66,7 @@ struct RuleSlot {
   std::unique_ptr<Rule> rule;
   std::int64_t evaluated = 0;
   std::int64_t fired = 0;
+  std::chrono::steady_clock::duration busy{};  // in evaluate()
   bool errored = false;
   std::string error;
   // What runs the first time the rule fires: its own stop actions, or the defaults when it
@@ -792,6 +793,11 @@ void RulePipeline::Impl::release(Assembler::output_ports_type& ports) {
 
 void RulePipeline::Impl::evaluate(RuleSlot& slot, const StepReady& ready) {
   if (slot.errored || !in_range(ready.step)) return;
+  struct BusyTimer {
+    std::chrono::steady_clock::duration& busy;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~BusyTimer() { busy += std::chrono::steady_clock::now() - start; }
+  } timer{slot.busy};
   try {
     slot.rule->invoke(ready.step);
     slot.evaluated++;
@@ -1046,6 +1052,7 @@ PipelineReport RulePipeline::Impl::run() {
     status.rule = std::string(slot->rule->name());
     status.steps_evaluated = slot->evaluated;
     status.times_fired = slot->fired;
+    report.rule_busy.push_back(slot->busy);
     if (slot->errored) {
       status.status = RuleStatus::Error;
       status.message = slot->error;

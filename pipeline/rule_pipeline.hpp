@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -16,6 +17,9 @@ namespace rulestream {
 // What a run did, for the summary and the exit status.
 struct PipelineReport {
   std::vector<RuleEvent> statuses;  // one per rule, in configuration order
+  // Wall time each rule spent evaluating steps, in configuration order (what a rule costs:
+  // rules run in parallel, so these may add up to more than the run's time).
+  std::vector<std::chrono::steady_clock::duration> rule_busy;
   std::int64_t conditions_met = 0;
   bool rule_errors = false;
   std::int64_t steps_released = 0;

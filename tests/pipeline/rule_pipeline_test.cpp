@@ -81,6 +81,10 @@ TEST(RulePipeline, ReplayFiresAtTheFaultStepsAndReportsStatuses) {
   EXPECT_EQ(report.incomplete_steps, 0);
   EXPECT_EQ(report.index_files, 20);
   EXPECT_TRUE(report.problems.empty());
+  // What each rule cost, in configuration order: both evaluated ten steps.
+  ASSERT_EQ(report.rule_busy.size(), 2u);
+  EXPECT_GT(report.rule_busy[0].count(), 0);
+  EXPECT_GT(report.rule_busy[1].count(), 0);
 
   // Events carry what made the rule fire.
   for (const auto& event : sink->events()) {
