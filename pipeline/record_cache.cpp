@@ -1,19 +1,33 @@
 #include "pipeline/record_cache.hpp"
 
+#include <stdexcept>
+#include <string>
+
 namespace rulestream {
 
 RecordCache::RecordCache(std::size_t value_budget_bytes) : budget_(value_budget_bytes) {}
 
 FileId RecordCache::file_id(const std::string& file) {
   std::lock_guard lock(files_mutex_);
-  const auto [it, added] = files_.try_emplace(file, static_cast<FileId>(files_.size()));
-  if (added) file_names_.push_back(&it->first);
+  if (const auto it = files_.find(file); it != files_.end()) return it->second;
+  const std::size_t id = files_.size();
+  if (id >= kFileChunk * kMaxFileChunks) {
+    throw std::length_error("a trial of more than " + std::to_string(kFileChunk * kMaxFileChunks) +
+                            " event files: " + file);
+  }
+  const auto it = files_.emplace(file, static_cast<FileId>(id)).first;
+  std::unique_ptr<FileChunk>& chunk = file_chunks_[id / kFileChunk];
+  if (!chunk) chunk = std::make_unique<FileChunk>();
+  chunk->names[id % kFileChunk] = &it->first;
+  files_published_.store(id + 1, std::memory_order_release);
   return it->second;
 }
 
 const std::string& RecordCache::file_name(FileId id) const {
-  std::lock_guard lock(files_mutex_);
-  return *file_names_.at(id);
+  if (id >= files_published_.load(std::memory_order_acquire)) {
+    throw std::out_of_range("no event file has number " + std::to_string(id));
+  }
+  return *file_chunks_[id / kFileChunk]->names[id % kFileChunk];
 }
 
 std::size_t RecordCache::KeyHash::operator()(const RecordKey& key) const {
@@ -37,6 +51,8 @@ std::size_t RecordCache::bytes_of(const TensorValue& value) {
 }
 
 std::optional<TensorValue> RecordCache::value(RecordKey key) {
+  // A value being put this instant may be missed: it is read again, as after an eviction.
+  if (values_held_.load(std::memory_order_relaxed) == 0) return std::nullopt;
   Stripe& stripe = stripe_for(key);
   std::lock_guard lock(stripe.mutex);
   const auto it = stripe.value_index.find(key);
@@ -73,11 +89,13 @@ void RecordCache::put_value(RecordKey key, const TensorValue& value) {
   stripe.values.emplace_front(key, detached(value));
   stripe.value_index[key] = stripe.values.begin();
   stripe.value_bytes += bytes;
+  values_held_.fetch_add(1, std::memory_order_relaxed);
   while (stripe.value_bytes > stripe_budget && !stripe.values.empty()) {
     auto& oldest = stripe.values.back();
     stripe.value_bytes -= bytes_of(oldest.second);
     stripe.value_index.erase(oldest.first);
     stripe.values.pop_back();
+    values_held_.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 

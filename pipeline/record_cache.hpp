@@ -1,8 +1,10 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -70,9 +72,22 @@ class RecordCache {
 
   std::size_t budget_;
   std::array<Stripe, kStripes> stripes_;
-  mutable std::mutex files_mutex_;
+  // How many values the stripes hold: value() answers "none" without a lock while it is zero,
+  // as it stays for a local replay, whose values all sit in kept mappings (put_value).
+  std::atomic<std::size_t> values_held_{0};
+
+  // Event file names by FileId, read without a lock (every record read asks for its file's
+  // name): files_'s keys (map nodes never move) in chunks that are never moved or freed, each
+  // slot written before files_published_ counts it.
+  static constexpr std::size_t kFileChunk = 4096;
+  static constexpr std::size_t kMaxFileChunks = 4096;  // 16,777,216 files
+  struct FileChunk {
+    std::array<const std::string*, kFileChunk> names{};
+  };
+  mutable std::mutex files_mutex_;  // for file_id
   std::unordered_map<std::string, FileId> files_;
-  std::vector<const std::string*> file_names_;  // by FileId: files_'s keys (nodes never move)
+  std::array<std::unique_ptr<FileChunk>, kMaxFileChunks> file_chunks_;
+  std::atomic<std::size_t> files_published_{0};
 };
 
 }  // namespace rulestream

@@ -7,6 +7,8 @@
 
 #include <cstring>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace rulestream {
@@ -22,6 +24,20 @@ TEST(RecordCacheTest, NumbersFilesOncePerPath) {
   const FileId b = cache.file_id("events/000000000001/b.tfevents");
   EXPECT_NE(a, b);
   EXPECT_EQ(cache.file_id("events/000000000001/a.tfevents"), a);
+}
+
+// Names are read back without a lock, from chunks of 4,096: numbers on both sides of a chunk's
+// edge, and numbers never given, which are an error.
+TEST(RecordCacheTest, GivesEachNumbersFileNameBack) {
+  RecordCache cache(1 << 20);
+  std::vector<FileId> ids;
+  for (int i = 0; i < 9000; ++i) ids.push_back(cache.file_id("events/" + std::to_string(i)));
+  for (int i : {0, 1, 4095, 4096, 4097, 8191, 8192, 8999}) {
+    EXPECT_EQ(ids[static_cast<std::size_t>(i)], static_cast<FileId>(i));
+    EXPECT_EQ(cache.file_name(ids[static_cast<std::size_t>(i)]), "events/" + std::to_string(i));
+  }
+  EXPECT_THROW(cache.file_name(9000), std::out_of_range);
+  EXPECT_THROW(RecordCache(1).file_name(0), std::out_of_range);
 }
 
 TEST(RecordCacheTest, FindsRecordsByFileAndOffset) {
@@ -111,6 +127,21 @@ TEST(RecordCacheTest, EvictsTheLeastRecentlyUsedValuesBeyondTheBudget) {
   for (std::uint64_t i = 0; i < 64; ++i) kept += cache.value({0, i * 4096}).has_value() ? 1 : 0;
   EXPECT_GT(kept, 0);
   EXPECT_LT(kept, 64);
+}
+
+// An empty cache answers without looking (it counts what it holds); once it holds a value, that
+// value is found, and a value it refused leaves the count alone.
+TEST(RecordCacheTest, AnEmptyCacheAnswersAtOnceAndFindsWhatItThenHolds) {
+  RecordCache cache(16 * 4096);
+  std::vector<std::byte> bytes(4096);
+  EXPECT_FALSE(cache.value({0, 0}).has_value());
+  cache.put_value({0, 0}, floats_in(SharedBytes::copy_of(bytes), 1024));
+  EXPECT_TRUE(cache.value({0, 0}).has_value());
+  // Values too large for a stripe are never held; nothing else changes.
+  std::vector<std::byte> large(8192);
+  cache.put_value({0, 8192}, floats_in(SharedBytes::copy_of(large), 2048));
+  EXPECT_FALSE(cache.value({0, 8192}).has_value());
+  EXPECT_TRUE(cache.value({0, 0}).has_value());
 }
 
 }  // namespace
