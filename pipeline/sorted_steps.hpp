@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -10,11 +11,15 @@ namespace rulestream {
 // Entries by global step, in step order: what a std::map<std::int64_t, T> gave the trial store,
 // without a node allocation per entry. Steps mostly arrive in order, so adding one is an append;
 // one that arrives late is inserted in place. References to entries last until the next insert.
-template <typename T>
+// `Allocator` places the entries (a trial store keeps them in its RecordArena).
+template <typename T, typename Allocator = std::allocator<std::pair<std::int64_t, T>>>
 class SortedSteps {
  public:
   using Entry = std::pair<std::int64_t, T>;
-  using const_iterator = typename std::vector<Entry>::const_iterator;
+  using const_iterator = typename std::vector<Entry, Allocator>::const_iterator;
+
+  SortedSteps() = default;
+  explicit SortedSteps(const Allocator& allocator) : entries_(allocator) {}
 
   const_iterator begin() const { return entries_.begin(); }
   const_iterator end() const { return entries_.end(); }
@@ -67,7 +72,7 @@ class SortedSteps {
     return std::lower_bound(entries_.begin(), entries_.end(), step, before);
   }
 
-  std::vector<Entry> entries_;
+  std::vector<Entry, Allocator> entries_;
 };
 
 }  // namespace rulestream

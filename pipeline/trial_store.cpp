@@ -320,6 +320,8 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
         const auto history_it = tensors_.try_emplace(tensor).first;
         entry = &*history_it;
         entry->second.generation = generation;
+        entry->second.steps = decltype(entry->second.steps)(
+            ArenaAllocator<std::pair<std::int64_t, TensorStep>>(arena));
         entry->second.steps.reserve(expected_steps_.load(std::memory_order_relaxed));
         tensor_index_.emplace(history_it->first, entry);
       }

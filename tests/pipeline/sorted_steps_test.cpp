@@ -8,15 +8,19 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "pipeline/record_arena.hpp"
 
 namespace rulestream {
 namespace {
 
-// Adds `steps` in the order given and checks every lookup, present or not, against a std::map.
-void check_against_map(const std::vector<std::int64_t>& steps, const std::string& what,
-                       std::size_t reserved = 0) {
-  SortedSteps<std::int64_t> sorted;
+// Adds `steps` in the order given to `sorted` and checks every lookup, present or not, against
+// a std::map.
+template <typename Sorted>
+void check_against_map(Sorted sorted, const std::vector<std::int64_t>& steps,
+                       const std::string& what, std::size_t reserved) {
   sorted.reserve(reserved);  // a hint: more or fewer steps than it may come
   std::map<std::int64_t, std::int64_t> expected;
   for (const std::int64_t step : steps) {
@@ -47,6 +51,11 @@ void check_against_map(const std::vector<std::int64_t>& steps, const std::string
       EXPECT_EQ(*found, it->second) << what << " probe " << probe;
     }
   }
+}
+
+void check_against_map(const std::vector<std::int64_t>& steps, const std::string& what,
+                       std::size_t reserved = 0) {
+  check_against_map(SortedSteps<std::int64_t>(), steps, what, reserved);
 }
 
 TEST(SortedStepsTest, EvenlySpacedStepsInOrderWithWorkersRepeatingEachStep) {
@@ -81,6 +90,23 @@ TEST(SortedStepsTest, IrregularLateAndExtremeStepsAreFound) {
                     "extremes");
   check_against_map({3}, "one step");
   check_against_map({}, "no steps");
+}
+
+// A trial store keeps the entries in its RecordArena, which never gives memory back: growing
+// and inserting late steps must still move the entries along.
+TEST(SortedStepsTest, EntriesInAnArenaGrowAndTakeLateSteps) {
+  using Entry = std::pair<std::int64_t, std::int64_t>;
+  RecordArena arena(std::size_t{1} << 20);
+  std::mt19937_64 random(7);
+  std::vector<std::int64_t> steps;
+  for (std::int64_t step = 0; step < 3000; step += 3) steps.push_back(step);
+  std::shuffle(steps.begin() + 500, steps.end(), random);  // in order, then late and early
+  for (const std::size_t reserved : {std::size_t{0}, std::size_t{100}, std::size_t{1000}}) {
+    check_against_map(
+        SortedSteps<std::int64_t, ArenaAllocator<Entry>>(ArenaAllocator<Entry>(&arena)), steps,
+        "in an arena, sized for " + std::to_string(reserved), reserved);
+  }
+  EXPECT_GT(arena.mapped_bytes(), 0u);  // the entries were the arena's
 }
 
 }  // namespace
