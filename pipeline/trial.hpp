@@ -63,6 +63,9 @@ struct TrialOptions {
   std::size_t value_cache_bytes = std::size_t{256} << 20;
   // How often wait_for_steps polls.
   std::chrono::milliseconds poll_interval{200};
+  // A refresh parses about this many bytes of index files at a time, adding each batch to the
+  // store before parsing the next (whose memory is then reused rather than fresh).
+  std::uint64_t refresh_batch_bytes = std::uint64_t{8} << 20;
 };
 
 // Arguments of Trial::tensor_names; every field is optional, as in smdebug:

@@ -388,6 +388,56 @@ TEST(Trial, CorruptIndexFileIsReportedAndSkipped) {
   EXPECT_NE(trial.problems()[0].message.find("000000000001_worker_0.json"), std::string::npos);
 }
 
+// A refresh parses index files in batches (refresh_batch_bytes) and adds each batch before the
+// next; a job opened a file at a time reads exactly as one opened in one batch, a corrupt file
+// in the middle and the end of the job included.
+TEST(Trial, AJobOpenedAFileAtATimeReadsAsOneOpenedAtOnce) {
+  TempDir dir;
+  TrialWriter first({.root = dir.path(), .worker = "worker_0"});
+  TrialWriter second({.root = dir.path(), .worker = "worker_1"});
+  first.write_collections(default_collections(2));
+  second.write_collections(default_collections(2));
+  for (std::int64_t step = 0; step < 6; ++step) {
+    write_step(first, step, Mode::Train, step, 0.0f);
+    write_step(second, step, Mode::Train, step, 10.0f);
+  }
+  first.write_end_marker();
+  rulestream::testing::write_text_file(dir.path() / "index/000000000/000000000003_worker_1.json",
+                                       "{\"meta\": {\"mode\": ");
+
+  TrialOptions whole = quick_options();
+  TrialOptions file_at_a_time = quick_options();
+  file_at_a_time.refresh_batch_bytes = 1;
+  const Trial expected = Trial::open(dir.path().string(), whole);
+  const Trial trial = Trial::open(dir.path().string(), file_at_a_time);
+
+  EXPECT_EQ(trial.steps(), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(trial.steps(), expected.steps());
+  EXPECT_EQ(trial.workers(), (std::vector<std::string>{"worker_0", "worker_1"}));
+  EXPECT_EQ(trial.tensor_names(), expected.tensor_names());
+  EXPECT_EQ(trial.tensor_names({.collection = "gradients"}),
+            (std::vector<std::string>{"gradient/fc.weight"}));
+  EXPECT_TRUE(trial.loaded_all_steps());
+  EXPECT_TRUE(expected.loaded_all_steps());
+  ASSERT_EQ(trial.problems().size(), 1u);
+  EXPECT_NE(trial.problems()[0].message.find("000000000003_worker_1.json"), std::string::npos);
+  for (std::int64_t step = 0; step < 6; ++step) {
+    const std::vector<std::string> workers = step == 3
+                                                 ? std::vector<std::string>{"worker_0"}
+                                                 : std::vector<std::string>{"worker_0", "worker_1"};
+    EXPECT_EQ(trial.tensor("Loss_output_0").workers(step), workers) << "step " << step;
+    for (const std::string& worker : workers) {
+      const float offset = worker == "worker_0" ? 0.0f : 10.0f;
+      EXPECT_EQ(trial.tensor("Loss_output_0").value(step, Mode::Global, worker).as_double(0),
+                static_cast<double>(step) + offset)
+          << "step " << step << ", " << worker;
+      EXPECT_EQ(trial.tensor("gradient/fc.weight").value(step, Mode::Global, worker).as_double(0),
+                1.0 + offset)
+          << "step " << step << ", " << worker;
+    }
+  }
+}
+
 TEST(Trial, CorruptRecordNamesFileAndOffset) {
   TempDir dir;
   TrialWriter writer({.root = dir.path()});
