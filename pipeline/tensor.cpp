@@ -63,9 +63,9 @@ const TensorStep* find_step(const TrialStore& store, const TensorHistory& histor
   if (mode != Mode::Global) {
     const auto mode_it = store.mode_steps().find(mode);
     if (mode_it == store.mode_steps().end()) return nullptr;
-    const auto it = mode_it->second.find(step);
-    if (it == mode_it->second.end() || it->second.second > g) return nullptr;
-    global = it->second.first;
+    const auto* entry = mode_it->second.find(step);
+    if (entry == nullptr || entry->second > g) return nullptr;
+    global = entry->first;
   }
   const TensorStep* found = history.steps.find(global);
   if (found == nullptr) return nullptr;

@@ -166,9 +166,9 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
         global.reset();
         if (auto mode_it = store_->mode_steps().find(query.mode);
             mode_it != store_->mode_steps().end()) {
-          if (auto it = mode_it->second.find(*query.step);
-              it != mode_it->second.end() && it->second.second <= g) {
-            global = it->second.first;
+          if (const auto* entry = mode_it->second.find(*query.step);
+              entry != nullptr && entry->second <= g) {
+            global = entry->first;
           }
         }
       }
@@ -361,9 +361,9 @@ std::optional<std::int64_t> Trial::global_step(Mode mode, std::int64_t mode_step
   auto lock = store_->read_lock();
   const auto mode_it = store_->mode_steps().find(mode);
   if (mode_it == store_->mode_steps().end()) return std::nullopt;
-  const auto it = mode_it->second.find(mode_step);
-  if (it == mode_it->second.end() || it->second.second > g) return std::nullopt;
-  return it->second.first;
+  const auto* entry = mode_it->second.find(mode_step);
+  if (entry == nullptr || entry->second > g) return std::nullopt;
+  return entry->first;
 }
 
 std::vector<std::string> Trial::workers() const {

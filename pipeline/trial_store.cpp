@@ -321,7 +321,8 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     info.arrival = pending.arrival;
   }
   if (mode != Mode::Global) {
-    mode_steps_[mode].try_emplace(index.mode_step, pending.step, generation);
+    const auto [entry, added] = mode_steps_[mode].try_emplace(index.mode_step);
+    if (added) *entry = {pending.step, generation};
   }
   if (std::none_of(info.workers.begin(), info.workers.end(),
                    [&](const auto& entry) { return entry.first == pending.worker; })) {

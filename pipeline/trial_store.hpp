@@ -99,6 +99,10 @@ struct StepInfo {
   std::optional<std::chrono::system_clock::time_point> arrival;
 };
 
+// The steps of one mode: by mode step, the global step and the generation that added it. A
+// flat array: rules translate a mode step for every tensor they read.
+using ModeSteps = SortedSteps<std::pair<std::int64_t, std::uint64_t>>;
+
 // Trial-wide figures as of one generation.
 struct TrialStatus {
   std::int64_t last_complete_step = -1;
@@ -217,10 +221,7 @@ class TrialStore {
     return it == tensor_index_.end() ? nullptr : it->second;
   }
   const std::map<std::int64_t, StepInfo>& steps() const { return steps_; }
-  const std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>>& mode_steps()
-      const {
-    return mode_steps_;
-  }
+  const std::map<Mode, ModeSteps>& mode_steps() const { return mode_steps_; }
   const std::map<std::string, std::uint64_t>& workers() const { return workers_; }
   std::shared_ptr<const std::map<std::string, Collection>> collections(
       std::uint64_t generation) const;
@@ -265,7 +266,7 @@ class TrialStore {
   // By worker (a view of workers_'s key): the entry of each position of its last index file.
   std::unordered_map<std::string_view, std::vector<TensorEntry*>> worker_layouts_;
   std::map<std::int64_t, StepInfo> steps_;
-  std::map<Mode, std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>>> mode_steps_;
+  std::map<Mode, ModeSteps> mode_steps_;
   std::map<std::string, std::uint64_t> workers_;
   // What WorkerSave::shape and RecordRef::record_name point at: each shape and each saved
   // reduction's name once, however many records share it.

@@ -26,13 +26,13 @@ bool names_trial(const std::string& wanted, const Trial& trial) {
   return wanted == trial.name() || strip(wanted) == strip(trial.path());
 }
 
-// The value of `tensor` (a ref from either trial) in `trial` at a mode step, or nullopt when it
-// has none to compare.
+// The value of `tensor` (a ref from either trial) in `trial` at a global step, or nullopt when
+// it has none to compare.
 std::optional<TensorValue> comparable_value(const Trial& trial, const TensorRef& tensor,
-                                            std::int64_t step, Mode mode) {
+                                            std::int64_t step) {
   TensorValue value;
   try {
-    value = trial.tensor(tensor).value(step, mode);
+    value = trial.tensor(tensor).value(step);
   } catch (const TensorUnavailable&) {
     return std::nullopt;
   } catch (const TensorUnavailableForStep&) {
@@ -123,7 +123,11 @@ bool SimilarAcrossRunsRule::invoke_at_step(std::int64_t step) {
   const std::vector<TensorRef> names = selection_.tensor_refs(trial, step);
   // The other trial's tensors at the same step, in name order as ours are: each of ours is
   // matched by a merge rather than looked up by name in the other store.
-  const std::vector<TensorRef> their_names = other.tensor_refs({.step = mode_step, .mode = mode});
+  // Values are read by global step in both trials: the mode step is translated once here rather
+  // than by each of thousands of reads. A step the other run does not have compares nothing.
+  const std::optional<std::int64_t> their_step = other.global_step(mode, mode_step);
+  const std::vector<TensorRef> their_names =
+      their_step ? other.tensor_refs({.step = *their_step}) : std::vector<TensorRef>{};
   auto their_ref = their_names.begin();
   std::int64_t compared = 0;
   Finding finding;
@@ -131,9 +135,9 @@ bool SimilarAcrossRunsRule::invoke_at_step(std::int64_t step) {
     const std::string& name = ref.name();
     while (their_ref != their_names.end() && their_ref->name() < name) ++their_ref;
     if (their_ref == their_names.end() || their_ref->name() != name) continue;
-    const auto ours = comparable_value(trial, ref, mode_step, mode);
+    const auto ours = comparable_value(trial, ref, step);
     if (!ours) continue;
-    const auto theirs = comparable_value(other, *their_ref, mode_step, mode);
+    const auto theirs = comparable_value(other, *their_ref, *their_step);
     if (!theirs) continue;
     ++compared;
     const Closeness closeness = compare_values(*ours, *theirs, tolerance_);
