@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -323,6 +324,16 @@ TEST(RulePipeline, ARuleOverLossesReadsOnlyTheLossRecords) {
   EXPECT_EQ(everything.run().event_bytes, all_bytes);
 }
 
+// The built-in rules and `name`, a test rule that records what it reads into `seen`.
+template <typename TestRule>
+RuleRegistry with_recording_rule(const std::string& name, typename TestRule::Seen& seen) {
+  RuleRegistry registry = RuleRegistry::builtin();
+  registry.add({.name = name, .create = [&seen](const RuleContext& context, const RuleParameters&) {
+                  return std::unique_ptr<Rule>(new TestRule(context.base_trial, seen));
+                }});
+  return registry;
+}
+
 // Reads the values of some tensors (a small share of each file, so the pipeline reads the files
 // in batches rather than mapping them) at its step and the step before, and notes their bytes:
 // values decoded as they landed, from a buffer reused batch after batch, must still hold their
@@ -361,11 +372,7 @@ TEST_P(ValuesKeptForRules, OwnTheirBytes) {
   options.extra_tensors = GetParam() > 1000 ? 20 : 300;
   JobSimulator(options).run();
   ValueCopyRule::Seen seen;
-  RuleRegistry registry = RuleRegistry::builtin();
-  registry.add(
-      {.name = "ValueCopy", .create = [&seen](const RuleContext& context, const RuleParameters&) {
-         return std::unique_ptr<Rule>(new ValueCopyRule(context.base_trial, seen));
-       }});
+  const RuleRegistry registry = with_recording_rule<ValueCopyRule>("ValueCopy", seen);
   RecordingSink* sink = nullptr;
   // ExplodingTensor has every record decoded, most of them only to be reduced.
   RulePipeline pipeline(
@@ -391,6 +398,76 @@ TEST_P(ValuesKeptForRules, OwnTheirBytes) {
 // 32 floats: many records per batch; 70,000: a record longer than a batch; 300,000: one longer
 // than a thread's kept buffer, read as storage reads ranges.
 INSTANTIATE_TEST_SUITE_P(RecordSizes, ValuesKeptForRules, ::testing::Values(32, 70'000, 300'000));
+
+// Reads the value and the mean of every tensor at its step and the step before. Rules that read
+// most of a file's values have the file kept mapped for them (their reads are slices of it),
+// while the pipeline decodes the records for their reductions from buffers it reads itself.
+class EveryValueRule final : public Rule {
+ public:
+  struct Read {
+    std::string bytes;
+    double mean = 0.0;
+    bool from_kept_mapping = false;
+  };
+  using Seen = std::map<std::pair<std::string, std::int64_t>, Read>;
+  EveryValueRule(Trial trial, Seen& seen) : Rule(std::move(trial)), seen_(seen) {}
+  std::string_view name() const override { return "EveryValue"; }
+  bool invoke_at_step(std::int64_t step) override {
+    for (const std::int64_t at : {step - 1, step}) {
+      if (at < 0) continue;
+      for (const std::string& tensor : base_trial().tensor_names({.step = at})) {
+        const Tensor handle = base_trial().tensor(tensor);
+        const TensorValue value = handle.value(at);
+        seen_[{tensor, at}] = {std::string(value.bytes().as_string_view()),
+                               handle.reduction_value(at, Reduction::Mean).as_double(),
+                               value.bytes().in_kept_mapping()};
+      }
+    }
+    return false;
+  }
+  RequiredTensors required_tensors() const override { return {.regexes = {".*"}, .values = true}; }
+
+ private:
+  Seen& seen_;
+};
+
+TEST(RulePipeline, ValuesOfFilesKeptMappedForRulesAndTheirReductionsAreRight) {
+  TempDir dir;
+  auto options = job(dir.path() / "job", JobScenario::Healthy, 6, 0);
+  options.extra_tensors = 50;
+  options.extra_tensor_size = 300;
+  JobSimulator(options).run();
+  EveryValueRule::Seen seen;
+  const RuleRegistry registry = with_recording_rule<EveryValueRule>("EveryValue", seen);
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(config_for(dir.path() / "job", {{"EV", "EveryValue", {}}}),
+                        sinks_with(sink), registry);
+  const PipelineReport report = pipeline.run();
+  EXPECT_TRUE(report.problems.empty());
+
+  const Trial fresh = Trial::open((dir.path() / "job").string());
+  std::size_t expected = 0;
+  for (std::int64_t step = 0; step < 6; ++step) {
+    for (const std::string& tensor : fresh.tensor_names({.step = step})) {
+      ++expected;
+      const auto it = seen.find({tensor, step});
+      ASSERT_NE(it, seen.end()) << tensor << " at step " << step << " was not read";
+      const Tensor handle = fresh.tensor(tensor);
+      ASSERT_TRUE(it->second.bytes == handle.value(step).bytes().as_string_view())
+          << tensor << " at step " << step << " differs";
+      EXPECT_TRUE(it->second.from_kept_mapping) << tensor << " at step " << step;
+      const double mean = handle.reduction_value(step, Reduction::Mean).as_double();
+      if (std::isnan(mean)) {
+        EXPECT_TRUE(std::isnan(it->second.mean)) << tensor << " at step " << step;
+      } else {
+        EXPECT_EQ(it->second.mean, mean) << tensor << " at step " << step;
+      }
+    }
+  }
+  EXPECT_EQ(seen.size(), expected);
+  EXPECT_GE(expected, 6u * 50u);
+  EXPECT_EQ(report.tensors_decoded, expected);  // each record decoded once, as it landed
+}
 
 TEST(RulePipeline, BadConfigurationsFailBeforeAnythingIsRead) {
   TempDir dir;
