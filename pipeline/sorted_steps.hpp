@@ -34,14 +34,17 @@ class SortedSteps {
 
   // The entry for `step`, default-constructed when new (second: whether it was).
   std::pair<T*, bool> try_emplace(std::int64_t step) {
-    if (entries_.empty() || entries_.back().first < step) {
+    if (entries_.empty() || last_ < step) {
+      if (entries_.empty()) first_ = step;
+      last_ = step;
       entries_.emplace_back(step, T{});
       return {&entries_.back().second, true};
     }
     // The step's other workers land right after the first.
-    if (entries_.back().first == step) return {&entries_.back().second, false};
+    if (last_ == step) return {&entries_.back().second, false};
     auto it = std::lower_bound(entries_.begin(), entries_.end(), step, before);
     if (it != entries_.end() && it->first == step) return {&it->second, false};
+    first_ = std::min(first_, step);
     it = entries_.emplace(it, step, T{});
     return {&it->second, true};
   }
@@ -50,29 +53,29 @@ class SortedSteps {
   static bool before(const Entry& entry, std::int64_t step) { return entry.first < step; }
 
   const_iterator lower_bound(std::int64_t step) const {
-    if (entries_.empty()) return entries_.end();
+    if (entries_.empty() || last_ < step) return entries_.end();
     // The newest step is the one most asked for (rules evaluate the step that just landed).
-    if (entries_.back().first == step) return entries_.end() - 1;
+    if (last_ == step) return entries_.end() - 1;
+    if (step <= first_) return entries_.begin();
     // Jobs save at a fixed interval, so where the step would sit if the spacing were even is
     // nearly always where it is: rules ask for every tensor at every step, while loading runs
-    // ahead of them.
-    const std::int64_t first = entries_.front().first;
-    const std::int64_t last = entries_.back().first;
-    if (first <= step && step < last) {
-      // In double: the product could overflow any integer; a rounding miss only costs the search.
-      const double fraction = (static_cast<double>(step) - static_cast<double>(first)) /
-                              (static_cast<double>(last) - static_cast<double>(first));
-      const std::size_t guess =
-          std::min(static_cast<std::size_t>(fraction * static_cast<double>(entries_.size() - 1)),
-                   entries_.size() - 1);
-      if (entries_[guess].first == step) {
-        return entries_.begin() + static_cast<std::ptrdiff_t>(guess);
-      }
-    }
+    // ahead of them. The ends are kept beside the array, so such a lookup reads one entry of it:
+    // rules look up thousands of tensors' arrays at every step, and each entry read is a cache
+    // miss. Here first_ < step < last_.
+    // In double: the product could overflow any integer; a rounding miss only costs the search.
+    const double fraction = (static_cast<double>(step) - static_cast<double>(first_)) /
+                            (static_cast<double>(last_) - static_cast<double>(first_));
+    const std::size_t guess =
+        std::min(static_cast<std::size_t>(fraction * static_cast<double>(entries_.size() - 1)),
+                 entries_.size() - 1);
+    if (entries_[guess].first == step) return entries_.begin() + static_cast<std::ptrdiff_t>(guess);
     return std::lower_bound(entries_.begin(), entries_.end(), step, before);
   }
 
   std::vector<Entry, Allocator> entries_;
+  // The first and last entries' steps (while there are entries).
+  std::int64_t first_ = 0;
+  std::int64_t last_ = 0;
 };
 
 }  // namespace rulestream
