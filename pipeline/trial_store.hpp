@@ -78,7 +78,9 @@ struct TensorHistory {
   std::array<std::uint64_t, 4> mode_generation{kNeverSeen, kNeverSeen, kNeverSeen, kNeverSeen};
   // By global step. In the store's arena: rules look up every tensor at every step, and the
   // histories of thousands of tensors in huge pages cost far fewer TLB misses than in the heap
-  // (where they also land wherever parsing left holes).
+  // (where they also land wherever parsing left holes). The arena frees nothing before the
+  // store goes, so a history that grows step by step (a live watch) leaves its outgrown arrays
+  // behind, up to as much again as it holds; a replay sizes it once (expect_steps).
   SortedSteps<TensorStep, ArenaAllocator<std::pair<std::int64_t, TensorStep>>> steps;
 
   std::uint64_t first_seen_in(Mode mode) const {
