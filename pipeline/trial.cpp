@@ -99,7 +99,9 @@ void Trial::refresh() const {
 }
 
 Trial Trial::pinned() const {
-  return Trial(store_, generation_.value_or(store_->generation()));
+  // view(): an auto-refreshing handle first picks up what landed (and waits for a load another
+  // thread has under way), as its queries would.
+  return Trial(store_, view());
 }
 
 Trial Trial::separately_counted() const {

@@ -104,7 +104,8 @@ class Trial {
 
   // Loads files that appeared since the last refresh.
   void refresh() const;
-  // A handle that sees the trial as it is now and never refreshes.
+  // A handle that sees the trial as it is now (refreshed first when this handle auto-refreshes)
+  // and never refreshes.
   Trial pinned() const;
   bool is_pinned() const { return generation_.has_value(); }
   // The same view of the same store, through a reference count of its own: copies of it (every

@@ -286,6 +286,29 @@ TEST(Trial, ASeparatelyCountedHandleIsTheSameTrial) {
   EXPECT_EQ(counted->tensor(refs[1]).value(1).as_double(3), 1.0);
 }
 
+// Pinning an auto-refreshing handle first picks up what landed since its last query (a rule's
+// other trials are pinned per invocation, and must follow a live job as their queries would);
+// pinning a handle that does not auto-refresh, or is pinned already, reads nothing new.
+TEST(Trial, PinningAnAutoRefreshingHandleSeesWhatLandedSinceItsLastQuery) {
+  TwoWorkerJob job;
+  TrialOptions manual = quick_options();
+  manual.auto_refresh = false;
+  const Trial live = Trial::open(job.dir.path().string(), quick_options());
+  const Trial by_hand = Trial::open(job.dir.path().string(), manual);
+  const Trial pinned_before = live.pinned();
+  const auto savers = [](const Trial& trial) { return trial.tensor("Loss_output_0").workers(0); };
+  const std::vector<std::string> first{"worker_0"};
+  const std::vector<std::string> both{"worker_0", "worker_1"};
+  EXPECT_EQ(savers(live.pinned()), first);
+
+  write_step(job.slow, 0, Mode::Train, 0, 10.0f);
+  EXPECT_EQ(savers(live.pinned()), both);
+  EXPECT_EQ(live.pinned().tensor("Loss_output_0").value(0, Mode::Global, "worker_1").as_double(0),
+            10.0);
+  EXPECT_EQ(savers(by_hand.pinned()), first);
+  EXPECT_EQ(savers(pinned_before.pinned()), first);
+}
+
 TEST(Trial, ExceptionsSaySmdebugsReasons) {
   TempDir dir;
   TrialWriter writer({.root = dir.path()});
