@@ -61,6 +61,12 @@ Trial Trial::open(const std::string& path, TrialOptions options) {
 }
 
 Trial Trial::open(std::shared_ptr<const Storage> storage, TrialOptions options) {
+  Trial trial = open_deferred(std::move(storage), std::move(options));
+  trial.load();
+  return trial;
+}
+
+Trial Trial::open_deferred(std::shared_ptr<const Storage> storage, TrialOptions options) {
   if (!storage->root_exists()) {
     throw StorageError(storage->describe() + ": no such trial folder");
   }
@@ -72,15 +78,18 @@ Trial Trial::open(std::shared_ptr<const Storage> storage, TrialOptions options) 
     throw StorageError(storage->describe() +
                        ": not an smdebug trial (no collections/, index/ or events/ files)");
   }
-  auto store = std::make_shared<TrialStore>(std::move(storage), std::move(options));
-  store->refresh();
-  Trial trial(store, std::nullopt);
-  const auto generation = store->generation();
-  if (store->status(generation).training_ended && !store->collections(generation) &&
-      store->steps().empty()) {
-    throw MissingCollectionFiles(store->storage().describe());
-  }
-  return trial;
+  return Trial(std::make_shared<TrialStore>(std::move(storage), std::move(options)), std::nullopt);
+}
+
+void Trial::load() const {
+  store_->refresh();
+  const auto generation = store_->generation();
+  if (!store_->status(generation).training_ended || store_->collections(generation)) return;
+  const bool no_steps = [&] {
+    auto lock = store_->read_lock();
+    return store_->steps().empty();
+  }();
+  if (no_steps) throw MissingCollectionFiles(store_->storage().describe());
 }
 
 Trial Trial::from_store(std::shared_ptr<TrialStore> store) {

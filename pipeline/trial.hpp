@@ -96,6 +96,13 @@ class Trial {
   // nothing.
   static Trial open(const std::string& path, TrialOptions options = {});
   static Trial open(std::shared_ptr<const Storage> storage, TrialOptions options = {});
+  // As open, without listing the trial's files yet: `load()`, `refresh()` or (with auto refresh)
+  // the first query does. A pipeline opens the trials its rules compare with this way and loads
+  // them while its own trial streams. Throws StorageError as open does.
+  static Trial open_deferred(std::shared_ptr<const Storage> storage, TrialOptions options = {});
+  // The listing open() does: loads what the trial holds, and throws MissingCollectionFiles
+  // when an ended job saved nothing.
+  void load() const;
   // A handle on a store that a pipeline feeds (see TrialStore::ingest); no listing of its own.
   static Trial from_store(std::shared_ptr<TrialStore> store);
 

@@ -14,6 +14,7 @@
 #include "pipeline/job_simulator.hpp"
 #include "pipeline/tensor.hpp"
 #include "pipeline/trial.hpp"
+#include "rules/rule_registry.hpp"
 #include "stages/trial_writer.hpp"
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/test_support.hpp"
@@ -467,6 +468,67 @@ TEST(RulePipeline, ValuesOfFilesKeptMappedForRulesAndTheirReductionsAreRight) {
   EXPECT_EQ(seen.size(), expected);
   EXPECT_GE(expected, 6u * 50u);
   EXPECT_EQ(report.tensors_decoded, expected);  // each record decoded once, as it landed
+}
+
+// The trials rules compare with are loaded while the first trial streams (run()), not before:
+// SimilarAcrossRuns through the pipeline fires where it fires on the same trials opened by
+// hand, and stays quiet against an identical run.
+TEST(RulePipeline, ComparesWithOtherTrialsLoadedWhileItsOwnStreams) {
+  TempDir dir;
+  const auto base = dir.path() / "base";
+  const auto same = dir.path() / "same";
+  const auto different = dir.path() / "different";
+  JobSimulator(job(base, JobScenario::Healthy, 8, 0)).run();
+  JobSimulator(job(same, JobScenario::Healthy, 8, 0)).run();
+  JobSimulator(job(different, JobScenario::VanishingGradients, 8, 5)).run();
+
+  const auto direct = [&](const std::filesystem::path& other) {
+    const auto rule = RuleRegistry::builtin().create(
+        "SimilarAcrossRuns", {Trial::open(base.string()), {Trial::open(other.string())}}, {});
+    return invoke_rule(*rule);
+  };
+  const InvokeResult expected = direct(different);
+  ASSERT_FALSE(expected.triggered_steps.empty());  // the runs differ somewhere
+  const InvokeResult quiet = direct(same);
+  ASSERT_TRUE(quiet.triggered_steps.empty());
+  ASSERT_GT(quiet.steps_evaluated, 0);
+
+  for (const auto& [other, wanted] : {std::pair{same, quiet}, std::pair{different, expected}}) {
+    PipelineConfig config = config_for(base, {{"SAR", "SimilarAcrossRuns", {}}});
+    config.paths.push_back(other.string());
+    RecordingSink* sink = nullptr;
+    RulePipeline pipeline(config, sinks_with(sink));
+    const PipelineReport report = pipeline.run();
+    EXPECT_TRUE(report.problems.empty()) << other;
+    EXPECT_FALSE(report.rule_errors) << other;
+    EXPECT_EQ(sink->steps_fired("SAR"), wanted.triggered_steps) << other;
+    ASSERT_EQ(report.statuses.size(), 1u);
+    EXPECT_EQ(report.statuses[0].steps_evaluated, wanted.steps_evaluated) << other;
+  }
+}
+
+// An other trial that is no trial fails before anything is read; one that ended having saved
+// nothing (smdebug's MissingCollectionFiles) is found as it loads, and reported.
+TEST(RulePipeline, AnOtherTrialThatIsNoneIsAnErrorAndAnEmptyOneAProblem) {
+  TempDir dir;
+  const auto base = dir.path() / "base";
+  JobSimulator(job(base, JobScenario::Healthy, 4, 0)).run();
+  std::filesystem::create_directories(dir.path() / "nothing");
+  PipelineConfig no_trial = config_for(base, {{"SAR", "SimilarAcrossRuns", {}}});
+  no_trial.paths.push_back((dir.path() / "nothing").string());
+  RecordingSink* sink = nullptr;
+  EXPECT_THROW(RulePipeline(no_trial, sinks_with(sink)), StorageError);
+
+  const auto ended = dir.path() / "ended";
+  rulestream::testing::write_text_file(ended / "training_job_end.ts", "");
+  PipelineConfig empty = config_for(base, {{"SAR", "SimilarAcrossRuns", {}}});
+  empty.paths.push_back(ended.string());
+  RulePipeline pipeline(empty, sinks_with(sink));
+  const PipelineReport report = pipeline.run();
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_NE(report.problems[0].message.find("collection"), std::string::npos)
+      << report.problems[0].message;
+  EXPECT_EQ(report.problems[0].path, ended.string());
 }
 
 TEST(RulePipeline, BadConfigurationsFailBeforeAnythingIsRead) {
