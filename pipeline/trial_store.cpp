@@ -199,46 +199,52 @@ void TrialStore::refresh() {
     while (end < new_files.size() && (end == begin || batch_bytes < options_.refresh_batch_bytes)) {
       batch_bytes += new_files[end++].size;
     }
-    const bool last_batch = end == new_files.size();
-
-    std::vector<std::optional<IndexLanding>> parsed(end - begin);
-    std::vector<std::optional<TrialProblem>> parse_problems(end - begin);
-    tbb::parallel_for(begin, end, [&](std::size_t i) {
-      const StoredObject& object = new_files[i];
-      const std::string where = storage_->describe() + "/" + object.path;
-      const auto name = parse_step_file_name(object.path);
-      if (!name) return;  // not an index file (smdebug ignores these too)
-      if (!in_range(name->step)) return;
-      if (object.path.ends_with(".csv")) {
-        parse_problems[i - begin] =
-            TrialProblem{where, "CSV index files are not supported; skipped"};
-        return;
-      }
-      if (!object.path.ends_with(".json")) return;
-      try {
-        const SharedBytes bytes = storage_->read(object.path);
-        parsed[i - begin] =
-            IndexLanding{object.path,  name->step,
-                         name->worker, parse_index_file(bytes.as_string_view(), where),
-                         {},           arrival_from_modified_ns(object.modified_ns)};
-      } catch (const RulestreamError& error) {
-        parse_problems[i - begin] = TrialProblem{where, error.what()};
-      }
-    });
-
-    std::vector<IndexLanding> indexes;
-    for (std::size_t i = begin; i < end; ++i) {
-      seen_index_files_[new_files[i].path] = true;
-      if (parsed[i - begin]) indexes.push_back(std::move(*parsed[i - begin]));
-      if (parse_problems[i - begin]) problems.push_back(std::move(*parse_problems[i - begin]));
-    }
+    const std::span<const StoredObject> batch(new_files.data() + begin, end - begin);
+    auto [indexes, parse_problems] = parse_index_files(batch);
+    for (const StoredObject& object : batch) seen_index_files_[object.path] = true;
+    for (auto& problem : parse_problems) problems.push_back(std::move(problem));
     // The collections go with the first batch; the end of the job is declared with the last.
+    const bool last_batch = end == new_files.size();
     ingest(std::move(indexes), std::move(pending_collections), std::move(problems),
            last_batch && training_ended, last_batch && final_pass);
     pending_collections = {};
     problems.clear();
     begin = end;
   } while (begin < new_files.size());
+}
+
+std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> TrialStore::parse_index_files(
+    std::span<const StoredObject> files) const {
+  std::vector<std::optional<IndexLanding>> parsed(files.size());
+  std::vector<std::optional<TrialProblem>> problems(files.size());
+  tbb::parallel_for(std::size_t{0}, files.size(), [&](std::size_t i) {
+    const StoredObject& object = files[i];
+    const std::string where = storage_->describe() + "/" + object.path;
+    const auto name = parse_step_file_name(object.path);
+    if (!name) return;  // not an index file (smdebug ignores these too)
+    if (!in_range(name->step)) return;
+    if (object.path.ends_with(".csv")) {
+      problems[i] = TrialProblem{where, "CSV index files are not supported; skipped"};
+      return;
+    }
+    if (!object.path.ends_with(".json")) return;
+    try {
+      const SharedBytes bytes = storage_->read(object.path);
+      parsed[i] = IndexLanding{object.path,  name->step,
+                               name->worker, parse_index_file(bytes.as_string_view(), where),
+                               {},           arrival_from_modified_ns(object.modified_ns)};
+    } catch (const RulestreamError& error) {
+      problems[i] = TrialProblem{where, error.what()};
+    }
+  });
+  std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> result;
+  for (auto& landing : parsed) {
+    if (landing) result.first.push_back(std::move(*landing));
+  }
+  for (auto& problem : problems) {
+    if (problem) result.second.push_back(std::move(*problem));
+  }
+  return result;
 }
 
 void TrialStore::ingest(std::vector<IndexLanding> indexes, CollectionsLanding collections,

@@ -237,6 +237,10 @@ class TrialStore {
   std::string describe_record(const RecordRef& ref, const std::string& tensor) const;
 
  private:
+  // Reads and parses index files in parallel (refresh's batches): the landings of those in
+  // range, and a problem for each that could not be read or parsed.
+  std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> parse_index_files(
+      std::span<const StoredObject> files) const;
   void add_index(const IndexLanding& index, std::uint64_t generation);
   // Publishes generation `next` when anything changed (the caller holds mutex_ exclusively).
   void publish(std::uint64_t next, bool changed, bool training_ended, bool final_pass);
