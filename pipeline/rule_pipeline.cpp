@@ -328,10 +328,10 @@ class RulePipeline::Impl {
   bool skipped_after_stop(std::int64_t step);
   // Decodes and reduces the records of the landing's event file that the rules use.
   void decode(IndexLanding& landing);
-  // Whether storage now keeps a mapping of the whole, uncompressed file (Storage::map_whole),
-  // from which rules will read the values they ask for (RecordCache::put_value keeps no copies of
-  // such values). false for storage that does not map (S3) or a compressed file.
-  bool mapped_for_rules(const std::string& file) const;
+  // Maps the whole file and has storage keep the mapping (Storage::map_whole), for the rules to
+  // read the values they ask for from it (RecordCache::put_value keeps no copies of such
+  // values). false when nothing was kept: storage that does not map (S3), or a compressed file.
+  bool keep_mapped_for_rules(const std::string& file) const;
   // Reads the records a cache-sized batch at a time (pipeline/record_batches.hpp). false where
   // storage cannot (S3) or the file is compressed: then decode_from_parts.
   bool decode_in_batches(const std::string& file, const std::vector<WantedRecord>& wanted,
@@ -592,7 +592,7 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   bool decoded = false;
   if (!keep_mapped) {
     decoded = decode_in_batches(file, wanted, where, file_id, *landed);
-  } else if (mapped_for_rules(file)) {
+  } else if (keep_mapped_for_rules(file)) {
     // The rules read the values from the kept mapping (a lookup and a slice). The records are
     // still decoded from batches read into a buffer: the kernel copies through its own mapping
     // of memory (huge pages) into a buffer that stays in cache, where walking the file's 4 KiB
@@ -606,7 +606,7 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   landing.reductions = std::move(landed);
 }
 
-bool RulePipeline::Impl::mapped_for_rules(const std::string& file) const {
+bool RulePipeline::Impl::keep_mapped_for_rules(const std::string& file) const {
   std::optional<SharedBytes> mapping;
   try {
     mapping = storage_->map_whole(file);
