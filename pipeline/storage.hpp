@@ -57,6 +57,15 @@ class Storage {
   virtual SharedBytes read_range(std::string_view path, std::uint64_t offset,
                                  std::uint64_t length) const = 0;
 
+  // As read_range, for a caller that cuts many records out of the bytes (a rule reading the
+  // values of a whole step): where storage maps files, the bytes are a slice of the file's kept
+  // mapping (the file mapped and kept now when it was not), so no record is copied and later
+  // reads of the file are slices too. Elsewhere read_range: one request for all the records.
+  virtual SharedBytes read_records_range(std::string_view path, std::uint64_t offset,
+                                         std::uint64_t length) const {
+    return read_range(path, offset, length);
+  }
+
   // The whole file as a mapping that storage keeps for the next reads of it (read_range then
   // slices it), for a reader about to take many records from one file; its bytes are
   // SharedBytes::in_kept_mapping. nullopt where storage does not map (S3, a local folder with

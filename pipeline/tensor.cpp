@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "pipeline/exceptions.hpp"
+#include "pipeline/tensor_lookup.hpp"
 #include "pipeline/trial_store.hpp"
 #include "stages/reduction_combiner.hpp"
 #include "stages/reductions.hpp"
@@ -54,29 +55,6 @@ Scalar scalar_of(const TensorValue& value, const std::string& where) {
                                " cannot be read as a number");
 }
 
-// Finds the tensor's entry for (step, mode) visible at generation g; nullptr when absent.
-const TensorStep* find_step(const TrialStore& store, const TensorHistory& history,
-                            std::int64_t step, Mode mode, std::uint64_t g,
-                            std::int64_t* global_out) {
-  if (history.generation > g) return nullptr;
-  std::int64_t global = step;
-  if (mode != Mode::Global) {
-    const auto mode_it = store.mode_steps().find(mode);
-    if (mode_it == store.mode_steps().end()) return nullptr;
-    const auto* entry = mode_it->second.find(step);
-    if (entry == nullptr || entry->second > g) return nullptr;
-    global = entry->first;
-  }
-  const TensorStep* found = history.steps.find(global);
-  if (found == nullptr) return nullptr;
-  if (std::none_of(found->saves.begin(), found->saves.end(),
-                   [&](const WorkerSave& save) { return save.generation <= g; })) {
-    return nullptr;
-  }
-  if (global_out != nullptr) *global_out = global;
-  return found;
-}
-
 }  // namespace
 
 class TensorAccess {
@@ -90,11 +68,11 @@ class TensorAccess {
     return at_step<Result>(tensor, step, mode,
                            [&](const TensorStep& found, std::int64_t global, std::uint64_t g) {
                              const WorkerSave* chosen = nullptr;
-                             for (const auto& save : found.saves) {
-                               if (save.generation > g) continue;
-                               if (worker ? save.worker == *worker
-                                          : (chosen == nullptr || save.worker < chosen->worker)) {
-                                 chosen = &save;
+                             if (!worker) {
+                               chosen = first_worker_save(found, g);
+                             } else {
+                               for (const auto& save : found.saves) {
+                                 if (save.generation <= g && save.worker == *worker) chosen = &save;
                                }
                              }
                              if (chosen == nullptr)

@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "pipeline/mode.hpp"
 #include "pipeline/step_tensors_cache.hpp"
 #include "pipeline/storage.hpp"
+#include "pipeline/tensor_value.hpp"
 
 namespace rulestream {
 
@@ -125,6 +128,19 @@ class Trial {
   // Tensor of without looking the name up again. For rules, which walk every tensor at every
   // step (copying two thousand names a step was 8% of a small-tensor replay).
   std::vector<TensorRef> tensor_refs(const TensorNameQuery& query = {}) const;
+  // The values of many tensors at one step of `mode`, each as Tensor::value(step, mode) reads
+  // it (the lexicographically first worker's), read together: one lock for every lookup, and
+  // the records of each event file cut from one read of it instead of a lookup and a read each
+  // (TrialStore::read_records). values[i] is tensors[i]'s, or nullopt when there is none to
+  // read: no save at the step that this view sees, or only reductions saved. A record that
+  // cannot be read throws FormatError naming its file, offset and tensor, as value() does.
+  // Values read from S3 or a compressed file are copies, all held at once: `max_bytes` bounds
+  // them. The tensors are then read from the front while their records add up to at most
+  // max_bytes (always at least one), and only that prefix's values are returned: the size of
+  // the result says how many of `tensors` it covers.
+  std::vector<std::optional<TensorValue>> values_at(
+      std::span<const TensorRef> tensors, std::int64_t step, Mode mode = Mode::Global,
+      std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max()) const;
   Tensor tensor(const std::string& name) const;  // throws TensorUnavailable
   Tensor tensor(const TensorRef& ref) const;     // a ref from this trial's store: no lookup
   bool has_tensor(const std::string& name) const;

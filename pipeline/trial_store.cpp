@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "pipeline/exceptions.hpp"
+#include "pipeline/record_batches.hpp"
 #include "stages/collections_file.hpp"
 #include "stages/event_codec.hpp"
 #include "stages/index_file.hpp"
@@ -18,6 +19,12 @@
 namespace rulestream {
 
 namespace {
+
+// How read_records groups records of one file into reads: a read of a kept mapping is a slice
+// whatever its size, and elsewhere (S3) one request per few MiB costs far less than one per
+// record while holding little memory at once.
+constexpr BatchLimits kRecordReadLimits{.max_bytes = std::uint64_t{8} << 20,
+                                        .max_gap = std::uint64_t{64} << 10};
 
 std::string_view frame_status_text(FrameStatus status) {
   switch (status) {
@@ -420,13 +427,18 @@ std::string TrialStore::describe_record(const RecordRef& ref, const std::string&
 TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& tensor) const {
   if (auto cached = cache_.value(ref.key())) return std::move(*cached);
   const std::string& file = file_of(ref);
-  // Built only for an error: rules read values by the million.
-  const auto where = [&] {
-    return storage_->describe() + "/" + file + " at offset " + std::to_string(ref.start) +
-           " (tensor '" + tensor + "')";
-  };
-  if (file.empty()) throw FormatError(where(), "the index names no event file");
-  SharedBytes bytes = storage_->read_range(file, ref.start, ref.length);
+  if (file.empty()) throw FormatError(record_place(ref, tensor), "the index names no event file");
+  return decode_record(ref, tensor, storage_->read_range(file, ref.start, ref.length));
+}
+
+std::string TrialStore::record_place(const RecordRef& ref, const std::string& tensor) const {
+  return storage_->describe() + "/" + file_of(ref) + " at offset " + std::to_string(ref.start) +
+         " (tensor '" + tensor + "')";
+}
+
+TensorValue TrialStore::decode_record(const RecordRef& ref, const std::string& tensor,
+                                      SharedBytes bytes) const {
+  const std::string& file = file_of(ref);
   // A record whose value the pipeline reduced as it landed had its data CRC checked then, in the
   // mapping this read slices: checking again would only be a second pass over every value a
   // rule reads (framing, both passes together, was 8% of a large all-rules replay's samples).
@@ -445,8 +457,9 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
     }
   }
   if (frame.status != FrameStatus::Record) {
-    throw FormatError(where(), "expected a TFRecord of " + std::to_string(ref.length) +
-                                   " bytes, found " + std::string(frame_status_text(frame.status)));
+    throw FormatError(record_place(ref, tensor), "expected a TFRecord of " +
+                                                     std::to_string(ref.length) + " bytes, found " +
+                                                     std::string(frame_status_text(frame.status)));
   }
   const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
   const SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
@@ -455,11 +468,65 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
   try {
     value = decode_tensor(payload, tag, file);
   } catch (const FormatError& error) {
-    throw FormatError(where(), error.detail());
+    throw FormatError(record_place(ref, tensor), error.detail());
   }
-  if (!value) throw FormatError(where(), "the record holds no tensor named '" + tag + "'");
+  if (!value) {
+    throw FormatError(record_place(ref, tensor), "the record holds no tensor named '" + tag + "'");
+  }
   cache_.put_value(ref.key(), *value);
   return std::move(*value);
+}
+
+std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> reads) const {
+  std::vector<TensorValue> values(reads.size());
+  std::vector<std::size_t> unread;  // positions in reads
+  unread.reserve(reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    if (auto cached = cache_.value(reads[i].ref.key())) {
+      values[i] = std::move(*cached);
+    } else {
+      unread.push_back(i);
+    }
+  }
+  std::sort(unread.begin(), unread.end(), [&](std::size_t a, std::size_t b) {
+    const RecordRef& x = reads[a].ref;
+    const RecordRef& y = reads[b].ref;
+    return x.file_id != y.file_id ? x.file_id < y.file_id : x.start < y.start;
+  });
+  std::vector<RecordSpan> spans;
+  for (std::size_t begin = 0; begin < unread.size();) {
+    const FileId file_id = reads[unread[begin]].ref.file_id;
+    std::size_t end = begin + 1;
+    while (end < unread.size() && reads[unread[end]].ref.file_id == file_id) ++end;
+    const std::span<const std::size_t> of_file(unread.data() + begin, end - begin);
+    begin = end;
+
+    const RecordRead& first = reads[of_file.front()];
+    const std::string& file = file_of(first.ref);
+    if (of_file.size() == 1 || file.empty()) {
+      for (const std::size_t i : of_file) values[i] = read_record(reads[i].ref, *reads[i].tensor);
+      continue;
+    }
+    spans.clear();
+    for (const std::size_t i : of_file) spans.push_back({reads[i].ref.start, reads[i].ref.length});
+    for (const RecordBatch& batch : plan_record_batches(spans, kRecordReadLimits)) {
+      const SharedBytes bytes =
+          storage_->read_records_range(file, batch.start, batch.end - batch.start);
+      for (std::size_t k = batch.first; k < batch.last; ++k) {
+        const RecordRead& read = reads[of_file[k]];
+        const std::uint64_t at = read.ref.start - batch.start;
+        // Each record is framed in exactly the bytes its index gives it, as read_record frames
+        // it: a wrong length in the index is an error here too, not a neighbour's bytes.
+        values[of_file[k]] =
+            at + read.ref.length <= bytes.size()
+                ? decode_record(read.ref, *read.tensor,
+                                bytes.slice(static_cast<std::size_t>(at),
+                                            static_cast<std::size_t>(read.ref.length)))
+                : read_record(read.ref, *read.tensor);  // a file cut short: say so as it does
+      }
+    }
+  }
+  return values;
 }
 
 ReductionSet TrialStore::reductions_of(const RecordRef& ref, const std::string& tensor) const {

@@ -231,6 +231,17 @@ class TrialStore {
 
   // Reads and decodes the record (outside any lock). Throws FormatError / StorageError.
   TensorValue read_record(const RecordRef& ref, const std::string& tensor) const;
+  // A record to read with read_records: where it is, and the tensor it holds.
+  struct RecordRead {
+    RecordRef ref;
+    const std::string* tensor = nullptr;
+  };
+  // Reads and decodes many records (outside any lock), values[i] being reads[i]'s, as
+  // read_record reads each, but the records of one event file are cut from one read of it
+  // (Storage::read_records_range: a slice of its kept mapping locally, one request per batch of
+  // adjacent records on S3) rather than looked up and read one by one. Throws as read_record
+  // does, for the first record in file order that cannot be read.
+  std::vector<TensorValue> read_records(std::span<const RecordRead> reads) const;
   // The record's event file, relative to the trial root.
   const std::string& file_of(const RecordRef& ref) const { return cache_.file_name(ref.file_id); }
   // "<storage>/<file> (tensor '<record's tag>')": where a record sits, for error messages.
@@ -242,6 +253,11 @@ class TrialStore {
   std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> parse_index_files(
       std::span<const StoredObject> files) const;
   void add_index(const IndexLanding& index, std::uint64_t generation);
+  // Frames and decodes the record `ref` from exactly its bytes, and caches the value.
+  TensorValue decode_record(const RecordRef& ref, const std::string& tensor,
+                            SharedBytes bytes) const;
+  // "<storage>/<file> at offset N (tensor 'name')", for errors.
+  std::string record_place(const RecordRef& ref, const std::string& tensor) const;
   // Publishes generation `next` when anything changed (the caller holds mutex_ exclusively).
   void publish(std::uint64_t next, bool changed, bool training_ended, bool final_pass);
   bool in_range(std::int64_t step) const;

@@ -1,11 +1,13 @@
 #include "rules/similar_across_runs_rule.hpp"
 
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "pipeline/exceptions.hpp"
 #include "pipeline/tensor.hpp"
 #include "rules/rule_text.hpp"
+#include "rules/value_reads.hpp"
 
 namespace rulestream {
 namespace {
@@ -26,26 +28,9 @@ bool names_trial(const std::string& wanted, const Trial& trial) {
   return wanted == trial.name() || strip(wanted) == strip(trial.path());
 }
 
-// The value of `tensor` (a ref from either trial) in `trial` at a global step, or nullopt when
-// it has none to compare.
-std::optional<TensorValue> comparable_value(const Trial& trial, const TensorRef& tensor,
-                                            std::int64_t step) {
-  TensorValue value;
-  try {
-    value = trial.tensor(tensor).value(step);
-  } catch (const TensorUnavailable&) {
-    return std::nullopt;
-  } catch (const TensorUnavailableForStep&) {
-    return std::nullopt;
-  } catch (const StepUnavailable&) {
-    return std::nullopt;
-  } catch (const StepNotYetAvailable&) {
-    return std::nullopt;
-  } catch (const NoMoreData&) {
-    return std::nullopt;
-  }
-  if (value.is_string() || !is_real_numeric(value.dtype())) return std::nullopt;
-  return value;
+// Whether a value is one allclose compares (real numbers, not strings or complex ones).
+bool comparable(const std::optional<TensorValue>& value) {
+  return value && !value->is_string() && is_real_numeric(value->dtype());
 }
 
 std::string shape_text(const Shape& shape) {
@@ -128,42 +113,57 @@ bool SimilarAcrossRunsRule::invoke_at_step(std::int64_t step) {
   const std::optional<std::int64_t> their_step = other.global_step(mode, mode_step);
   const std::vector<TensorRef> their_names =
       their_step ? other.tensor_refs({.step = *their_step}) : std::vector<TensorRef>{};
+  // The tensors both runs saved, in name order, read a few MiB of values at a time from each
+  // run (Trial::values_at: one lookup pass and one read per event file, not one per value).
+  std::vector<TensorRef> ours;
+  std::vector<TensorRef> theirs;
   auto their_ref = their_names.begin();
+  for (const TensorRef& ref : names) {
+    while (their_ref != their_names.end() && their_ref->name() < ref.name()) ++their_ref;
+    if (their_ref == their_names.end() || their_ref->name() != ref.name()) continue;
+    ours.push_back(ref);
+    theirs.push_back(*their_ref);
+  }
   std::int64_t compared = 0;
   Finding finding;
-  for (const TensorRef& ref : names) {
-    const std::string& name = ref.name();
-    while (their_ref != their_names.end() && their_ref->name() < name) ++their_ref;
-    if (their_ref == their_names.end() || their_ref->name() != name) continue;
-    const auto ours = comparable_value(trial, ref, step);
-    if (!ours) continue;
-    const auto theirs = comparable_value(other, *their_ref, *their_step);
-    if (!theirs) continue;
-    ++compared;
-    const Closeness closeness = compare_values(*ours, *theirs, tolerance_);
-    if (closeness.close()) continue;
+  for (std::size_t done = 0; done < ours.size() && finding.tensors.size() < kMaxReportedTensors;) {
+    const auto our_values =
+        trial.values_at(std::span(ours).subspan(done), step, Mode::Global, kValueBytesAtATime);
+    const auto their_values = other.values_at(std::span(theirs).subspan(done, our_values.size()),
+                                              *their_step, Mode::Global, kValueBytesAtATime);
+    for (std::size_t k = 0; k < their_values.size(); ++k) {
+      const std::optional<TensorValue>& mine = our_values[k];
+      const std::optional<TensorValue>& other_value = their_values[k];
+      if (!comparable(mine) || !comparable(other_value)) continue;
+      ++compared;
+      const Closeness closeness = compare_values(*mine, *other_value, tolerance_);
+      if (closeness.close()) continue;
 
-    finding.tensors.push_back(name);
-    if (!closeness.same_shape) {
-      finding.figures.push_back({"size", static_cast<double>(ours->size()), name});
-      finding.figures.push_back({"other_size", static_cast<double>(theirs->size()), name});
-      if (finding.message.empty()) {
-        finding.message = name + " has shape " + shape_text(ours->shape()) + " but " +
-                          shape_text(theirs->shape()) + " in " + other.name();
+      const std::string& name = ours[done + k].name();
+      finding.tensors.push_back(name);
+      if (!closeness.same_shape) {
+        finding.figures.push_back({"size", static_cast<double>(mine->size()), name});
+        finding.figures.push_back({"other_size", static_cast<double>(other_value->size()), name});
+        if (finding.message.empty()) {
+          finding.message = name + " has shape " + shape_text(mine->shape()) + " but " +
+                            shape_text(other_value->shape()) + " in " + other.name();
+        }
+      } else {
+        finding.figures.push_back({"differing", static_cast<double>(closeness.differing), name});
+        finding.figures.push_back({"size", static_cast<double>(mine->size()), name});
+        finding.figures.push_back({"max_abs_difference", closeness.max_abs_difference, name});
+        if (finding.message.empty()) {
+          finding.message = name + " differs from " + other.name() + " in " +
+                            std::to_string(closeness.differing) + " of " +
+                            std::to_string(mine->size()) + " values (largest difference " +
+                            format_figure(closeness.max_abs_difference) + ", rtol " +
+                            format_figure(tolerance_.rtol) + ", atol " +
+                            format_figure(tolerance_.atol) + ")";
+        }
       }
-    } else {
-      finding.figures.push_back({"differing", static_cast<double>(closeness.differing), name});
-      finding.figures.push_back({"size", static_cast<double>(ours->size()), name});
-      finding.figures.push_back({"max_abs_difference", closeness.max_abs_difference, name});
-      if (finding.message.empty()) {
-        finding.message =
-            name + " differs from " + other.name() + " in " + std::to_string(closeness.differing) +
-            " of " + std::to_string(ours->size()) + " values (largest difference " +
-            format_figure(closeness.max_abs_difference) + ", rtol " +
-            format_figure(tolerance_.rtol) + ", atol " + format_figure(tolerance_.atol) + ")";
-      }
+      if (finding.tensors.size() == kMaxReportedTensors) break;
     }
-    if (finding.tensors.size() == kMaxReportedTensors) break;
+    done += their_values.size();
   }
   if (compared == 0) {
     throw TensorUnavailableForStep(names.empty() ? "(selected tensors)" : names.front().name(),

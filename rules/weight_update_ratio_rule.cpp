@@ -1,12 +1,18 @@
 #include "rules/weight_update_ratio_rule.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "pipeline/exceptions.hpp"
 #include "pipeline/tensor.hpp"
 #include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/tensor_selection.hpp"
+#include "rules/value_reads.hpp"
 
 namespace rulestream {
 namespace {
@@ -60,6 +66,35 @@ std::optional<UpdateNorms> update_norms(const TensorValue& previous, const Tenso
       [&](std::size_t i) { return (*after)[i]; });
 }
 
+// The weights of one read at most (their values and the previous step's are held together).
+constexpr std::size_t kWeightsAtATime = 256;
+
+// The previous value of each update (chunk position, previous step), nullopt where there is
+// none: one values_at per distinct previous step (nearly always one: the step before).
+std::vector<std::optional<TensorValue>> previous_values(
+    const Trial& trial, std::span<const TensorRef> chunk,
+    const std::vector<std::pair<std::size_t, std::int64_t>>& updates) {
+  std::vector<std::optional<TensorValue>> values(updates.size());
+  std::vector<bool> read(updates.size(), false);
+  std::vector<TensorRef> refs;
+  std::vector<std::size_t> positions;
+  for (std::size_t first = 0; first < updates.size(); ++first) {
+    if (read[first]) continue;
+    const std::int64_t previous_step = updates[first].second;
+    refs.clear();
+    positions.clear();
+    for (std::size_t u = first; u < updates.size(); ++u) {
+      if (read[u] || updates[u].second != previous_step) continue;
+      read[u] = true;
+      refs.push_back(chunk[updates[u].first]);
+      positions.push_back(u);
+    }
+    auto found = trial.values_at(refs, previous_step);
+    for (std::size_t i = 0; i < found.size(); ++i) values[positions[i]] = std::move(found[i]);
+  }
+  return values;
+}
+
 }  // namespace
 
 WeightUpdateRatioRule::WeightUpdateRatioRule(Trial base_trial, Options options)
@@ -108,49 +143,54 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
   Finding finding;
   std::string first_detail;
   // Every weight is looked at, even past kMaxReportedTensors, so that each one's previous saved
-  // step stays known.
-  for (const TensorRef& ref : weights().tensor_refs(trial, step)) {
-    const std::string& name = ref.name();
-    const Tensor tensor = trial.tensor(ref);
-    TensorValue current;
-    try {
-      current = tensor.value(step);
-    } catch (const TensorUnavailableForStep&) {
-      continue;  // saved only as reductions at this step: no update to measure
+  // step stays known. Values are read a few MiB at a time (Trial::values_at: one read per event
+  // file rather than one per value), the previous ones by the step they were saved at.
+  const std::vector<TensorRef> refs = weights().tensor_refs(trial, step);
+  for (std::size_t done = 0; done < refs.size();) {
+    const std::span<const TensorRef> chunk =
+        std::span(refs).subspan(done, std::min(refs.size() - done, kWeightsAtATime));
+    const auto current = trial.values_at(chunk, step, Mode::Global, kValueBytesAtATime);
+    // (position in chunk, previous saved step) of each weight with an update to measure.
+    std::vector<std::pair<std::size_t, std::int64_t>> updates;
+    for (std::size_t k = 0; k < current.size(); ++k) {
+      if (!current[k]) continue;  // saved only as reductions at this step: no update to measure
+      const Tensor tensor = trial.tensor(chunk[k]);
+      const std::vector<std::int64_t> previous_steps = history_.before(trial, tensor, step);
+      history_.record(tensor, step);
+      if (previous_steps.empty()) continue;
+      const std::int64_t previous_step = previous_steps.back();
+      const std::int64_t previous_train_step =
+          trial.mode_step(previous_step).value_or(previous_step);
+      if (options_.num_steps && train_step - previous_train_step > *options_.num_steps) continue;
+      updates.emplace_back(k, previous_step);
     }
-    const std::vector<std::int64_t> previous_steps = history_.before(trial, tensor, step);
-    history_.record(tensor, step);
-    if (previous_steps.empty()) continue;
-    const std::int64_t previous_step = previous_steps.back();
-    const std::int64_t previous_train_step = trial.mode_step(previous_step).value_or(previous_step);
-    if (options_.num_steps && train_step - previous_train_step > *options_.num_steps) continue;
+    const std::vector<std::optional<TensorValue>> previous = previous_values(trial, chunk, updates);
+    for (std::size_t u = 0; u < updates.size(); ++u) {
+      if (!previous[u]) continue;
+      const auto [k, previous_step] = updates[u];
+      const std::string& name = chunk[k].name();
+      const auto norms = update_norms(*previous[u], *current[k]);
+      if (!norms) continue;
+      const double ratio = norms->update / (norms->weights + options_.epsilon);
+      const bool too_large = ratio > options_.large_threshold;
+      const bool too_small = ratio < options_.small_threshold;
+      if ((!too_large && !too_small) || finding.tensors.size() == kMaxReportedTensors) continue;
 
-    TensorValue previous;
-    try {
-      previous = tensor.value(previous_step);
-    } catch (const TensorUnavailableForStep&) {
-      continue;
+      finding.tensors.push_back(name);
+      finding.figures.push_back({"update_ratio", ratio, name});
+      finding.figures.push_back({"update_norm", norms->update, name});
+      finding.figures.push_back({"weight_norm", norms->weights, name});
+      finding.figures.push_back({"previous_step", static_cast<double>(previous_step), name});
+      if (first_detail.empty()) {
+        first_detail =
+            " update ratio " + format_figure(ratio) + " (||update|| " +
+            format_figure(norms->update) + " / ||weights|| " + format_figure(norms->weights) +
+            " from step " + std::to_string(previous_step) + " to " + std::to_string(step) + ")" +
+            (too_large ? " > large_threshold " + format_figure(options_.large_threshold)
+                       : " < small_threshold " + format_figure(options_.small_threshold));
+      }
     }
-    const auto norms = update_norms(previous, current);
-    if (!norms) continue;
-    const double ratio = norms->update / (norms->weights + options_.epsilon);
-    const bool too_large = ratio > options_.large_threshold;
-    const bool too_small = ratio < options_.small_threshold;
-    if ((!too_large && !too_small) || finding.tensors.size() == kMaxReportedTensors) continue;
-
-    finding.tensors.push_back(name);
-    finding.figures.push_back({"update_ratio", ratio, name});
-    finding.figures.push_back({"update_norm", norms->update, name});
-    finding.figures.push_back({"weight_norm", norms->weights, name});
-    finding.figures.push_back({"previous_step", static_cast<double>(previous_step), name});
-    if (first_detail.empty()) {
-      first_detail = " update ratio " + format_figure(ratio) + " (||update|| " +
-                     format_figure(norms->update) + " / ||weights|| " +
-                     format_figure(norms->weights) + " from step " + std::to_string(previous_step) +
-                     " to " + std::to_string(step) + ")" +
-                     (too_large ? " > large_threshold " + format_figure(options_.large_threshold)
-                                : " < small_threshold " + format_figure(options_.small_threshold));
-    }
+    done += current.size();
   }
   if (finding.tensors.empty()) return false;
 

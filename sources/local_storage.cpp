@@ -107,6 +107,10 @@ struct MapOptions {
   bool populate = false;
 };
 
+// The largest file whose pages a reader of most of it has mapped at once (MAP_POPULATE): a
+// larger one's pages would all count in the process's memory at once.
+constexpr std::uint64_t kPopulateLimit = std::uint64_t{64} << 20;
+
 // Maps [offset, offset + length), which must lie within the file, read-only. nullopt where the
 // file system cannot map. The mapping lives as long as any SharedBytes made from it.
 std::optional<SharedBytes> map_range(int fd, std::uint64_t offset, std::size_t length,
@@ -344,6 +348,34 @@ SharedBytes LocalStorage::read_range(std::string_view path, std::uint64_t offset
   return read_bytes(file.get(), offset, length, full_path);
 }
 
+SharedBytes LocalStorage::read_records_range(std::string_view path, std::uint64_t offset,
+                                             std::uint64_t length) const {
+  if (!mapped_files_ || length == 0 ||
+      offset >= std::numeric_limits<std::uint64_t>::max() - length) {
+    return read_range(path, offset, length);
+  }
+  check_relative_path(path, root_.string());
+  if (auto mapping = mapped_files_->find(path, offset + length)) {
+    return mapping->slice(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+  }
+  const std::string full_path = full_path_of(root_, path);
+  const FileDescriptor file(open_file(full_path));
+  const std::uint64_t size = regular_file_size(file.get(), full_path);
+  // A range past the end (a corrupt length, a file cut short) is read as read_range reads it,
+  // which clamps it: a mapping must lie within the file.
+  if (offset + length > size) return read_range(path, offset, length);
+  // Populated when the caller takes most of the file: one call fills the page table, where
+  // touching the pages one by one costs a fault per 16 of them. Not a large file's pages for a
+  // few records, which would all count in the process's memory.
+  const bool populate = size <= kPopulateLimit && length >= size / 2;
+  if (auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size),
+                               {.kept = true, .populate = populate})) {
+    mapped_files_->keep(path, *mapping);
+    return mapping->slice(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+  }
+  return read_bytes(file.get(), offset, length, full_path);
+}
+
 std::optional<SharedBytes> LocalStorage::map_whole(std::string_view path) const {
   if (!mapped_files_) return std::nullopt;
   check_relative_path(path, root_.string());
@@ -353,7 +385,6 @@ std::optional<SharedBytes> LocalStorage::map_whole(std::string_view path) const 
   if (size == 0) return SharedBytes();
   // The caller reads most of the file (Storage::map_whole), so its pages are mapped at once;
   // not a very large file's, which would all count in the process's memory.
-  constexpr std::uint64_t kPopulateLimit = std::uint64_t{64} << 20;
   auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size),
                            {.kept = true, .populate = size <= kPopulateLimit});
   if (mapping) mapped_files_->keep(path, *mapping);

@@ -41,6 +41,11 @@ class LocalStorage final : public Storage {
   SharedBytes read(std::string_view path) const override;
   SharedBytes read_range(std::string_view path, std::uint64_t offset,
                          std::uint64_t length) const override;
+  // A slice of the kept mapping, mapping the file whole first when none covers the range
+  // (populated when the range is most of a file of at most 64 MiB); read_range when mapping is
+  // off or the file cannot be mapped.
+  SharedBytes read_records_range(std::string_view path, std::uint64_t offset,
+                                 std::uint64_t length) const override;
   // Whatever the threshold, unless it is kNeverMap (then nullopt). An empty file is empty bytes.
   std::optional<SharedBytes> map_whole(std::string_view path) const override;
   // Reads with pread on a descriptor opened here; the file as it is at each read.

@@ -436,6 +436,38 @@ TEST(LocalStorageMappingTest, AFileReadByRangeTwiceIsMappedAndKept) {
   }
 }
 
+// A reader cutting many records out of one range (Trial::values_at) gets a slice of the file's
+// kept mapping, made on its first read, never a copy; a range the file does not hold is read as
+// read_range reads it (clamped), and with mapping off it is a copy.
+TEST(LocalStorageMappingTest, RecordRangesAreSlicesOfAKeptMappingFromTheFirstRead) {
+  testing::TempDir dir;
+  const std::string content = "0123456789abcdefghij";
+  testing::write_text_file(dir.path() / "events/e.tfevents", content);
+  const LocalStorage storage(dir.path());
+
+  const SharedBytes records = storage.read_records_range("events/e.tfevents", 4, 8);
+  EXPECT_TRUE(records.in_kept_mapping()) << "mapped and kept on the first read";
+  EXPECT_EQ(text_of(records), "456789ab");
+  const SharedBytes later = storage.read_range("events/e.tfevents", 10, 4);
+  EXPECT_TRUE(later.in_kept_mapping());
+  EXPECT_EQ(later.data(), records.data() + 6) << "one mapping serves both";
+  const SharedBytes again = storage.read_records_range("events/e.tfevents", 0, 20);
+  EXPECT_EQ(again.data() + 4, records.data()) << "the kept mapping, not a second one";
+  EXPECT_EQ(text_of(again), content);
+
+  const SharedBytes past_end = storage.read_records_range("events/e.tfevents", 15, 10);
+  EXPECT_EQ(text_of(past_end), "fghij");
+  EXPECT_THAT(storage_error([&] { storage.read_records_range("events/nope.tfevents", 0, 4); }),
+              HasSubstr("events/nope.tfevents"));
+  EXPECT_THAT(storage_error([&] { storage.read_records_range("../outside", 0, 4); }),
+              HasSubstr("not inside the trial"));
+
+  const LocalStorage copying(dir.path(), LocalStorage::kNeverMap);
+  const SharedBytes copied = copying.read_records_range("events/e.tfevents", 4, 8);
+  EXPECT_FALSE(copied.in_kept_mapping());
+  EXPECT_EQ(text_of(copied), "456789ab");
+}
+
 TEST(LocalStorageSamplesTest, ListsAndReadsASampleTrial) {
   const auto samples = testing::samples_dir();
   if (!samples) GTEST_SKIP() << "smdebug-samples not found (set RULESTREAM_SAMPLES)";

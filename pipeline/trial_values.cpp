@@ -1,0 +1,51 @@
+// Trial::values_at: many tensors' values at one step, read together.
+
+#include <algorithm>
+#include <utility>
+
+#include "pipeline/tensor_lookup.hpp"
+#include "pipeline/trial.hpp"
+#include "pipeline/trial_store.hpp"
+
+namespace rulestream {
+
+std::vector<std::optional<TensorValue>> Trial::values_at(std::span<const TensorRef> tensors,
+                                                         std::int64_t step, Mode mode,
+                                                         std::uint64_t max_bytes) const {
+  std::size_t covered = tensors.size();
+  std::uint64_t bytes = 0;
+  std::vector<TrialStore::RecordRead> reads;
+  std::vector<std::size_t> positions;  // in tensors, of each read
+  reads.reserve(tensors.size());
+  positions.reserve(tensors.size());
+  // As each Tensor::value would: an unpinned handle first sees what a refresh finds.
+  if (!is_pinned()) store_->maybe_refresh();
+  {
+    auto lock = store_->read_lock();
+    const std::uint64_t g = generation_.value_or(store_->generation_under_lock());
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const TensorRef& ref = tensors[i];
+      // A ref from another trial's store names a tensor here only by its name.
+      const TensorHistory* history =
+          ref.store_ == store_.get() ? ref.history_ : store_->find_tensor(ref.name());
+      if (history == nullptr) continue;
+      const TensorStep* found = find_step(*store_, *history, step, mode, g, nullptr);
+      if (found == nullptr) continue;
+      const WorkerSave* save = first_worker_save(*found, g);
+      if (save == nullptr || !save->raw) continue;
+      if (!reads.empty() && save->raw->length > max_bytes - std::min(bytes, max_bytes)) {
+        covered = i;
+        break;
+      }
+      bytes += save->raw->length;
+      reads.push_back({*save->raw, &ref.name()});
+      positions.push_back(i);
+    }
+  }
+  std::vector<std::optional<TensorValue>> values(covered);
+  std::vector<TensorValue> read = store_->read_records(reads);
+  for (std::size_t k = 0; k < read.size(); ++k) values[positions[k]] = std::move(read[k]);
+  return values;
+}
+
+}  // namespace rulestream
