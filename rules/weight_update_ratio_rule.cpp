@@ -1,13 +1,17 @@
 #include "rules/weight_update_ratio_rule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "pipeline/exceptions.hpp"
+#include "pipeline/kernel_clones.hpp"
 #include "pipeline/tensor.hpp"
 #include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
@@ -27,43 +31,83 @@ struct UpdateNorms {
   double weights = 0.0;  // ||previous||_2
 };
 
-// Both sums in double, element by element in C order, whatever the dtype: loads are the only
-// thing that differ between the fast paths and the general one.
-template <typename LoadBefore, typename LoadAfter>
-UpdateNorms sum_norms(std::size_t count, const LoadBefore& before, const LoadAfter& after) {
-  double update = 0.0;
-  double weights = 0.0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double b = before(i);
-    const double delta = after(i) - b;
-    update += delta * delta;
-    weights += b * b;
+// Both sums in double, over kLanes interleaved partial sums added up at the end. One running sum
+// waits for each add to finish before the next can start; independent lanes keep the adders busy
+// and fill vector registers. Elements are loaded with memcpy: a value's bytes sit at any
+// alignment inside its record.
+template <typename T>
+RULESTREAM_INLINE_LAMBDA inline UpdateNorms lane_norms(const std::byte* before,
+                                                       const std::byte* after, std::size_t count) {
+  constexpr std::size_t kLanes = 8;
+  const auto load = [](const std::byte* data, std::size_t i) RULESTREAM_INLINE_LAMBDA {
+    T value;
+    std::memcpy(&value, data + i * sizeof(T), sizeof(T));
+    return static_cast<double>(value);
+  };
+  std::array<double, kLanes> update{};
+  std::array<double, kLanes> weights{};
+  std::size_t i = 0;
+  for (; i + kLanes <= count; i += kLanes) {
+    for (std::size_t lane = 0; lane < kLanes; ++lane) {
+      const double b = load(before, i + lane);
+      const double delta = load(after, i + lane) - b;
+      update[lane] += delta * delta;
+      weights[lane] += b * b;
+    }
   }
-  return UpdateNorms{std::sqrt(update), std::sqrt(weights)};
+  for (std::size_t lane = 0; i < count; ++i, ++lane) {
+    const double b = load(before, i);
+    const double delta = load(after, i) - b;
+    update[lane] += delta * delta;
+    weights[lane] += b * b;
+  }
+  double update_sum = 0.0;
+  double weights_sum = 0.0;
+  for (std::size_t lane = 0; lane < kLanes; ++lane) {
+    update_sum += update[lane];
+    weights_sum += weights[lane];
+  }
+  return UpdateNorms{std::sqrt(update_sum), std::sqrt(weights_sum)};
 }
 
-// Element i of a value whose dtype is T, widened to double, read straight from its bytes: float32
-// and float64 weights need no vector of doubles.
-template <typename T>
-auto widening_loader(const TensorValue& value) {
-  return [view = value.elements<T>()](std::size_t i) { return static_cast<double>(view[i]); };
+}  // namespace
+
+// Float32 and float64 weights, the loop that measures every update: built for AVX-512 and AVX2
+// beside the baseline (pipeline/kernel_clones.hpp). External, as target_clones wants.
+namespace weight_update_kernels {
+
+RULESTREAM_KERNEL_CLONES
+UpdateNorms float32_norms(const std::byte* before, const std::byte* after, std::size_t count) {
+  return lane_norms<float>(before, after, count);
 }
+
+RULESTREAM_KERNEL_CLONES
+UpdateNorms float64_norms(const std::byte* before, const std::byte* after, std::size_t count) {
+  return lane_norms<double>(before, after, count);
+}
+
+}  // namespace weight_update_kernels
+
+namespace {
 
 std::optional<UpdateNorms> update_norms(const TensorValue& previous, const TensorValue& current) {
   if (previous.shape() != current.shape()) return std::nullopt;
   const auto count = static_cast<std::size_t>(current.size());
   if (previous.dtype() == DType::Float32 && current.dtype() == DType::Float32) {
-    return sum_norms(count, widening_loader<float>(previous), widening_loader<float>(current));
+    return weight_update_kernels::float32_norms(previous.bytes().data(), current.bytes().data(),
+                                                count);
   }
   if (previous.dtype() == DType::Float64 && current.dtype() == DType::Float64) {
-    return sum_norms(count, widening_loader<double>(previous), widening_loader<double>(current));
+    return weight_update_kernels::float64_norms(previous.bytes().data(), current.bytes().data(),
+                                                count);
   }
+  // Other dtypes widened to doubles first.
   const auto before = real_values(previous);
   const auto after = real_values(current);
   if (!before || !after) return std::nullopt;
-  return sum_norms(
-      after->size(), [&](std::size_t i) { return (*before)[i]; },
-      [&](std::size_t i) { return (*after)[i]; });
+  return weight_update_kernels::float64_norms(reinterpret_cast<const std::byte*>(before->data()),
+                                              reinterpret_cast<const std::byte*>(after->data()),
+                                              after->size());
 }
 
 // The weights of one read at most (their values and the previous step's are held together).

@@ -9,25 +9,14 @@
 #include <string>
 #include <type_traits>
 
+#include "pipeline/kernel_clones.hpp"
+
 // Compiled with -fopenmp-simd (see CMakeLists.txt): `omp simd reduction` lets GCC spread these
 // sums over vector lanes, a reassociation it may not do on its own without -ffast-math (which
 // would break NaN handling).
 
-// On x86-64 each kernel is built three times and the loader picks the best the CPU has:
-// AVX-512 (x86-64-v4), AVX2+FMA (v3) or the baseline SSE2. AVX2 doubles SSE2's lanes and fuses
-// the squares' multiply-adds; AVX-512 adds 32 vector registers, which the float32 loops' dozen
-// double accumulators need, and wider lanes: 1.9x the AVX2 build on 65,536 float32 in cache
-// (benchmarks/RESULTS.md, "Reduction kernels").
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define RULESTREAM_KERNEL_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define RULESTREAM_KERNEL_CLONES
-#endif
-
-// The chunk lambdas must be inlined into the cloned kernels: a lambda of its own would be
-// compiled for the baseline ISA only.
-#define RULESTREAM_INLINE_LAMBDA __attribute__((always_inline))
+// On x86-64 each kernel is built three times and the loader picks the best the CPU has
+// (pipeline/kernel_clones.hpp).
 
 namespace rulestream::reduction_kernels {
 namespace {

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -67,6 +71,56 @@ TEST(WeightUpdateRatioRule, FiresOnUpdatesTooLargeOrTooSmallForTheWeights) {
   EXPECT_EQ(testing::finding_at("WeightUpdateRatio", trial, 2).message,
             "fc.weight update ratio 0 (||update|| 0 / ||weights|| 5.05 from step 1 to 2) < "
             "small_threshold 1e-08");
+}
+
+// The norms over many elements, for lengths that do and do not fill the kernel's lanes and for
+// each dtype path (float32 and float64 read in place, others widened first), against the sums
+// worked out here element by element.
+TEST(WeightUpdateRatioRule, NormsOfLongWeightsOfEveryDtypeMatchTheirDefinition) {
+  for (const std::size_t count :
+       {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{13}, std::size_t{1'000}}) {
+    std::vector<double> before(count);
+    std::vector<double> after(count);
+    double update = 0.0;
+    double weights = 0.0;
+    for (std::size_t i = 0; i < count; ++i) {
+      before[i] = static_cast<double>((i * 7) % 23) - 11.0;
+      after[i] = before[i] + static_cast<double>(i % 5) - 2.0;
+      update += (after[i] - before[i]) * (after[i] - before[i]);
+      weights += before[i] * before[i];
+    }
+    const double ratio = std::sqrt(update) / (std::sqrt(weights) + 1e-9);  // epsilon's default
+    const auto tensor = [&](DType dtype, const std::vector<double>& values) {
+      const Shape shape{static_cast<std::int64_t>(count)};
+      switch (dtype) {
+        case DType::Float32:
+          return TensorValue::from_values(dtype, shape,
+                                          std::vector<float>(values.begin(), values.end()));
+        case DType::Float64:
+          return TensorValue::from_values(dtype, shape, values);
+        default:
+          return TensorValue::from_values(dtype, shape,
+                                          std::vector<std::int32_t>(values.begin(), values.end()));
+      }
+    };
+    for (const DType dtype : {DType::Float32, DType::Float64, DType::Int32}) {
+      TempDir dir;
+      const Trial trial =
+          testing::write_job(dir.path(),
+                             {{.step = 0, .tensors = {{"fc.weight", tensor(dtype, before)}}},
+                              {.step = 1, .tensors = {{"fc.weight", tensor(dtype, after)}}}},
+                             {testing::collection("weights", {"weight$"})});
+      // Any update is "too large" for this threshold: the rule reports its norms.
+      const Finding finding = testing::finding_at(
+          "WeightUpdateRatio", trial, 1, {{"large_threshold", "1e-300"}, {"small_threshold", "0"}});
+      EXPECT_NEAR(finding.figures[0].value, ratio, 1e-9 * ratio);
+      ASSERT_EQ(finding.figures.size(), 6u) << count << " " << dtype_name(dtype);
+      EXPECT_NEAR(finding.figures[1].value, std::sqrt(update), 1e-9 * std::sqrt(update))
+          << count << " " << dtype_name(dtype);
+      EXPECT_NEAR(finding.figures[2].value, std::sqrt(weights), 1e-9 * std::sqrt(weights))
+          << count << " " << dtype_name(dtype);
+    }
+  }
 }
 
 TEST(WeightUpdateRatioRule, StaysQuietWhileWeightsMoveByAPercentAStep) {
