@@ -562,6 +562,25 @@ void RulePipeline::Impl::load_collections(const TrialFile& file) {
   store_->ingest({}, std::move(landing), {}, false, false);
 }
 
+namespace {
+
+// Whether rules reading `value_count` values (`value_bytes` of records) of an event file of
+// `all_bytes` should read them from the file's kept mapping rather than from copies in the value
+// cache. A copy costs its bytes and an entry in the cache (a hash, an LRU link, an allocation,
+// all freed again): for the thousand weights of a small-tensor step, or the 46% of a
+// large-tensor step that its weights are, that is far more than mapping the file once
+// (benchmarks/RESULTS.md, "Values of a file read by rules"). A few small values (a loss in a
+// file of gradients) stay copies: cheaper than a whole file's pages. One value costs the cache
+// about what a page of mapping costs.
+bool keep_values_mapped(std::uint64_t value_bytes, std::uint64_t value_count,
+                        std::uint64_t all_bytes) {
+  constexpr std::uint64_t kPageBytes = 4096;
+  if (value_count == 0) return false;
+  return value_bytes * 4 >= all_bytes || value_count * kPageBytes >= all_bytes;
+}
+
+}  // namespace
+
 void RulePipeline::Impl::decode(IndexLanding& landing) {
   const auto& index = landing.index;
   if (!index.event_file_name) return;
@@ -576,14 +595,14 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   }
   if (wanted.empty()) return;
   const std::string where = storage_->describe() + "/" + file;
-  std::uint64_t value_bytes = 0, all_bytes = 0;
+  std::uint64_t value_bytes = 0, value_count = 0, all_bytes = 0;
   for (const WantedRecord& each : wanted) {
-    if (each.keep_value) value_bytes += each.location->length;
+    if (!each.keep_value) continue;
+    value_bytes += each.location->length;
+    ++value_count;
   }
   for (const auto& location : index.tensors) all_bytes += location.length;
-  // Keep the file mapped when the values rules will read are much of it; a few small ones (a
-  // loss in a file of gradients) are cheaper held as copies than a whole file's pages.
-  const bool keep_mapped = value_bytes > 0 && value_bytes * 2 >= all_bytes;
+  const bool keep_mapped = keep_values_mapped(value_bytes, value_count, all_bytes);
   auto landed = std::make_shared<LandedReductions>(wanted.size(), store_->record_arena());
   for (std::size_t i = 0; i < wanted.size(); ++i) {
     landed->records[i] = static_cast<std::uint32_t>(wanted[i].location - index.tensors.data());

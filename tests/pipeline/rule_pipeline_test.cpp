@@ -470,6 +470,79 @@ TEST(RulePipeline, ValuesOfFilesKeptMappedForRulesAndTheirReductionsAreRight) {
   EXPECT_EQ(report.tensors_decoded, expected);  // each record decoded once, as it landed
 }
 
+// Reads the values of the tensors `Selection::kRegex` names at each step and notes whether each
+// came from a kept mapping of its file.
+template <typename Selection>
+class SelectedValuesRule final : public Rule {
+ public:
+  using Seen = EveryValueRule::Seen;
+  SelectedValuesRule(Trial trial, Seen& seen) : Rule(std::move(trial)), seen_(seen) {}
+  std::string_view name() const override { return "SelectedValues"; }
+  bool invoke_at_step(std::int64_t step) override {
+    for (const std::string& tensor :
+         base_trial().tensor_names({.step = step, .regex = {Selection::kRegex}})) {
+      const TensorValue value = base_trial().tensor(tensor).value(step);
+      seen_[{tensor, step}] = {std::string(value.bytes().as_string_view()), 0.0,
+                               value.bytes().in_kept_mapping()};
+    }
+    return false;
+  }
+  RequiredTensors required_tensors() const override {
+    return {.regexes = {Selection::kRegex}, .values = true};
+  }
+
+ private:
+  Seen& seen_;
+};
+
+struct LayerWeights {
+  static constexpr const char* kRegex = "^MLP_layer[0-9]+[.]weight$";
+};
+struct TheLoss {
+  static constexpr const char* kRegex = "Loss";
+};
+
+// Where rules read many values of a file, even under half its bytes (25 weights of 300 floats
+// beside their 25 gradients, the model's own layers and the loss), the file is kept mapped for
+// them and their reads are slices of it: held as copies, each would cost the value cache an
+// entry, which for a thousand small weights a step cost more than the rules themselves. One small
+// value of a file (the loss) is still held as a copy, rather than mapping the whole file for it.
+template <typename Selection>
+EveryValueRule::Seen values_read_by_rule(const std::filesystem::path& dir) {
+  auto options = job(dir / "job", JobScenario::Healthy, 4, 0);
+  options.extra_tensors = 50;
+  options.extra_tensor_size = 300;
+  JobSimulator(options).run();
+  EveryValueRule::Seen seen;
+  const RuleRegistry registry =
+      with_recording_rule<SelectedValuesRule<Selection>>("SelectedValues", seen);
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(config_for(dir / "job", {{"SV", "SelectedValues", {}}}), sinks_with(sink),
+                        registry);
+  const PipelineReport report = pipeline.run();
+  EXPECT_TRUE(report.problems.empty());
+  const Trial fresh = Trial::open((dir / "job").string());
+  for (const auto& [key, read] : seen) {
+    EXPECT_TRUE(read.bytes == fresh.tensor(key.first).value(key.second).bytes().as_string_view())
+        << key.first << " at step " << key.second << " differs";
+  }
+  return seen;
+}
+
+TEST(RulePipeline, ManyValuesOfAFileAreReadFromItsKeptMappingAndOneSmallValueFromACopy) {
+  TempDir dir;
+  const EveryValueRule::Seen weights = values_read_by_rule<LayerWeights>(dir.path() / "weights");
+  EXPECT_EQ(weights.size(), 4u * 25u);
+  for (const auto& [key, read] : weights) {
+    EXPECT_TRUE(read.from_kept_mapping) << key.first << " at step " << key.second;
+  }
+  const EveryValueRule::Seen loss = values_read_by_rule<TheLoss>(dir.path() / "loss");
+  EXPECT_EQ(loss.size(), 4u);
+  for (const auto& [key, read] : loss) {
+    EXPECT_FALSE(read.from_kept_mapping) << key.first << " at step " << key.second;
+  }
+}
+
 // The trials rules compare with are loaded while the first trial streams (run()), not before:
 // SimilarAcrossRuns through the pipeline fires where it fires on the same trials opened by
 // hand, and stays quiet against an identical run.
