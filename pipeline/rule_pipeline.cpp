@@ -11,7 +11,6 @@
 #include <iostream>
 #include <limits>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -19,6 +18,7 @@
 
 #include "pipeline/configuration_check.hpp"
 #include "pipeline/exceptions.hpp"
+#include "pipeline/name_regex.hpp"
 #include "pipeline/record_batches.hpp"
 #include "pipeline/sink_routing.hpp"
 #include "pipeline/step_assembler.hpp"
@@ -89,7 +89,8 @@ class TensorMatcher {
     if (needs.empty()) all_ = true;
     if (all_) return;
     names_.insert(needs.names.begin(), needs.names.end());
-    for (const auto& pattern : needs.regexes) regexes_.emplace_back(pattern);
+    for (const auto& pattern : needs.regexes)
+      regexes_.emplace_back(pattern);  // checked by the rule
     collections_.insert(needs.collections.begin(), needs.collections.end());
   }
 
@@ -98,22 +99,15 @@ class TensorMatcher {
   bool matches(const std::string& tensor,
                const std::map<std::string, Collection>* collections) const {
     if (all_ || names_.contains(tensor)) return true;
-    if (any_regex_matches(regexes_, tensor)) return true;
+    if (any_found_in(regexes_, tensor)) return true;
     if (collections == nullptr) return !collections_.empty();  // unknown yet: be generous
     if (collections != bound_collections_) bind(collections);
     return std::any_of(bound_names_.begin(), bound_names_.end(),
                        [&](const auto* names) { return names->contains(tensor); }) ||
-           any_regex_matches(bound_regexes_, tensor);
+           any_found_in(bound_regexes_, tensor);
   }
 
  private:
-  static bool any_regex_matches(const std::vector<std::regex>& patterns,
-                                const std::string& tensor) {
-    return std::any_of(patterns.begin(), patterns.end(), [&](const std::regex& pattern) {
-      return std::regex_search(tensor, pattern);
-    });
-  }
-
   // The named collections this matcher selects, as defined in `collections` (which stay alive:
   // the trial store keeps every collections object it published).
   void bind(const std::map<std::string, Collection>* collections) const {
@@ -130,11 +124,11 @@ class TensorMatcher {
 
   bool all_ = false;
   std::set<std::string> names_;
-  std::vector<std::regex> regexes_;
+  std::vector<NameRegex> regexes_;
   std::set<std::string> collections_;
   mutable const std::map<std::string, Collection>* bound_collections_ = nullptr;
   mutable std::vector<const std::set<std::string>*> bound_names_;
-  mutable std::vector<std::regex> bound_regexes_;
+  mutable std::vector<NameRegex> bound_regexes_;
 };
 
 // What to do with a tensor as soon as it lands: decode and reduce it when some rule reads it,

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 #include <set>
 #include <thread>
 
 #include "pipeline/exceptions.hpp"
 #include "pipeline/name_filter_cache.hpp"
+#include "pipeline/name_regex.hpp"
 #include "pipeline/storage_factory.hpp"
 #include "pipeline/tensor.hpp"
 #include "pipeline/trial_store.hpp"
@@ -34,23 +34,6 @@ std::string default_trial_name(const std::string& path) {
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
   const auto slash = trimmed.rfind('/');
   return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
-}
-
-bool any_regex_matches(const std::vector<std::regex>& patterns, const std::string& name) {
-  return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::regex& pattern) { return std::regex_search(name, pattern); });
-}
-
-std::vector<std::regex> compile_regexes(const std::vector<std::string>& patterns) {
-  std::vector<std::regex> compiled;
-  for (const auto& pattern : patterns) {
-    try {
-      compiled.emplace_back(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& error) {
-      throw std::invalid_argument("invalid tensor regex '" + pattern + "': " + error.what());
-    }
-  }
-  return compiled;
 }
 
 }  // namespace
@@ -225,19 +208,19 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
   }
   bool is_new = false;
   NameFilterCache::Verdicts& verdicts = store_->name_filters().verdicts(key, &is_new);
-  std::optional<std::vector<std::regex>> regexes, collection_regexes;
+  std::optional<std::vector<NameRegex>> regexes, collection_regexes;
   const auto compile = [&] {
     if (regexes) return;
-    regexes = compile_regexes(query.regex);
-    collection_regexes = collection != nullptr ? compile_regexes(collection->include_regex)
-                                               : std::vector<std::regex>{};
+    regexes = compile_name_regexes(query.regex);
+    collection_regexes = collection != nullptr ? compile_name_regexes(collection->include_regex)
+                                               : std::vector<NameRegex>{};
   };
   if (is_new) compile();  // a bad regex is an error even when no name is there to match
   const auto decide = [&](const std::string& name) {
     compile();
-    return any_regex_matches(*regexes, name) ||
-           (collection != nullptr && (collection->tensor_names.contains(name) ||
-                                      any_regex_matches(*collection_regexes, name)));
+    return any_found_in(*regexes, name) ||
+           (collection != nullptr &&
+            (collection->tensor_names.contains(name) || any_found_in(*collection_regexes, name)));
   };
   auto lock = verdicts.lock();
   if (step_tensors) return at_step(verdicts.passing(step_tensors->layout, decide).get());
