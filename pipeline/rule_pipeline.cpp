@@ -89,8 +89,7 @@ class TensorMatcher {
     if (needs.empty()) all_ = true;
     if (all_) return;
     names_.insert(needs.names.begin(), needs.names.end());
-    for (const auto& pattern : needs.regexes)
-      regexes_.emplace_back(pattern);  // checked by the rule
+    for (const auto& pattern : needs.regexes) regexes_.emplace_back(pattern);
     collections_.insert(needs.collections.begin(), needs.collections.end());
   }
 

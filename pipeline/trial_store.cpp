@@ -426,6 +426,10 @@ std::string TrialStore::describe_record(const RecordRef& ref, const std::string&
 
 TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& tensor) const {
   if (auto cached = cache_.value(ref.key())) return std::move(*cached);
+  return read_uncached(ref, tensor);
+}
+
+TensorValue TrialStore::read_uncached(const RecordRef& ref, const std::string& tensor) const {
   const std::string& file = file_of(ref);
   if (file.empty()) throw FormatError(record_place(ref, tensor), "the index names no event file");
   return decode_record(ref, tensor, storage_->read_range(file, ref.start, ref.length));
@@ -504,7 +508,7 @@ std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> re
     const RecordRead& first = reads[of_file.front()];
     const std::string& file = file_of(first.ref);
     if (of_file.size() == 1 || file.empty()) {
-      for (const std::size_t i : of_file) values[i] = read_record(reads[i].ref, *reads[i].tensor);
+      for (const std::size_t i : of_file) values[i] = read_uncached(reads[i].ref, *reads[i].tensor);
       continue;
     }
     spans.clear();
@@ -522,7 +526,7 @@ std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> re
                 ? decode_record(read.ref, *read.tensor,
                                 bytes.slice(static_cast<std::size_t>(at),
                                             static_cast<std::size_t>(read.ref.length)))
-                : read_record(read.ref, *read.tensor);  // a file cut short: say so as it does
+                : read_uncached(read.ref, *read.tensor);  // a file cut short: say so as it does
       }
     }
   }

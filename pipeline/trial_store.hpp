@@ -253,6 +253,8 @@ class TrialStore {
   std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> parse_index_files(
       std::span<const StoredObject> files) const;
   void add_index(const IndexLanding& index, std::uint64_t generation);
+  // read_record without asking the value cache first (read_records asked it already).
+  TensorValue read_uncached(const RecordRef& ref, const std::string& tensor) const;
   // Frames and decodes the record `ref` from exactly its bytes, and caches the value.
   TensorValue decode_record(const RecordRef& ref, const std::string& tensor,
                             SharedBytes bytes) const;

@@ -340,8 +340,7 @@ SharedBytes LocalStorage::read_range(std::string_view path, std::uint64_t offset
     // record, from a trial no pipeline maps): map it whole and keep it for the next pieces.
     // Not populated: a rule over losses reads a few bytes of each file, and only the pages read
     // should count in the process's memory.
-    if (auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size), {.kept = true})) {
-      mapped_files_->keep(path, *mapping);
+    if (auto mapping = keep_whole_mapping(file.get(), path, size, false)) {
       return mapping->slice(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
     }
   }
@@ -368,9 +367,7 @@ SharedBytes LocalStorage::read_records_range(std::string_view path, std::uint64_
   // touching the pages one by one costs a fault per 16 of them. Not a large file's pages for a
   // few records, which would all count in the process's memory.
   const bool populate = size <= kPopulateLimit && length >= size / 2;
-  if (auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size),
-                               {.kept = true, .populate = populate})) {
-    mapped_files_->keep(path, *mapping);
+  if (auto mapping = keep_whole_mapping(file.get(), path, size, populate)) {
     return mapping->slice(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
   }
   return read_bytes(file.get(), offset, length, full_path);
@@ -385,8 +382,14 @@ std::optional<SharedBytes> LocalStorage::map_whole(std::string_view path) const 
   if (size == 0) return SharedBytes();
   // The caller reads most of the file (Storage::map_whole), so its pages are mapped at once;
   // not a very large file's, which would all count in the process's memory.
-  auto mapping = map_range(file.get(), 0, static_cast<std::size_t>(size),
-                           {.kept = true, .populate = size <= kPopulateLimit});
+  return keep_whole_mapping(file.get(), path, size, size <= kPopulateLimit);
+}
+
+std::optional<SharedBytes> LocalStorage::keep_whole_mapping(int fd, std::string_view path,
+                                                            std::uint64_t size,
+                                                            bool populate) const {
+  auto mapping =
+      map_range(fd, 0, static_cast<std::size_t>(size), {.kept = true, .populate = populate});
   if (mapping) mapped_files_->keep(path, *mapping);
   return mapping;
 }

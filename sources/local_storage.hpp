@@ -54,6 +54,10 @@ class LocalStorage final : public Storage {
   const std::filesystem::path& root() const { return root_; }
 
  private:
+  // Maps the whole open file (`size` bytes) and keeps the mapping for `path`'s later reads;
+  // nullopt where the file system cannot map.
+  std::optional<SharedBytes> keep_whole_mapping(int fd, std::string_view path, std::uint64_t size,
+                                                bool populate) const;
   SharedBytes read_bytes(int fd, std::uint64_t offset, std::uint64_t length,
                          const std::string& full_path) const;
 
