@@ -739,12 +739,13 @@ void RulePipeline::Impl::reduce_record(const SharedBytes& bytes, std::uint64_t o
     // The file is the context while decoding; the offset and tensor join the message only
     // when something is wrong (a string built per record was 4% of a small-tensor replay's
     // instructions).
-    const auto value = decode_tensor(payload, location.tensor_name, where);
-    if (!value) return;  // the rule that asks for it will get the error
+    const auto located = locate_tensor(payload, location.tensor_name, where);
+    if (!located) return;  // the rule that asks for it will get the error
     // Each i writes its own entries: no lock. They reach the store with the landing.
-    landed.sets[i].assign(compute_reductions(*value), *store_->record_arena());
+    landed.sets[i].assign(compute_reductions(located->value), *store_->record_arena());
     landed.computed[i] = 1;
-    if (wanted.keep_value) store_->cache().put_value({file_id, location.start}, *value);
+    landed.tensor_fields[i] = located->tensor_field;
+    if (wanted.keep_value) store_->cache().put_value({file_id, location.start}, located->value);
     progress_.tensors_decoded++;
   } catch (const FormatError& error) {
     report_problem(where, at() + ": " + error.detail());

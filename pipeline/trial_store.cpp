@@ -73,6 +73,7 @@ LandedReductions::LandedReductions(std::size_t count, std::shared_ptr<RecordAren
     : sets(arena_array<PackedReductions>(*arena, count)),
       records(arena_array<std::uint32_t>(*arena, count)),
       computed(arena_array<std::uint8_t>(*arena, count)),
+      tensor_fields(arena_array<std::uint32_t>(*arena, count)),
       arena_(std::move(arena)) {}
 
 TrialStore::TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options)
@@ -392,9 +393,12 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   std::size_t next_set = 0;  // landed->records ascend with i
   for (std::size_t i = 0; i < index.tensors.size(); ++i) {
     const TensorLocation& location = index.tensors[i];
-    RecordRef ref{file_id, location.start, location.length, nullptr, nullptr};
+    RecordRef ref{file_id, 0, location.start, location.length, nullptr, nullptr};
     if (landed != nullptr && next_set < landed->records.size() && landed->records[next_set] == i) {
-      if (landed->computed[next_set] != 0) ref.reductions = &landed->sets[next_set];
+      if (landed->computed[next_set] != 0) {
+        ref.reductions = &landed->sets[next_set];
+        ref.tensor_field = landed->tensor_fields[next_set];
+      }
       ++next_set;
     }
     if (auto reduction = parse_reduction_tensor_name(location.tensor_name)) {
@@ -470,7 +474,10 @@ TensorValue TrialStore::decode_record(const RecordRef& ref, const std::string& t
   const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
   std::optional<TensorValue> value;
   try {
-    value = decode_tensor(payload, tag, file);
+    // A record decoded as it landed is read straight from its tensor field, in the same bytes.
+    value = checked_on_landing && ref.tensor_field != 0
+                ? decode_tensor_at(payload, ref.tensor_field, tag, file)
+                : decode_tensor(payload, tag, file);
   } catch (const FormatError& error) {
     throw FormatError(record_place(ref, tensor), error.detail());
   }

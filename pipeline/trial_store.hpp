@@ -38,6 +38,11 @@ namespace rulestream {
 // TrialStore::file_of gives the file's path, and names are the store's.
 struct RecordRef {
   FileId file_id = 0;  // the file's number in the store's RecordCache
+  // Where the value sits in a raw record the pipeline decoded as it landed: the payload offset
+  // of its Summary.Value's tensor field (decode_tensor_at). Reading it again then skips walking
+  // the Event to it (a rule comparing runs reads every value of every step). 0: not known.
+  // (It fills what would be padding after file_id.)
+  std::uint32_t tensor_field = 0;
   std::uint64_t start = 0;
   std::uint64_t length = 0;
   // The tag inside a saved reduction's record (its own name), kept once by the store; null for
@@ -50,6 +55,7 @@ struct RecordRef {
 
   RecordKey key() const { return {file_id, start}; }
 };
+static_assert(sizeof(RecordRef) <= 40, "a store keeps a RecordRef for every record of a job");
 
 // What one worker saved of one tensor at one step. One per record of a job, in the store's
 // arena: the worker's name and the shape are the store's (one copy each for the whole trial),
@@ -123,8 +129,9 @@ class LandedReductions {
   LandedReductions(std::size_t count, std::shared_ptr<RecordArena> arena);
 
   std::span<PackedReductions> sets;
-  std::span<std::uint32_t> records;  // the index's tensor position of each set, ascending
-  std::span<std::uint8_t> computed;  // 1 where the record decoded and its set was filled
+  std::span<std::uint32_t> records;        // the index's tensor position of each set, ascending
+  std::span<std::uint8_t> computed;        // 1 where the record decoded and its set was filled
+  std::span<std::uint32_t> tensor_fields;  // RecordRef::tensor_field of each decoded record
 
  private:
   std::shared_ptr<RecordArena> arena_;

@@ -140,6 +140,8 @@ class MessageReader {
   }
 
   int field_number() const { return field_number_; }
+  // Where the current field's tag sits, counted from the start of the payload.
+  std::size_t field_offset() const { return field_offset_; }
   WireType wire_type() const { return static_cast<WireType>(tag_ & 7); }
 
   void expect(WireType type) const {
@@ -572,6 +574,7 @@ using Spans = boost::container::small_vector<std::span<const std::byte>, 2>;
 struct ValueFields {
   std::string_view tag;
   std::optional<std::span<const std::byte>> tensor;
+  std::size_t tensor_field = 0;  // the payload offset of the tensor field's tag
   Spans metadata;
 };
 
@@ -586,6 +589,7 @@ ValueFields read_value_fields(std::span<const std::byte> bytes, const ErrorConte
         break;
       }
       case field::kValueTensor:
+        fields.tensor_field = reader.field_offset();
         fields.tensor = reader.read_bytes();
         break;
       case field::kValueMetadata:
@@ -672,19 +676,50 @@ std::vector<DecodedTensor> decode_event(const SharedBytes& payload, const std::s
   return tensors;
 }
 
-std::optional<TensorValue> decode_tensor(const SharedBytes& payload, std::string_view tag,
-                                         const std::string& where) {
-  std::optional<TensorValue> found;
+std::optional<LocatedTensor> locate_tensor(const SharedBytes& payload, std::string_view tag,
+                                           const std::string& where) {
+  std::optional<LocatedTensor> found;
   walk_event(payload, where, [&](const EventHeader&, const ValueFields& fields) {
     if (fields.tag != tag) return true;
     // Its name stays empty (the caller knows it), and its mode metadata unread: readers take
     // a record's mode from its index file, as smdebug does (FORMAT.md).
     DecodedTensor decoded;
     decode_value(fields, payload, where, false, decoded);
-    found = std::move(decoded.value);
+    // walk_event refused payloads over INT_MAX bytes: the offset fits.
+    found =
+        LocatedTensor{std::move(decoded.value), static_cast<std::uint32_t>(fields.tensor_field)};
     return false;
   });
   return found;
+}
+
+std::optional<TensorValue> decode_tensor(const SharedBytes& payload, std::string_view tag,
+                                         const std::string& where) {
+  std::optional<LocatedTensor> found = locate_tensor(payload, tag, where);
+  if (!found) return std::nullopt;
+  return std::move(found->value);
+}
+
+TensorValue decode_tensor_at(const SharedBytes& payload, std::uint32_t tensor_field,
+                             std::string_view tag, const std::string& where) {
+  const ErrorContext context{where, payload.data(), tag};
+  if (tensor_field == 0 || tensor_field >= payload.size()) {
+    fail(context, "no tensor field at payload offset " + std::to_string(tensor_field) + " of " +
+                      std::to_string(payload.size()) + " bytes");
+  }
+  // The field alone, read as the Summary.Value that holds it reads it: the same checks, the
+  // same errors, for the bytes from its tag to the end of the payload.
+  MessageReader reader(payload.span().subspan(tensor_field), context, "Summary.Value");
+  if (!reader.next() || reader.field_number() != field::kValueTensor) {
+    fail(context, "no tensor field at payload offset " + std::to_string(tensor_field));
+  }
+  ValueFields fields;
+  fields.tag = tag;
+  fields.tensor_field = tensor_field;
+  fields.tensor = reader.read_bytes();
+  DecodedTensor decoded;
+  decode_value(fields, payload, where, false, decoded);
+  return std::move(decoded.value);
 }
 
 std::string encode_tensor_event(const std::string& name, const TensorValue& value,

@@ -37,6 +37,22 @@ std::vector<DecodedTensor> decode_event(const SharedBytes& payload, const std::s
 std::optional<TensorValue> decode_tensor(const SharedBytes& payload, std::string_view tag,
                                          const std::string& where);
 
+// decode_tensor's value, and the payload offset of the Summary.Value field that holds it (its
+// tag byte): what decode_tensor_at needs to read the same value again.
+struct LocatedTensor {
+  TensorValue value;
+  std::uint32_t tensor_field = 0;
+};
+std::optional<LocatedTensor> locate_tensor(const SharedBytes& payload, std::string_view tag,
+                                           const std::string& where);
+
+// The value locate_tensor found in this payload at `tensor_field`, decoded and checked as
+// decode_tensor does, without walking the Event to it: a reader that decoded the record once
+// reads it again for a fraction of the cost. `tag` names the tensor in errors only (it is not
+// compared). A `tensor_field` that holds no tensor field throws FormatError naming `where`.
+TensorValue decode_tensor_at(const SharedBytes& payload, std::uint32_t tensor_field,
+                             std::string_view tag, const std::string& where);
+
 // Encodes a tensor exactly as smdebug's FileWriter does: numeric data raw in tensor_content,
 // dims named "<tag>_<size>", plugin data "mode_step" then "mode", strings with dtype left at
 // DT_INVALID and one string_val each, step omitted when 0.

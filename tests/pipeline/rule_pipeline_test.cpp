@@ -409,6 +409,8 @@ class EveryValueRule final : public Rule {
     std::string bytes;
     double mean = 0.0;
     bool from_kept_mapping = false;
+    DType dtype = DType::Invalid;
+    Shape shape;
   };
   using Seen = std::map<std::pair<std::string, std::int64_t>, Read>;
   EveryValueRule(Trial trial, Seen& seen) : Rule(std::move(trial)), seen_(seen) {}
@@ -421,7 +423,7 @@ class EveryValueRule final : public Rule {
         const TensorValue value = handle.value(at);
         seen_[{tensor, at}] = {std::string(value.bytes().as_string_view()),
                                handle.reduction_value(at, Reduction::Mean).as_double(),
-                               value.bytes().in_kept_mapping()};
+                               value.bytes().in_kept_mapping(), value.dtype(), value.shape()};
       }
     }
     return false;
@@ -454,8 +456,13 @@ TEST(RulePipeline, ValuesOfFilesKeptMappedForRulesAndTheirReductionsAreRight) {
       const auto it = seen.find({tensor, step});
       ASSERT_NE(it, seen.end()) << tensor << " at step " << step << " was not read";
       const Tensor handle = fresh.tensor(tensor);
-      ASSERT_TRUE(it->second.bytes == handle.value(step).bytes().as_string_view())
+      // The rule's reads are of records decoded as they landed, read again from their tensor
+      // fields (decode_tensor_at); the fresh trial's decode each Event whole.
+      const TensorValue decoded = handle.value(step);
+      ASSERT_TRUE(it->second.bytes == decoded.bytes().as_string_view())
           << tensor << " at step " << step << " differs";
+      EXPECT_EQ(it->second.dtype, decoded.dtype()) << tensor << " at step " << step;
+      EXPECT_EQ(it->second.shape, decoded.shape()) << tensor << " at step " << step;
       EXPECT_TRUE(it->second.from_kept_mapping) << tensor << " at step " << step;
       const double mean = handle.reduction_value(step, Reduction::Mean).as_double();
       if (std::isnan(mean)) {

@@ -538,6 +538,50 @@ TEST(EventCodec, DecodeTensorDecodesOnlyTheValueAskedFor) {
                       {"tensor 'broken'", "8 bytes", "needs 24"});
 }
 
+TEST(EventCodec, DecodeTensorAtReadsAgainWhatLocateTensorFound) {
+  tfproto::Event event;
+  event.set_step(3);
+  for (const std::string tag : {"first", "second"}) {
+    auto* value = event.mutable_summary()->add_value();
+    value->set_tag(tag);
+    auto& tensor = *value->mutable_tensor();
+    tensor.set_dtype(tfproto::DT_FLOAT);
+    set_shape(tensor, {2, 3});
+    const std::vector<float> elements = tag == "first" ? std::vector<float>{1, 2, 3, 4, 5, 6}
+                                                       : std::vector<float>{-1, 0, 7, 8, 9, 10};
+    tensor.set_tensor_content(std::string(reinterpret_cast<const char*>(elements.data()),
+                                          elements.size() * sizeof(float)));
+  }
+  const auto payload = serialize(event);
+  const auto located = locate_tensor(payload, "second", kWhere);
+  ASSERT_TRUE(located.has_value());
+  EXPECT_GT(located->tensor_field, 0u);
+  EXPECT_EQ(static_cast<std::uint8_t>(payload.data()[located->tensor_field]), 0x42)
+      << "field 8 (tensor), length-delimited";
+
+  const TensorValue again = decode_tensor_at(payload, located->tensor_field, "second", kWhere);
+  EXPECT_EQ(again.dtype(), DType::Float32);
+  EXPECT_EQ(again.shape(), (Shape{2, 3}));
+  EXPECT_EQ(again.as_double(0), -1);
+  EXPECT_EQ(again.as_double(5), 10);
+  // Zero-copy, as decode_tensor: the elements are the payload's own bytes.
+  EXPECT_EQ(again.bytes().data(), located->value.bytes().data());
+  EXPECT_GE(again.bytes().data(), payload.data());
+  EXPECT_LT(again.bytes().data(), payload.data() + payload.size());
+
+  // An offset that holds no tensor field is an error naming the place, never a wrong value.
+  expect_format_error([&] { decode_tensor_at(payload, 0, "second", kWhere); },
+                      {"tensor 'second'", "no tensor field at payload offset 0"});
+  expect_format_error(
+      [&] { decode_tensor_at(payload, located->tensor_field + 2, "second", kWhere); },
+      {"tensor 'second'"});
+  expect_format_error(
+      [&] {
+        decode_tensor_at(payload, static_cast<std::uint32_t>(payload.size()), "second", kWhere);
+      },
+      {"no tensor field at payload offset " + std::to_string(payload.size())});
+}
+
 TEST(EventCodec, GroupsAndTenByteVarintsAreReadAsProtobufReadsThem) {
   auto event = event_with_tensor("negative");
   auto& tensor = tensor_of(event);
