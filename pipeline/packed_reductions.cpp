@@ -98,4 +98,14 @@ ReductionSet PackedReductions::unpack() const {
   return set;
 }
 
+ReductionSet PackedReductions::unpack(std::span<const ReductionKey> keys) const {
+  ReductionSet set;
+  set.set_source_dtype(source_dtype());
+  for (const ReductionKey key : keys) {
+    if (auto value = get(key)) set.set(key, *value);
+  }
+  if (auto element_counts = counts()) set.set_counts(*element_counts);
+  return set;
+}
+
 }  // namespace rulestream

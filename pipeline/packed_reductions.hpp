@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "pipeline/record_arena.hpp"
 #include "pipeline/reduction.hpp"
@@ -29,6 +30,9 @@ class PackedReductions {
   std::optional<ElementCounts> counts() const;
   DType source_dtype() const;
   ReductionSet unpack() const;
+  // The set with only the reductions `keys` (and the counts and source dtype): for a reader of a
+  // few figures of every tensor at every step, who would otherwise unpack all eighteen.
+  ReductionSet unpack(std::span<const ReductionKey> keys) const;
 
   // Whether the set was packed (false: it sits whole in the arena). For tests.
   bool packed() const { return !wide_; }

@@ -241,8 +241,14 @@ Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode
   return compute_reduction(store.read_record(*found.raw, name()), key);
 }
 
-ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,
-                                      const std::optional<std::string>& worker) const {
+namespace {
+
+// Tensor::value_reductions: the set landed with the value, unpacked whole or only `keys` of it,
+// else the one computed from the record (whole, and cached).
+ReductionSet value_reductions_of(const Tensor& tensor,
+                                 std::optional<std::span<const ReductionKey>> keys,
+                                 std::int64_t step, Mode mode,
+                                 const std::optional<std::string>& worker) {
   // Reductions computed as the value landed are copied out under the lock (the common case,
   // asked for every tensor at every step); otherwise the record, to compute them from.
   struct Found {
@@ -251,15 +257,28 @@ ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,
     bool saved_reductions = false;
   };
   Found found = TensorAccess::with_save<Found>(
-      *this, step, mode, worker, [](const WorkerSave& save, std::int64_t) {
+      tensor, step, mode, worker, [&](const WorkerSave& save, std::int64_t) {
         if (save.raw && save.raw->reductions) {
-          return Found{save.raw->reductions->unpack(), std::nullopt, false};
+          const PackedReductions& landed = *save.raw->reductions;
+          return Found{keys ? landed.unpack(*keys) : landed.unpack(), std::nullopt, false};
         }
         return Found{std::nullopt, save.raw, !save.reductions.empty()};
       });
   if (found.landed) return std::move(*found.landed);
-  if (!found.raw) throw no_value_saved(*this, step, mode, found.saved_reductions);
-  return TensorAccess::store(*this).reductions_of(*found.raw, name());
+  if (!found.raw) throw no_value_saved(tensor, step, mode, found.saved_reductions);
+  return TensorAccess::store(tensor).reductions_of(*found.raw, tensor.name());
+}
+
+}  // namespace
+
+ReductionSet Tensor::value_reductions(std::int64_t step, Mode mode,
+                                      const std::optional<std::string>& worker) const {
+  return value_reductions_of(*this, std::nullopt, step, mode, worker);
+}
+
+ReductionSet Tensor::value_reductions(std::span<const ReductionKey> keys, std::int64_t step,
+                                      Mode mode, const std::optional<std::string>& worker) const {
+  return value_reductions_of(*this, keys, step, mode, worker);
 }
 
 ElementCounts Tensor::element_counts(std::int64_t step, Mode mode,

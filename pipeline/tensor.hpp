@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ class Tensor {
   // TensorUnavailableForStep when no value was saved at the step. Strings and complex values
   // give an empty set (no reductions, no counts).
   ReductionSet value_reductions(std::int64_t step, Mode mode = Mode::Global,
+                                const std::optional<std::string>& worker = std::nullopt) const;
+  // value_reductions with at least the reductions `keys` (and the counts and source dtype): for
+  // a rule that screens every tensor at every step by a few figures, the set landed with the
+  // value is not unpacked whole.
+  ReductionSet value_reductions(std::span<const ReductionKey> keys, std::int64_t step,
+                                Mode mode = Mode::Global,
                                 const std::optional<std::string>& worker = std::nullopt) const;
 
   // How many elements the value has and how many are zero, NaN or infinite (ElementCounts),

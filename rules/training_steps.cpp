@@ -9,8 +9,8 @@ bool is_training_step(const Trial& trial, std::int64_t step) {
   return mode == Mode::Train || mode == Mode::Global;
 }
 
-std::vector<std::int64_t> SavedStepHistory::before(const Trial& trial, const Tensor& tensor,
-                                                   std::int64_t step) {
+SavedStepHistory::Steps SavedStepHistory::before(const Trial& trial, const Tensor& tensor,
+                                                 std::int64_t step) {
   auto found = steps_.find(&tensor.name());
   if (found == steps_.end()) {
     std::vector<std::int64_t> seeded;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,9 +26,12 @@ class SavedStepHistory {
  public:
   explicit SavedStepHistory(std::size_t depth) : depth_(depth) {}
 
+  // Inline for the few steps rules look back (asked for every tensor at every step).
+  using Steps = boost::container::small_vector<std::int64_t, 4>;
+
   // The training steps before `step` at which `tensor` was saved, oldest first, at most depth.
   // The first call for a tensor seeds them from the trial (a rule started in mid-job).
-  std::vector<std::int64_t> before(const Trial& trial, const Tensor& tensor, std::int64_t step);
+  Steps before(const Trial& trial, const Tensor& tensor, std::int64_t step);
 
   // Records that the tensor was saved at training step `step` (call after before()).
   void record(const Tensor& tensor, std::int64_t step);

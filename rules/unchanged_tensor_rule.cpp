@@ -61,11 +61,11 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
     const Tensor tensor = trial.tensor(ref);
     ReductionSet current_reductions;
     try {
-      current_reductions = tensor.value_reductions(step);
+      current_reductions = tensor.value_reductions(kCloseScreenReductions, step);
     } catch (const TensorUnavailableForStep&) {
       continue;  // saved only as reductions at this step: nothing to compare
     }
-    const std::vector<std::int64_t> previous = history_.before(trial, tensor, step);
+    const SavedStepHistory::Steps previous = history_.before(trial, tensor, step);
     history_.record(tensor, step);
     if (previous.size() < wanted) continue;
     if (!current_reductions.counts()) continue;  // strings, complex: nothing to compare
@@ -78,7 +78,7 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
     for (auto it = previous.rbegin(); it != previous.rend() && largest; ++it) {
       ReductionSet older_reductions;
       try {
-        older_reductions = tensor.value_reductions(*it);
+        older_reductions = tensor.value_reductions(kCloseScreenReductions, *it);
       } catch (const TensorUnavailableForStep&) {
         largest.reset();  // that save holds only reductions: nothing shows it did not change
         break;

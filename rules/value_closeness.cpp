@@ -51,6 +51,7 @@ bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance&
     return counts.nans.value_or(0) + counts.infs.value_or(0) > 0;
   };
   if (non_finite(*counts_a) || non_finite(*counts_b)) return true;
+  // The figures kCloseScreenReductions names: a rule asks for no more than these.
   const auto sum_a = a.get({Reduction::Sum, false});
   const auto sum_b = b.get({Reduction::Sum, false});
   const auto l1_a = a.get({Reduction::L1, false});

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -29,6 +30,10 @@ struct Closeness {
 // room for the sums' rounding. True means "compare the values". Values with NaN or Inf, or sets
 // without the figures, are always worth comparing.
 bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance& tolerance);
+// The reductions may_be_close reads, besides the counts and source dtype: what a rule screening
+// every tensor at every step asks Tensor::value_reductions for.
+inline constexpr std::array<ReductionKey, 2> kCloseScreenReductions{
+    {{Reduction::Sum, false}, {Reduction::L1, false}}};
 
 // Compares two real-numeric values of the same shape (any dtypes: compared as doubles).
 // Equal infinities are close, as in numpy. Strings and complex values are not numbers here:

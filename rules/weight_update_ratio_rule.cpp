@@ -199,7 +199,7 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
     for (std::size_t k = 0; k < current.size(); ++k) {
       if (!current[k]) continue;  // saved only as reductions at this step: no update to measure
       const Tensor tensor = trial.tensor(chunk[k]);
-      const std::vector<std::int64_t> previous_steps = history_.before(trial, tensor, step);
+      const SavedStepHistory::Steps previous_steps = history_.before(trial, tensor, step);
       history_.record(tensor, step);
       if (previous_steps.empty()) continue;
       const std::int64_t previous_step = previous_steps.back();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <limits>
@@ -44,6 +45,23 @@ void expect_same(const ReductionSet& expected, const PackedReductions& packed,
   }
   EXPECT_EQ(expected.counts(), unpacked.counts()) << what << " unpacked";
   EXPECT_EQ(expected.source_dtype(), unpacked.source_dtype()) << what << " unpacked";
+
+  // Only some keys: those exactly as the whole set has them, no others, counts and dtype whole.
+  const std::vector<ReductionKey> some = {{Reduction::Sum, false}, {Reduction::Max, true}};
+  const ReductionSet partial = packed.unpack(some);
+  for (int i = 0; i < kReductionKeyCount; ++i) {
+    const ReductionKey key = ReductionKey::from_index(i);
+    const bool asked = std::find(some.begin(), some.end(), key) != some.end();
+    const auto want = asked ? expected.get(key) : std::nullopt;
+    const auto got = partial.get(key);
+    ASSERT_EQ(want.has_value(), got.has_value()) << what << " partly unpacked " << i;
+    if (want) {
+      EXPECT_EQ(want->dtype(), got->dtype()) << what << " partly unpacked";
+      EXPECT_EQ(want->bits(), got->bits()) << what << " partly unpacked";
+    }
+  }
+  EXPECT_EQ(expected.counts(), partial.counts()) << what << " partly unpacked";
+  EXPECT_EQ(expected.source_dtype(), partial.source_dtype()) << what << " partly unpacked";
 }
 
 TensorValue floats(DType dtype, const std::vector<double>& values) {

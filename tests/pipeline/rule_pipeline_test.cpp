@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -411,7 +412,10 @@ class EveryValueRule final : public Rule {
     bool from_kept_mapping = false;
     DType dtype = DType::Invalid;
     Shape shape;
+    ReductionSet sum_and_l1;  // value_reductions of those two keys only
   };
+  static constexpr std::array<ReductionKey, 2> kSumAndL1{
+      {{Reduction::Sum, false}, {Reduction::L1, false}}};
   using Seen = std::map<std::pair<std::string, std::int64_t>, Read>;
   EveryValueRule(Trial trial, Seen& seen) : Rule(std::move(trial)), seen_(seen) {}
   std::string_view name() const override { return "EveryValue"; }
@@ -423,7 +427,10 @@ class EveryValueRule final : public Rule {
         const TensorValue value = handle.value(at);
         seen_[{tensor, at}] = {std::string(value.bytes().as_string_view()),
                                handle.reduction_value(at, Reduction::Mean).as_double(),
-                               value.bytes().in_kept_mapping(), value.dtype(), value.shape()};
+                               value.bytes().in_kept_mapping(),
+                               value.dtype(),
+                               value.shape(),
+                               handle.value_reductions(kSumAndL1, at)};
       }
     }
     return false;
@@ -463,6 +470,23 @@ TEST(RulePipeline, ValuesOfFilesKeptMappedForRulesAndTheirReductionsAreRight) {
           << tensor << " at step " << step << " differs";
       EXPECT_EQ(it->second.dtype, decoded.dtype()) << tensor << " at step " << step;
       EXPECT_EQ(it->second.shape, decoded.shape()) << tensor << " at step " << step;
+      // The set landed with the value, two keys of it unpacked, against the fresh trial's set
+      // computed from the record.
+      const ReductionSet computed = handle.value_reductions(step);
+      const ReductionSet& landed = it->second.sum_and_l1;
+      for (int k = 0; k < kReductionKeyCount; ++k) {
+        const ReductionKey key = ReductionKey::from_index(k);
+        const bool asked =
+            key == EveryValueRule::kSumAndL1[0] || key == EveryValueRule::kSumAndL1[1];
+        ASSERT_EQ(landed.get(key).has_value(), asked && computed.get(key).has_value())
+            << tensor << " at step " << step << " " << reduction_key_name(key);
+        if (asked && computed.get(key)) {
+          EXPECT_EQ(landed.get(key)->bits(), computed.get(key)->bits())
+              << tensor << " at step " << step << " " << reduction_key_name(key);
+        }
+      }
+      EXPECT_EQ(landed.counts(), computed.counts()) << tensor << " at step " << step;
+      EXPECT_EQ(landed.source_dtype(), computed.source_dtype()) << tensor << " at step " << step;
       EXPECT_TRUE(it->second.from_kept_mapping) << tensor << " at step " << step;
       const double mean = handle.reduction_value(step, Reduction::Mean).as_double();
       if (std::isnan(mean)) {
