@@ -13,6 +13,7 @@
 #include "pipeline/exceptions.hpp"
 #include "pipeline/kernel_clones.hpp"
 #include "pipeline/tensor.hpp"
+#include "rules/held_values.hpp"
 #include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/tensor_selection.hpp"
@@ -113,24 +114,41 @@ std::optional<UpdateNorms> update_norms(const TensorValue& previous, const Tenso
 // The weights of one read at most (their values and the previous step's are held together).
 constexpr std::size_t kWeightsAtATime = 256;
 
-// The previous value of each update (chunk position, previous step), nullopt where there is
-// none: one values_at per distinct previous step (nearly always one: the step before).
-std::vector<std::optional<TensorValue>> previous_values(
-    const Trial& trial, std::span<const TensorRef> chunk,
-    const std::vector<std::pair<std::size_t, std::int64_t>>& updates) {
+// How many bytes of copied weights (S3, compressed files) are held from one step for the next;
+// weights in a kept mapping of a local file cost only their handles.
+constexpr std::size_t kHeldCopiedBytes = std::size_t{64} << 20;
+
+// One weight whose update is measured: its position in the chunk, its name (the trial's copy)
+// and the saved step it is measured from.
+struct Update {
+  std::size_t position = 0;
+  const std::string* name = nullptr;
+  std::int64_t previous_step = 0;
+};
+
+// The previous value of each update, nullopt where there is none: those held from the previous
+// step's reads (nearly all of them), the rest by one values_at per distinct previous step.
+std::vector<std::optional<TensorValue>> previous_values(const Trial& trial,
+                                                        std::span<const TensorRef> chunk,
+                                                        const std::vector<Update>& updates,
+                                                        HeldValues& held) {
   std::vector<std::optional<TensorValue>> values(updates.size());
   std::vector<bool> read(updates.size(), false);
+  for (std::size_t u = 0; u < updates.size(); ++u) {
+    values[u] = held.take(updates[u].name, updates[u].previous_step);
+    read[u] = values[u].has_value();
+  }
   std::vector<TensorRef> refs;
   std::vector<std::size_t> positions;
   for (std::size_t first = 0; first < updates.size(); ++first) {
     if (read[first]) continue;
-    const std::int64_t previous_step = updates[first].second;
+    const std::int64_t previous_step = updates[first].previous_step;
     refs.clear();
     positions.clear();
     for (std::size_t u = first; u < updates.size(); ++u) {
-      if (read[u] || updates[u].second != previous_step) continue;
+      if (read[u] || updates[u].previous_step != previous_step) continue;
       read[u] = true;
-      refs.push_back(chunk[updates[u].first]);
+      refs.push_back(chunk[updates[u].position]);
       positions.push_back(u);
     }
     auto found = trial.values_at(refs, previous_step);
@@ -142,7 +160,7 @@ std::vector<std::optional<TensorValue>> previous_values(
 }  // namespace
 
 WeightUpdateRatioRule::WeightUpdateRatioRule(Trial base_trial, Options options)
-    : Rule(std::move(base_trial)), options_(options) {}
+    : Rule(std::move(base_trial)), options_(options), held_(kHeldCopiedBytes) {}
 
 RuleSpec WeightUpdateRatioRule::spec() {
   RuleSpec spec;
@@ -193,12 +211,13 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
   for (std::size_t done = 0; done < refs.size();) {
     const std::span<const TensorRef> chunk =
         std::span(refs).subspan(done, std::min(refs.size() - done, kWeightsAtATime));
-    const auto current = trial.values_at(chunk, step, Mode::Global, kValueBytesAtATime);
-    // (position in chunk, previous saved step) of each weight with an update to measure.
-    std::vector<std::pair<std::size_t, std::int64_t>> updates;
+    auto current = trial.values_at(chunk, step, Mode::Global, kValueBytesAtATime);
+    std::vector<const std::string*> names(current.size(), nullptr);  // the trial's copies
+    std::vector<Update> updates;
     for (std::size_t k = 0; k < current.size(); ++k) {
       if (!current[k]) continue;  // saved only as reductions at this step: no update to measure
       const Tensor tensor = trial.tensor(chunk[k]);
+      names[k] = &tensor.name();
       const SavedStepHistory::Steps previous_steps = history_.before(trial, tensor, step);
       history_.record(tensor, step);
       if (previous_steps.empty()) continue;
@@ -206,12 +225,14 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
       const std::int64_t previous_train_step =
           trial.mode_step(previous_step).value_or(previous_step);
       if (options_.num_steps && train_step - previous_train_step > *options_.num_steps) continue;
-      updates.emplace_back(k, previous_step);
+      updates.push_back({k, names[k], previous_step});
     }
-    const std::vector<std::optional<TensorValue>> previous = previous_values(trial, chunk, updates);
+    const std::vector<std::optional<TensorValue>> previous =
+        previous_values(trial, chunk, updates, held_);
     for (std::size_t u = 0; u < updates.size(); ++u) {
       if (!previous[u]) continue;
-      const auto [k, previous_step] = updates[u];
+      const std::size_t k = updates[u].position;
+      const std::int64_t previous_step = updates[u].previous_step;
       const std::string& name = chunk[k].name();
       const auto norms = update_norms(*previous[u], *current[k]);
       if (!norms) continue;
@@ -233,6 +254,10 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
             (too_large ? " > large_threshold " + format_figure(options_.large_threshold)
                        : " < small_threshold " + format_figure(options_.small_threshold));
       }
+    }
+    // This step's values are the next one's previous values.
+    for (std::size_t k = 0; k < current.size(); ++k) {
+      if (current[k]) held_.hold(names[k], step, std::move(*current[k]));
     }
     done += current.size();
   }

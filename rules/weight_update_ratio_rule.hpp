@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "rules/held_values.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "rules/training_steps.hpp"
@@ -41,6 +42,7 @@ class WeightUpdateRatioRule final : public Rule {
  private:
   Options options_;
   SavedStepHistory history_{1};
+  HeldValues held_;  // the weights read at the last step, for the next one's updates
 };
 
 }  // namespace rulestream
