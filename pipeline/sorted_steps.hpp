@@ -27,6 +27,27 @@ class SortedSteps {
   std::size_t size() const { return entries_.size(); }
   void reserve(std::size_t steps) { entries_.reserve(steps); }
 
+  // The first entry at or after `step` (end() when there is none).
+  const_iterator lower_bound(std::int64_t step) const {
+    if (entries_.empty() || last_ < step) return entries_.end();
+    // The newest step is the one most asked for (rules evaluate the step that just landed).
+    if (last_ == step) return entries_.end() - 1;
+    if (step <= first_) return entries_.begin();
+    // Jobs save at a fixed interval, so where the step would sit if the spacing were even is
+    // nearly always where it is: rules ask for every tensor at every step, while loading runs
+    // ahead of them. The ends are kept beside the array, so such a lookup reads one entry of it:
+    // rules look up thousands of tensors' arrays at every step, and each entry read is a cache
+    // miss. Here first_ < step < last_.
+    // In double: the product could overflow any integer; a rounding miss only costs the search.
+    const double fraction = (static_cast<double>(step) - static_cast<double>(first_)) /
+                            (static_cast<double>(last_) - static_cast<double>(first_));
+    const std::size_t guess =
+        std::min(static_cast<std::size_t>(fraction * static_cast<double>(entries_.size() - 1)),
+                 entries_.size() - 1);
+    if (entries_[guess].first == step) return entries_.begin() + static_cast<std::ptrdiff_t>(guess);
+    return std::lower_bound(entries_.begin(), entries_.end(), step, before);
+  }
+
   const T* find(std::int64_t step) const {
     const auto it = lower_bound(step);
     return it != entries_.end() && it->first == step ? &it->second : nullptr;
@@ -51,26 +72,6 @@ class SortedSteps {
 
  private:
   static bool before(const Entry& entry, std::int64_t step) { return entry.first < step; }
-
-  const_iterator lower_bound(std::int64_t step) const {
-    if (entries_.empty() || last_ < step) return entries_.end();
-    // The newest step is the one most asked for (rules evaluate the step that just landed).
-    if (last_ == step) return entries_.end() - 1;
-    if (step <= first_) return entries_.begin();
-    // Jobs save at a fixed interval, so where the step would sit if the spacing were even is
-    // nearly always where it is: rules ask for every tensor at every step, while loading runs
-    // ahead of them. The ends are kept beside the array, so such a lookup reads one entry of it:
-    // rules look up thousands of tensors' arrays at every step, and each entry read is a cache
-    // miss. Here first_ < step < last_.
-    // In double: the product could overflow any integer; a rounding miss only costs the search.
-    const double fraction = (static_cast<double>(step) - static_cast<double>(first_)) /
-                            (static_cast<double>(last_) - static_cast<double>(first_));
-    const std::size_t guess =
-        std::min(static_cast<std::size_t>(fraction * static_cast<double>(entries_.size() - 1)),
-                 entries_.size() - 1);
-    if (entries_[guess].first == step) return entries_.begin() + static_cast<std::ptrdiff_t>(guess);
-    return std::lower_bound(entries_.begin(), entries_.end(), step, before);
-  }
 
   std::vector<Entry, Allocator> entries_;
   // The first and last entries' steps (while there are entries).

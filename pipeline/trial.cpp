@@ -392,20 +392,24 @@ StepState Trial::has_passed_step(std::int64_t step, Mode mode) const {
   const TrialStatus status = store_->status(g);
   auto lock = store_->read_lock();
 
-  // Steps of `mode` seen so far (complete or not), with their global steps.
-  std::map<std::int64_t, std::int64_t> known;
+  // The first step of `mode` at or after `step` that this view sees (steps a later generation
+  // added are not its), as (step of the mode, global step). Found from `step` on, not by listing
+  // every step: every rule asks at every step, and a list per question made a long job's replay
+  // quadratic in its steps.
+  std::optional<std::pair<std::int64_t, std::int64_t>> next;
   if (mode == Mode::Global) {
-    for (const auto& [global, info] : store_->steps()) {
-      if (info.generation <= g) known.emplace(global, global);
+    const auto& steps = store_->steps();
+    for (auto it = steps.lower_bound(step); it != steps.end() && !next; ++it) {
+      if (it->second.generation <= g) next.emplace(it->first, it->first);
     }
   } else if (auto it = store_->mode_steps().find(mode); it != store_->mode_steps().end()) {
-    for (const auto& [mode_step, entry] : it->second) {
-      if (entry.second <= g) known.emplace(mode_step, entry.first);
+    for (auto at = it->second.lower_bound(step); at != it->second.end() && !next; ++at) {
+      const auto& [global, generation] = at->second;
+      if (generation <= g) next.emplace(at->first, global);
     }
   }
 
-  const auto next = known.lower_bound(step);
-  if (next == known.end()) {
+  if (!next) {
     return status.loaded_all_steps ? StepState::Unavailable : StepState::NotYetAvailable;
   }
   const std::int64_t global = next->second;

@@ -50,6 +50,16 @@ void check_against_map(Sorted sorted, const std::vector<std::int64_t>& steps,
       ASSERT_NE(found, nullptr) << what << " probe " << probe;
       EXPECT_EQ(*found, it->second) << what << " probe " << probe;
     }
+    // The first entry at or after the probe, present or not.
+    const auto at_or_after = sorted.lower_bound(probe);
+    const auto expected_at_or_after = expected.lower_bound(probe);
+    if (expected_at_or_after == expected.end()) {
+      EXPECT_TRUE(at_or_after == sorted.end()) << what << " lower_bound " << probe;
+    } else {
+      ASSERT_TRUE(at_or_after != sorted.end()) << what << " lower_bound " << probe;
+      EXPECT_EQ(at_or_after->first, expected_at_or_after->first)
+          << what << " lower_bound " << probe;
+    }
   }
 }
 
