@@ -1,6 +1,7 @@
 #include "pipeline/tensor.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "pipeline/exceptions.hpp"
 #include "pipeline/tensor_lookup.hpp"
@@ -467,10 +468,54 @@ std::vector<std::string> Tensor::workers(std::int64_t step, Mode mode) const {
 
 std::vector<std::int64_t> Tensor::prev_steps(std::int64_t step, std::optional<std::size_t> n,
                                              Mode mode) const {
-  std::vector<std::int64_t> all = steps(mode);
-  all.erase(std::upper_bound(all.begin(), all.end(), step), all.end());
-  if (n && all.size() > *n) all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(*n));
-  return all;
+  if (!n) {
+    std::vector<std::int64_t> all = steps(mode);
+    all.erase(std::upper_bound(all.begin(), all.end(), step), all.end());
+    return all;
+  }
+  // The last n only: walked back from `step` rather than listed from the first step (a rule
+  // asking for the save before the step it evaluates would otherwise be quadratic in the job's
+  // steps). Which steps count is steps()'s rule.
+  const std::uint64_t g = TensorAccess::view(*this);
+  const TrialStore& store = TensorAccess::store(*this);
+  const TrialStatus status = store.status(g);
+  auto lock = store.read_lock();
+  std::vector<std::int64_t> result;
+  if (history_->generation > g || *n == 0) return result;
+  // The newest global step that can hold a save of `step` or before: `step` itself, or for a
+  // mode the global step of its newest step up to `step` (a mode's steps rise with the global
+  // step).
+  std::int64_t last_global = step;
+  if (mode != Mode::Global) {
+    const auto steps_of_mode = store.mode_steps().find(mode);
+    if (steps_of_mode == store.mode_steps().end()) return result;
+    const ModeSteps& by_mode_step = steps_of_mode->second;
+    auto after = step == std::numeric_limits<std::int64_t>::max()
+                     ? by_mode_step.end()
+                     : by_mode_step.lower_bound(step + 1);
+    if (after == by_mode_step.begin()) return result;
+    last_global = std::prev(after)->second.first;
+  }
+  const auto& saved = history_->steps;
+  auto it = last_global == std::numeric_limits<std::int64_t>::max()
+                ? saved.end()
+                : saved.lower_bound(last_global + 1);
+  while (it != saved.begin() && result.size() < *n) {
+    --it;
+    const auto& [global, tensor_step] = *it;
+    if (mode != Mode::Global && tensor_step.mode != mode) continue;
+    const std::int64_t reported = mode == Mode::Global ? global : tensor_step.mode_step;
+    if (reported > step) continue;
+    const auto visible =
+        std::count_if(tensor_step.saves.begin(), tensor_step.saves.end(),
+                      [&](const WorkerSave& save) { return save.generation <= g; });
+    if (visible == 0) continue;
+    const bool complete = status.loaded_all_steps || status.last_complete_step >= global ||
+                          visible >= status.num_workers;
+    if (complete) result.push_back(reported);
+  }
+  std::reverse(result.begin(), result.end());
+  return result;
 }
 
 Shape Tensor::shape(std::int64_t step, Mode mode, const std::optional<std::string>& worker) const {

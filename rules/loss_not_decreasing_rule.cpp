@@ -94,10 +94,9 @@ bool LossNotDecreasingRule::invoke_at_step(std::int64_t step) {
     const auto loss = saved_scalar(tensor, mode_step, mode);
     if (!loss) continue;
     // The newest saved step at least num_steps behind.
-    const auto saved = tensor.steps(mode);
-    const auto after = std::upper_bound(saved.begin(), saved.end(), mode_step - options_.num_steps);
-    if (after == saved.begin()) continue;
-    const std::int64_t base_mode_step = *std::prev(after);
+    const auto base = tensor.prev_steps(mode_step - options_.num_steps, 1, mode);
+    if (base.empty()) continue;
+    const std::int64_t base_mode_step = base.back();
     const auto base_loss = saved_scalar(tensor, base_mode_step, mode);
     if (!base_loss) continue;
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "pipeline/exceptions.hpp"
+#include "pipeline/job_simulator.hpp"
 #include "pipeline/tensor.hpp"
 #include "stages/trial_writer.hpp"
 #include "tests/support/test_support.hpp"
@@ -358,6 +359,9 @@ TEST(Trial, LiveTrialWithALaggingWorker) {
   EXPECT_EQ(loss.value(0, Mode::Global, std::string("worker_1")).as_double(0), 100.0);
   EXPECT_EQ(loss.value(0).as_double(0), 0.0);  // default worker: the first by name
   EXPECT_EQ(loss.value(1).as_double(0), 1.0);  // incomplete step: worker_0's value
+  // The last saves up to a step are among the complete steps, as steps() lists them.
+  EXPECT_EQ(loss.prev_steps(5, 3), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(loss.prev_steps(5, 3, Mode::Train), (std::vector<std::int64_t>{0}));
   EXPECT_THROW(loss.value(9), StepNotYetAvailable);
   EXPECT_THROW(trial.wait_for_steps({1}, Mode::Global, std::chrono::milliseconds(50)),
                StepNotYetAvailable);
@@ -382,6 +386,47 @@ TEST(Trial, LiveTrialWithALaggingWorker) {
   trial.refresh();
   EXPECT_TRUE(trial.loaded_all_steps());
   EXPECT_EQ(trial.has_passed_step(7), StepState::Unavailable);
+}
+
+// prev_steps(step, n) walks back from the step; it must give exactly the tail of steps() up to
+// the step, in every mode, for tensors saved in one mode or several, between and beyond saves.
+TEST(Trial, PrevStepsIsTheTailOfTheStepsUpToTheStep) {
+  TempDir dir;
+  JobSimulatorOptions options;
+  options.output = dir.path() / "job";
+  options.steps = 24;
+  options.eval_every = 5;
+  options.eval_steps = 3;
+  options.save_interval = 2;
+  options.layers = 2;
+  options.tensor_size = 4;
+  JobSimulator(options).run();
+  const Trial trial = Trial::open(options.output.string(), quick_options());
+  const std::vector<std::int64_t> globals = trial.steps();
+  ASSERT_FALSE(globals.empty());
+  std::size_t compared = 0;
+  for (const std::string& name : trial.tensor_names()) {
+    const Tensor tensor = trial.tensor(name);
+    for (const Mode mode : {Mode::Global, Mode::Train, Mode::Eval}) {
+      const std::vector<std::int64_t> all = tensor.steps(mode);
+      for (std::int64_t step = -1; step <= globals.back() + 2; ++step) {
+        std::vector<std::int64_t> up_to(all.begin(),
+                                        std::upper_bound(all.begin(), all.end(), step));
+        EXPECT_EQ(tensor.prev_steps(step, std::nullopt, mode), up_to)
+            << name << " " << mode_name(mode) << " step " << step;
+        for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{5}}) {
+          const std::vector<std::int64_t> tail(
+              up_to.end() - static_cast<std::ptrdiff_t>(std::min(n, up_to.size())), up_to.end());
+          EXPECT_EQ(tensor.prev_steps(step, n, mode), tail)
+              << name << " " << mode_name(mode) << " step " << step << " n " << n;
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 100u);
+  // Saved in both modes (the loss) and in TRAIN only (gradients): both kinds were compared.
+  EXPECT_FALSE(trial.tensor("CrossEntropyLoss_output_0").steps(Mode::Eval).empty());
 }
 
 TEST(Trial, RangeStepsLoadsOnlyThoseSteps) {
