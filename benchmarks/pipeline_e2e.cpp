@@ -4,6 +4,9 @@
 //   built-in rules on, next to the read ceiling: a plain read of the same event files with the
 //   same number of threads, page cache warm;
 // - peak RSS of each replay, from wait4() on a child process that does nothing else;
+// - the same replay with every built-in rule, against the four (issue 4);
+// - scaling with the job's length: every rule over a job of tiny tensors, N / 10 steps
+//   against N, compared per step (--only scaling, --scaling-steps N);
 // - live latency: from a step's index files landing (the simulator's on_step_written, called
 //   once every worker's end_step has renamed its index file into place) to that step's rule
 //   event reaching a sink, with the pipeline following the folder while the job is written.
@@ -113,6 +116,11 @@ JobSimulatorOptions job_options(const std::string& kind, const fs::path& out, st
     options.tensor_size = 256;
     options.extra_tensors = 2000;
     options.extra_tensor_size = 256;
+  } else if (kind == "long") {
+    // fc1..fc2 of 16 floats: 11 records per worker and step, so that the per-step work of the
+    // pipeline and the rules is all there is to measure (scaling with the number of steps).
+    options.layers = 2;
+    options.tensor_size = 16;
   } else {
     throw std::invalid_argument("unknown job kind: " + kind);
   }
@@ -676,13 +684,72 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
   if (!keep) fs::remove_all(trial);
 }
 
+// How a replay's cost grows with the job's length: all twenty rules over a job of tiny tensors,
+// `steps` / 10 steps against `steps`. The cost per step stays flat when every stage and rule
+// does a step's work in time independent of how many steps came before; something that looks
+// through every earlier step at every step makes the long job's per-step cost up to ten times
+// the short one's (the quadratic lookups fixed on 2026-11-25 did: 67 s against 1.2 s).
+void bench_scaling(const fs::path& data, std::int64_t steps, int workers, int repetitions,
+                   const std::string& threads, bool keep) {
+  std::cout << "## scaling with steps: all rules over " << steps / 10 << " and " << steps
+            << " steps of " << workers << " workers, 11 tiny tensors each\n";
+  struct Length {
+    std::int64_t steps = 0;
+    fs::path trial;
+    std::vector<double> seconds;
+    double rss = 0.0;
+  };
+  std::vector<Length> lengths = {{steps / 10, data / "short-job", {}, 0.0},
+                                 {steps, data / "long-job", {}, 0.0}};
+  for (Length& length : lengths) {
+    if (fs::exists(length.trial)) fs::remove_all(length.trial);
+    run_phase({"--phase", "generate", "--kind", "long", "--out", length.trial.string(), "--steps",
+               std::to_string(length.steps), "--workers", std::to_string(workers)});
+  }
+  ::sync();
+  std::vector<double> per_step_ratios;
+  for (int r = 0; r < repetitions; ++r) {
+    for (Length& length : lengths) {
+      const auto replay = run_phase({"--phase", "replay", "--trial", length.trial.string(),
+                                     "--threads", threads, "--rules", "all"});
+      if (num(replay, "steps") != static_cast<double>(length.steps) ||
+          replay.values.at("problems") != "0" || replay.values.at("rule_errors") != "0") {
+        throw std::runtime_error("replay of " + length.trial.string() + " was not clean: steps " +
+                                 replay.values.at("steps") + ", problems " +
+                                 replay.values.at("problems") + ", rule errors " +
+                                 replay.values.at("rule_errors"));
+      }
+      length.seconds.push_back(num(replay, "seconds"));
+      length.rss = std::max(length.rss, replay.max_rss_mib);
+    }
+    const double short_per_step = lengths[0].seconds.back() / static_cast<double>(lengths[0].steps);
+    const double long_per_step = lengths[1].seconds.back() / static_cast<double>(lengths[1].steps);
+    per_step_ratios.push_back(long_per_step / short_per_step);
+    std::cout << "  run " << r + 1 << ": " << fixed(lengths[0].seconds.back(), 2) << " s and "
+              << fixed(lengths[1].seconds.back(), 2) << " s, per-step cost "
+              << fixed(per_step_ratios.back(), 2) << "x; load " << load_average() << "\n";
+  }
+  std::cout << "| steps | all rules (median) | per 1,000 steps | peak RSS |\n";
+  for (const Length& length : lengths) {
+    const double seconds = median(length.seconds);
+    std::cout << "| " << length.steps << " | " << fixed(seconds, 2) << " s | "
+              << fixed(seconds * 1000.0 / static_cast<double>(length.steps) * 1000.0, 1) << " ms | "
+              << fixed(length.rss, 0) << " MiB |\n";
+  }
+  std::cout << "per-step cost, long / short: " << fixed(median(per_step_ratios), 2)
+            << "x (1 is linear)\n\n";
+  if (!keep) {
+    for (const Length& length : lengths) fs::remove_all(length.trial);
+  }
+}
+
 int driver(const Args& args) {
   const fs::path data = arg(args, "data", "/work/bench-data");
   const int repetitions = static_cast<int>(int_arg(args, "repetitions", 5));
   const int workers = static_cast<int>(int_arg(args, "workers", 2));
   const std::string threads = std::to_string(thread_count(args));
   const bool keep = args.contains("keep");
-  const std::string only = arg(args, "only", "large,small,latency");
+  const std::string only = arg(args, "only", "large,small,scaling,latency");
   fs::create_directories(data);
   struct rusage self {};
   ::getrusage(RUSAGE_SELF, &self);
@@ -695,6 +762,9 @@ int driver(const Args& args) {
   if (only.find("small") != std::string::npos) {
     bench_job("small", data, int_arg(args, "small-steps", 300), workers, repetitions, threads,
               keep);
+  }
+  if (only.find("scaling") != std::string::npos) {
+    bench_scaling(data, int_arg(args, "scaling-steps", 20000), workers, repetitions, threads, keep);
   }
   if (only.find("latency") != std::string::npos) {
     const fs::path out = data / "latency-job";
