@@ -18,8 +18,9 @@ class SharedBytes {
   SharedBytes(std::shared_ptr<const void> owner, std::span<const std::byte> bytes)
       : owner_(std::move(owner)), bytes_(bytes), owner_size_(bytes.size()) {}
 
-  // Bytes of a file mapping that storage keeps for further reads (LocalStorage::map_whole):
-  // reading them again costs a lookup, so caches need not hold on to them (RecordCache).
+  // Bytes of a whole file that storage keeps for further reads (LocalStorage::map_whole): its
+  // mapping, or for a small file a copy. Reading them again costs a lookup, so caches need not
+  // hold on to them (RecordCache).
   static SharedBytes of_kept_mapping(std::shared_ptr<const void> owner,
                                      std::span<const std::byte> bytes);
 

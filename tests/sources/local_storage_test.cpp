@@ -411,6 +411,35 @@ TEST(LocalStorageMappingTest, RangesOfAKeptMappingAreSlicesOfIt) {
       LocalStorage(dir.path(), LocalStorage::kNeverMap).map_whole("events/e.tfevents").has_value());
 }
 
+// Storage keeps a small file whole as a copy (mapping and unmapping it would cost more than
+// reading it) and a larger one as a mapping; both serve later ranges as slices of what is kept.
+// Only the mapping shows an in-place rewrite, as mapped reads do.
+TEST(LocalStorageMappingTest, SmallFilesAreKeptAsCopiesLargerOnesAsMappings) {
+  testing::TempDir dir;
+  const std::string small(4'000, 's');
+  const std::string large(200'000, 'l');  // past the 64 KiB a copy is kept for
+  testing::write_text_file(dir.path() / "events/small.tfevents", small);
+  testing::write_text_file(dir.path() / "events/large.tfevents", large);
+  const LocalStorage storage(dir.path());
+  const auto small_kept = storage.map_whole("events/small.tfevents");
+  const auto large_kept = storage.map_whole("events/large.tfevents");
+  ASSERT_TRUE(small_kept.has_value());
+  ASSERT_TRUE(large_kept.has_value());
+  EXPECT_TRUE(small_kept->in_kept_mapping());
+  EXPECT_TRUE(large_kept->in_kept_mapping());
+  EXPECT_EQ(storage.read_range("events/small.tfevents", 10, 5).data(), small_kept->data() + 10);
+  EXPECT_EQ(storage.read_records_range("events/large.tfevents", 100, 50).data(),
+            large_kept->data() + 100);
+
+  for (const char* name : {"events/small.tfevents", "events/large.tfevents"}) {
+    std::fstream file(dir.path() / name, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(1'000);
+    file.write("ZZZZ", 4);
+  }
+  EXPECT_EQ(text_of(*small_kept).substr(998, 8), "ssssssss") << "a copy";
+  EXPECT_EQ(text_of(*large_kept).substr(998, 8), "llZZZZll") << "a mapping";
+}
+
 // A file read by range a second time lately is mapped whole and kept (rules reading a step's
 // values record by record from a trial no pipeline maps); one read of a file stays a copy.
 TEST(LocalStorageMappingTest, AFileReadByRangeTwiceIsMappedAndKept) {
