@@ -150,6 +150,21 @@ class TensorAccess {
   }
 };
 
+namespace {
+
+// Whether Tensor::steps lists a save of the tensor at `global`, as of generation g: a worker's
+// save is visible, and the step is complete (or incomplete steps are asked for).
+bool listed_step(const TensorStep& tensor_step, std::int64_t global, std::uint64_t g,
+                 const TrialStatus& status, bool show_incomplete_steps) {
+  const auto visible = std::count_if(tensor_step.saves.begin(), tensor_step.saves.end(),
+                                     [&](const WorkerSave& save) { return save.generation <= g; });
+  if (visible == 0) return false;
+  return show_incomplete_steps || status.loaded_all_steps || status.last_complete_step >= global ||
+         visible >= status.num_workers;
+}
+
+}  // namespace
+
 std::vector<std::int64_t> Tensor::steps(Mode mode, bool show_incomplete_steps) const {
   const std::uint64_t g = TensorAccess::view(*this);
   const TrialStore& store = TensorAccess::store(*this);
@@ -159,13 +174,9 @@ std::vector<std::int64_t> Tensor::steps(Mode mode, bool show_incomplete_steps) c
   if (history_->generation > g) return result;
   for (const auto& [global, tensor_step] : history_->steps) {
     if (mode != Mode::Global && tensor_step.mode != mode) continue;
-    const auto visible =
-        std::count_if(tensor_step.saves.begin(), tensor_step.saves.end(),
-                      [&](const WorkerSave& save) { return save.generation <= g; });
-    if (visible == 0) continue;
-    const bool complete = show_incomplete_steps || status.loaded_all_steps ||
-                          status.last_complete_step >= global || visible >= status.num_workers;
-    if (complete) result.push_back(mode == Mode::Global ? global : tensor_step.mode_step);
+    if (listed_step(tensor_step, global, g, status, show_incomplete_steps)) {
+      result.push_back(mode == Mode::Global ? global : tensor_step.mode_step);
+    }
   }
   std::sort(result.begin(), result.end());
   return result;
@@ -505,14 +516,9 @@ std::vector<std::int64_t> Tensor::prev_steps(std::int64_t step, std::optional<st
     const auto& [global, tensor_step] = *it;
     if (mode != Mode::Global && tensor_step.mode != mode) continue;
     const std::int64_t reported = mode == Mode::Global ? global : tensor_step.mode_step;
-    if (reported > step) continue;
-    const auto visible =
-        std::count_if(tensor_step.saves.begin(), tensor_step.saves.end(),
-                      [&](const WorkerSave& save) { return save.generation <= g; });
-    if (visible == 0) continue;
-    const bool complete = status.loaded_all_steps || status.last_complete_step >= global ||
-                          visible >= status.num_workers;
-    if (complete) result.push_back(reported);
+    if (reported <= step && listed_step(tensor_step, global, g, status, false)) {
+      result.push_back(reported);
+    }
   }
   std::reverse(result.begin(), result.end());
   return result;
