@@ -121,10 +121,10 @@ struct MapOptions {
 constexpr std::uint64_t kPopulateLimit = std::uint64_t{64} << 20;
 
 // The largest file storage keeps as a copy rather than a mapping. Mapping a file, and unmapping
-// it when it leaves (a TLB shootdown on every core), costs some 30 us whatever its size; reading
-// a few KiB costs a fraction of that. With event files of 1.8 KB, mmap and munmap were 14% of an
-// all-rules replay's samples on the development VM. Below glibc's first mmap threshold (128 KiB),
-// so the copies come from the heap, not from mappings of their own.
+// it when it leaves (a TLB shootdown on every core), cost about 32 us per 1.8 KB file on the
+// development VM: 14% of an all-rules replay's samples, where reading the files instead took the
+// replay from about 2 s to 1.2 s. Below glibc's first mmap threshold (128 KiB), so the copies
+// come from the heap, not from mappings of their own.
 constexpr std::uint64_t kKeptCopyLimit = std::uint64_t{64} << 10;
 
 // Maps [offset, offset + length), which must lie within the file, read-only. nullopt where the
