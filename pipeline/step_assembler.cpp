@@ -1,5 +1,7 @@
 #include "pipeline/step_assembler.hpp"
 
+#include <iterator>
+
 namespace rulestream {
 
 StepAssembler::StepAssembler(std::chrono::milliseconds grace) : grace_(grace) {}
@@ -16,10 +18,13 @@ void StepAssembler::landed(std::int64_t step, const std::string& worker, Clock::
 
 std::vector<StepAssembler::Ready> StepAssembler::take_ready(Clock::time_point now,
                                                             std::optional<std::int64_t> held_from) {
-  // The highest step every worker has written: everything below it can go.
+  // The highest step every worker has written: everything below it can go. Searched from below
+  // the held steps, not from the last step: a replay lands steps far ahead of the one being
+  // read, and passing over all of them at every landing made assembling quadratic in the
+  // job's steps.
   std::int64_t complete_through = -1;
-  for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
-    if (held_from && it->first >= *held_from) continue;
+  const auto below_held = held_from ? pending_.lower_bound(*held_from) : pending_.end();
+  for (auto it = std::make_reverse_iterator(below_held); it != pending_.rend(); ++it) {
     if (static_cast<int>(it->second.workers.size()) >= num_workers_) {
       complete_through = it->first;
       break;

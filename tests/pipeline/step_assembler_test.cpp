@@ -42,6 +42,27 @@ TEST(StepAssembler, ALaggingWorkerHoldsLaterStepsUntilItCatchesUp) {
   EXPECT_EQ(assembler.pending(), 1u);
 }
 
+// A step whose files are still being read holds itself and every later step, and steps that
+// landed past it neither go nor overtake an incomplete step before it.
+TEST(StepAssembler, AHeldStepHoldsLaterStepsWhichOvertakeNothing) {
+  StepAssembler assembler(0ms);
+  assembler.set_num_workers(2);
+  assembler.landed(0, "worker_0", t0);  // worker_1's step 0 is late
+  for (int step = 3; step < 1000; ++step) {
+    assembler.landed(step, "worker_0", t0);
+    assembler.landed(step, "worker_1", t0);
+  }
+  EXPECT_TRUE(assembler.take_ready(t0, 3).empty()) << "0 is overtaken only by held steps";
+  assembler.landed(2, "worker_0", t0);
+  assembler.landed(2, "worker_1", t0);
+  EXPECT_EQ(assembler.take_ready(t0, 3), (std::vector<Ready>{{0, true}, {2, false}}));
+  EXPECT_EQ(assembler.pending(), 997u);
+  const auto rest = assembler.take_ready(t0);
+  ASSERT_EQ(rest.size(), 997u);
+  EXPECT_EQ(rest.front().step, 3);
+  EXPECT_EQ(rest.back().step, 999);
+}
+
 TEST(StepAssembler, GracePeriodReleasesIncompleteSteps) {
   StepAssembler assembler(500ms);
   assembler.set_num_workers(2);
