@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pipeline/collection.hpp"
+#include "pipeline/encoded_value.hpp"
 #include "pipeline/mode.hpp"
 #include "pipeline/step_tensors_cache.hpp"
 #include "pipeline/storage.hpp"
@@ -141,6 +142,13 @@ class Trial {
   std::vector<std::optional<TensorValue>> values_at(
       std::span<const TensorRef> tensors, std::int64_t step, Mode mode = Mode::Global,
       std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max()) const;
+  // values_at's values read but not decoded: each record framed and its tensor field found
+  // (EncodedValue), for rules that compare values byte for byte and decode only what differs.
+  // Sized and bounded by max_bytes as values_at is; throws as values_at does for a record that
+  // cannot be framed, and EncodedValue::decode for a value that cannot be decoded.
+  std::vector<std::optional<EncodedValue>> encoded_values_at(
+      std::span<const TensorRef> tensors, std::int64_t step, Mode mode = Mode::Global,
+      std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max()) const;
   Tensor tensor(const std::string& name) const;  // throws TensorUnavailable
   Tensor tensor(const TensorRef& ref) const;     // a ref from this trial's store: no lookup
   bool has_tensor(const std::string& name) const;
@@ -189,6 +197,10 @@ class Trial {
   // Every tensor saved at a global step whose tensors last changed in generation `changed`
   // (StepInfo::tensors_changed), from the store's cache or listed now. Under the read lock.
   std::shared_ptr<const StepTensorList> tensors_at(std::int64_t step, std::uint64_t changed) const;
+  // The records values_at and encoded_values_at read (defined in trial_values.cpp).
+  struct PlannedReads;
+  PlannedReads plan_reads(std::span<const TensorRef> tensors, std::int64_t step, Mode mode,
+                          std::uint64_t max_bytes) const;
 
   std::shared_ptr<TrialStore> store_;
   std::optional<std::uint64_t> generation_;

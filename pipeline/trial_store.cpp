@@ -434,9 +434,13 @@ TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& ten
 }
 
 TensorValue TrialStore::read_uncached(const RecordRef& ref, const std::string& tensor) const {
+  return decode_record(ref, tensor, record_bytes(ref, tensor));
+}
+
+SharedBytes TrialStore::record_bytes(const RecordRef& ref, const std::string& tensor) const {
   const std::string& file = file_of(ref);
   if (file.empty()) throw FormatError(record_place(ref, tensor), "the index names no event file");
-  return decode_record(ref, tensor, storage_->read_range(file, ref.start, ref.length));
+  return storage_->read_range(file, ref.start, ref.length);
 }
 
 std::string TrialStore::record_place(const RecordRef& ref, const std::string& tensor) const {
@@ -446,6 +450,12 @@ std::string TrialStore::record_place(const RecordRef& ref, const std::string& te
 
 TensorValue TrialStore::decode_record(const RecordRef& ref, const std::string& tensor,
                                       SharedBytes bytes) const {
+  const EncodedValue located = locate_record(ref, tensor, std::move(bytes));
+  return decode_located(ref, tensor, located.payload_, located.tensor_field_);
+}
+
+EncodedValue TrialStore::locate_record(const RecordRef& ref, const std::string& tensor,
+                                       SharedBytes bytes) const {
   const std::string& file = file_of(ref);
   // A record whose value the pipeline reduced as it landed had its data CRC checked then, in the
   // mapping this read slices: checking again would only be a second pass over every value a
@@ -470,35 +480,53 @@ TensorValue TrialStore::decode_record(const RecordRef& ref, const std::string& t
                                                      std::string(frame_status_text(frame.status)));
   }
   const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
-  const SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
+  SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
   const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
-  std::optional<TensorValue> value;
+  // A record decoded as it landed has its tensor field noted, in the same bytes. (No tensor
+  // field sits at payload offset 0: that is the Event's own first field.)
+  const bool known = checked_on_landing && ref.tensor_field != 0;
+  std::uint32_t field = known ? ref.tensor_field : 0;
+  std::span<const std::byte> encoded;
   try {
-    // A record decoded as it landed is read straight from its tensor field, in the same bytes.
-    value = checked_on_landing && ref.tensor_field != 0
-                ? decode_tensor_at(payload, ref.tensor_field, tag, file)
-                : decode_tensor(payload, tag, file);
+    if (!known) field = find_tensor_field(payload, tag, file).value_or(0);
+    if (field != 0) encoded = tensor_proto_at(payload, field, tag, file);
   } catch (const FormatError& error) {
     throw FormatError(record_place(ref, tensor), error.detail());
   }
-  if (!value) {
+  if (field == 0) {
     throw FormatError(record_place(ref, tensor), "the record holds no tensor named '" + tag + "'");
+  }
+  return EncodedValue(*this, ref, tensor, std::move(payload), field, encoded, known);
+}
+
+TensorValue TrialStore::decode_located(const RecordRef& ref, const std::string& tensor,
+                                       const SharedBytes& payload,
+                                       std::uint32_t tensor_field) const {
+  const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
+  std::optional<TensorValue> value;
+  try {
+    value = decode_tensor_at(payload, tensor_field, tag, file_of(ref));
+  } catch (const FormatError& error) {
+    throw FormatError(record_place(ref, tensor), error.detail());
   }
   cache_.put_value(ref.key(), *value);
   return std::move(*value);
 }
 
-std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> reads) const {
-  std::vector<TensorValue> values(reads.size());
-  std::vector<std::size_t> unread;  // positions in reads
-  unread.reserve(reads.size());
-  for (std::size_t i = 0; i < reads.size(); ++i) {
-    if (auto cached = cache_.value(reads[i].ref.key())) {
-      values[i] = std::move(*cached);
-    } else {
-      unread.push_back(i);
-    }
+std::optional<DType> TrialStore::dtype_located(const RecordRef& ref, const std::string& tensor,
+                                               const SharedBytes& payload,
+                                               std::uint32_t tensor_field) const {
+  const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
+  try {
+    return tensor_dtype_at(payload, tensor_field, tag, file_of(ref));
+  } catch (const FormatError& error) {
+    throw FormatError(record_place(ref, tensor), error.detail());
   }
+}
+
+template <typename Each>
+void TrialStore::read_record_bytes(std::span<const RecordRead> reads,
+                                   std::vector<std::size_t> unread, Each&& each) const {
   std::sort(unread.begin(), unread.end(), [&](std::size_t a, std::size_t b) {
     const RecordRef& x = reads[a].ref;
     const RecordRef& y = reads[b].ref;
@@ -512,10 +540,9 @@ std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> re
     const std::span<const std::size_t> of_file(unread.data() + begin, end - begin);
     begin = end;
 
-    const RecordRead& first = reads[of_file.front()];
-    const std::string& file = file_of(first.ref);
+    const std::string& file = file_of(reads[of_file.front()].ref);
     if (of_file.size() == 1 || file.empty()) {
-      for (const std::size_t i : of_file) values[i] = read_uncached(reads[i].ref, *reads[i].tensor);
+      for (const std::size_t i : of_file) each(i, record_bytes(reads[i].ref, *reads[i].tensor));
       continue;
     }
     spans.clear();
@@ -524,19 +551,52 @@ std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> re
       const SharedBytes bytes =
           storage_->read_records_range(file, batch.start, batch.end - batch.start);
       for (std::size_t k = batch.first; k < batch.last; ++k) {
-        const RecordRead& read = reads[of_file[k]];
-        const std::uint64_t at = read.ref.start - batch.start;
+        const std::size_t i = of_file[k];
+        const RecordRef& ref = reads[i].ref;
+        const std::uint64_t at = ref.start - batch.start;
         // Each record is framed in exactly the bytes its index gives it, as read_record frames
-        // it: a wrong length in the index is an error here too, not a neighbour's bytes.
-        values[of_file[k]] =
-            at + read.ref.length <= bytes.size()
-                ? decode_record(read.ref, *read.tensor,
-                                bytes.slice(static_cast<std::size_t>(at),
-                                            static_cast<std::size_t>(read.ref.length)))
-                : read_uncached(read.ref, *read.tensor);  // a file cut short: say so as it does
+        // it: a wrong length in the index is an error here too, not a neighbour's bytes. A file
+        // cut short is read as read_uncached reads it, to say so as it does.
+        each(i, at + ref.length <= bytes.size() ? bytes.slice(static_cast<std::size_t>(at),
+                                                              static_cast<std::size_t>(ref.length))
+                                                : record_bytes(ref, *reads[i].tensor));
       }
     }
   }
+}
+
+std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> reads) const {
+  std::vector<TensorValue> values(reads.size());
+  std::vector<std::size_t> unread;  // positions in reads
+  unread.reserve(reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    if (auto cached = cache_.value(reads[i].ref.key())) {
+      values[i] = std::move(*cached);
+    } else {
+      unread.push_back(i);
+    }
+  }
+  read_record_bytes(reads, std::move(unread), [&](std::size_t i, SharedBytes bytes) {
+    values[i] = decode_record(reads[i].ref, *reads[i].tensor, std::move(bytes));
+  });
+  return values;
+}
+
+std::vector<std::optional<EncodedValue>> TrialStore::read_encoded(
+    std::span<const RecordRead> reads) const {
+  std::vector<std::optional<EncodedValue>> values(reads.size());
+  std::vector<std::size_t> unread;  // positions in reads
+  unread.reserve(reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    if (auto cached = cache_.value(reads[i].ref.key())) {
+      values[i].emplace(EncodedValue(*this, reads[i].ref, *reads[i].tensor, std::move(*cached)));
+    } else {
+      unread.push_back(i);
+    }
+  }
+  read_record_bytes(reads, std::move(unread), [&](std::size_t i, SharedBytes bytes) {
+    values[i].emplace(locate_record(reads[i].ref, *reads[i].tensor, std::move(bytes)));
+  });
   return values;
 }
 

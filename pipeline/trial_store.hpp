@@ -18,11 +18,13 @@
 #include <vector>
 
 #include "pipeline/collection.hpp"
+#include "pipeline/encoded_value.hpp"
 #include "pipeline/mode.hpp"
 #include "pipeline/name_filter_cache.hpp"
 #include "pipeline/packed_reductions.hpp"
 #include "pipeline/record_arena.hpp"
 #include "pipeline/record_cache.hpp"
+#include "pipeline/record_ref.hpp"
 #include "pipeline/reduction.hpp"
 #include "pipeline/sorted_steps.hpp"
 #include "pipeline/step_tensors_cache.hpp"
@@ -32,30 +34,6 @@
 #include "stages/index_file.hpp"
 
 namespace rulestream {
-
-// Where one saved tensor (or saved reduction) sits: a whole TFRecord in an event file.
-// A store keeps one for every record of a job (millions), so it holds no strings of its own:
-// TrialStore::file_of gives the file's path, and names are the store's.
-struct RecordRef {
-  FileId file_id = 0;  // the file's number in the store's RecordCache
-  // Where the value sits in a raw record the pipeline decoded as it landed: the payload offset
-  // of its Summary.Value's tensor field (decode_tensor_at). Reading it again then skips walking
-  // the Event to it (a rule comparing runs reads every value of every step). 0: not known.
-  // (It fills what would be padding after file_id.)
-  std::uint32_t tensor_field = 0;
-  std::uint64_t start = 0;
-  std::uint64_t length = 0;
-  // The tag inside a saved reduction's record (its own name), kept once by the store; null for
-  // a raw value, whose tag is the tensor's name.
-  const std::string* record_name = nullptr;
-  // A raw value's reductions when they were computed as it landed (a pipeline decodes what its
-  // rules read): found here without a cache lookup, in a LandedReductions block the store keeps
-  // for as long as it lives. Otherwise computed on demand and cached.
-  const PackedReductions* reductions = nullptr;
-
-  RecordKey key() const { return {file_id, start}; }
-};
-static_assert(sizeof(RecordRef) <= 40, "a store keeps a RecordRef for every record of a job");
 
 // What one worker saved of one tensor at one step. One per record of a job, in the store's
 // arena: the worker's name and the shape are the store's (one copy each for the whole trial),
@@ -249,6 +227,19 @@ class TrialStore {
   // adjacent records on S3) rather than looked up and read one by one. Throws as read_record
   // does, for the first record in file order that cannot be read.
   std::vector<TensorValue> read_records(std::span<const RecordRead> reads) const;
+  // The same records read as read_records reads them, framed and their tensor fields found but
+  // not decoded (a value the value cache holds comes decoded). Throws as read_records does for
+  // a record that cannot be framed or holds no such tensor; EncodedValue::decode throws for one
+  // whose tensor cannot be decoded.
+  // (Each is there: optional only so that the caller can move them where it wants them.)
+  std::vector<std::optional<EncodedValue>> read_encoded(std::span<const RecordRead> reads) const;
+  // EncodedValue::decode: decodes the tensor field at `tensor_field` of the record `ref`'s
+  // payload, and caches the value as read_record does.
+  TensorValue decode_located(const RecordRef& ref, const std::string& tensor,
+                             const SharedBytes& payload, std::uint32_t tensor_field) const;
+  // EncodedValue::dtype: the dtype that tensor field declares, read without decoding it.
+  std::optional<DType> dtype_located(const RecordRef& ref, const std::string& tensor,
+                                     const SharedBytes& payload, std::uint32_t tensor_field) const;
   // The record's event file, relative to the trial root.
   const std::string& file_of(const RecordRef& ref) const { return cache_.file_name(ref.file_id); }
   // "<storage>/<file> (tensor '<record's tag>')": where a record sits, for error messages.
@@ -265,6 +256,17 @@ class TrialStore {
   // Frames and decodes the record `ref` from exactly its bytes, and caches the value.
   TensorValue decode_record(const RecordRef& ref, const std::string& tensor,
                             SharedBytes bytes) const;
+  // decode_record's first half: frames the record from exactly its bytes and finds its tensor
+  // field (known when the pipeline decoded it as it landed), without decoding it.
+  EncodedValue locate_record(const RecordRef& ref, const std::string& tensor,
+                             SharedBytes bytes) const;
+  // The bytes of each record reads[i], i in `unread`, handed to each(i, bytes) (exactly the
+  // record's bytes, as read_uncached reads them): one read per batch of a file's records.
+  template <typename Each>
+  void read_record_bytes(std::span<const RecordRead> reads, std::vector<std::size_t> unread,
+                         Each&& each) const;
+  // The record's bytes, exactly (FormatError when its index named no event file).
+  SharedBytes record_bytes(const RecordRef& ref, const std::string& tensor) const;
   // "<storage>/<file> at offset N (tensor 'name')", for errors.
   std::string record_place(const RecordRef& ref, const std::string& tensor) const;
   // Publishes generation `next` when anything changed (the caller holds mutex_ exclusively).

@@ -700,8 +700,19 @@ std::optional<TensorValue> decode_tensor(const SharedBytes& payload, std::string
   return std::move(found->value);
 }
 
-TensorValue decode_tensor_at(const SharedBytes& payload, std::uint32_t tensor_field,
-                             std::string_view tag, const std::string& where) {
+std::optional<std::uint32_t> find_tensor_field(const SharedBytes& payload, std::string_view tag,
+                                               const std::string& where) {
+  std::optional<std::uint32_t> found;
+  walk_event(payload, where, [&](const EventHeader&, const ValueFields& fields) {
+    if (fields.tag != tag) return true;
+    found = static_cast<std::uint32_t>(fields.tensor_field);  // walk_event: the offset fits
+    return false;
+  });
+  return found;
+}
+
+std::span<const std::byte> tensor_proto_at(const SharedBytes& payload, std::uint32_t tensor_field,
+                                           std::string_view tag, const std::string& where) {
   const ErrorContext context{where, payload.data(), tag};
   if (tensor_field == 0 || tensor_field >= payload.size()) {
     fail(context, "no tensor field at payload offset " + std::to_string(tensor_field) + " of " +
@@ -713,10 +724,30 @@ TensorValue decode_tensor_at(const SharedBytes& payload, std::uint32_t tensor_fi
   if (!reader.next() || reader.field_number() != field::kValueTensor) {
     fail(context, "no tensor field at payload offset " + std::to_string(tensor_field));
   }
+  return reader.read_bytes();
+}
+
+std::optional<DType> tensor_dtype_at(const SharedBytes& payload, std::uint32_t tensor_field,
+                                     std::string_view tag, const std::string& where) {
+  const ErrorContext context{where, payload.data(), tag};
+  MessageReader reader(tensor_proto_at(payload, tensor_field, tag, where), context, "TensorProto");
+  int tf_dtype = 0;  // DT_INVALID when the field is absent, as protobuf reads it
+  while (reader.next()) {
+    if (reader.field_number() == field::kTensorDtype) {
+      tf_dtype = static_cast<int>(reader.read_varint());
+    } else {
+      reader.skip();  // shape, content, values: each skipped whole by its length
+    }
+  }
+  return dtype_from_tf(tf_dtype);
+}
+
+TensorValue decode_tensor_at(const SharedBytes& payload, std::uint32_t tensor_field,
+                             std::string_view tag, const std::string& where) {
   ValueFields fields;
   fields.tag = tag;
   fields.tensor_field = tensor_field;
-  fields.tensor = reader.read_bytes();
+  fields.tensor = tensor_proto_at(payload, tensor_field, tag, where);
   DecodedTensor decoded;
   decode_value(fields, payload, where, false, decoded);
   return std::move(decoded.value);

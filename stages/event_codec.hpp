@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "pipeline/dtype.hpp"
 #include "pipeline/mode.hpp"
 #include "pipeline/shared_bytes.hpp"
 #include "pipeline/tensor_value.hpp"
@@ -52,6 +54,26 @@ std::optional<LocatedTensor> locate_tensor(const SharedBytes& payload, std::stri
 // compared). A `tensor_field` that holds no tensor field throws FormatError naming `where`.
 TensorValue decode_tensor_at(const SharedBytes& payload, std::uint32_t tensor_field,
                              std::string_view tag, const std::string& where);
+
+// The tensor tagged `tag` in one Event payload, found as locate_tensor finds it but not
+// decoded: the payload offset of its Summary.Value tensor field, or nullopt when the event holds
+// no tensor of that name. The Event is walked and checked as locate_tensor walks it.
+std::optional<std::uint32_t> find_tensor_field(const SharedBytes& payload, std::string_view tag,
+                                               const std::string& where);
+
+// The TensorProto message in the tensor field at `tensor_field` (as find_tensor_field or
+// locate_tensor gave it), not decoded: a view into `payload`. Two tensor fields whose messages
+// hold the same bytes hold the same value. A `tensor_field` that holds no tensor field throws
+// FormatError naming `where`, as decode_tensor_at does.
+std::span<const std::byte> tensor_proto_at(const SharedBytes& payload, std::uint32_t tensor_field,
+                                           std::string_view tag, const std::string& where);
+
+// The dtype the TensorProto at `tensor_field` declares, read without decoding the rest of it:
+// nullopt for a dtype this reader does not decode (DT_INVALID included, which is how smdebug
+// writes strings). The message's fields are framed and checked; malformed ones throw
+// FormatError naming `where`.
+std::optional<DType> tensor_dtype_at(const SharedBytes& payload, std::uint32_t tensor_field,
+                                     std::string_view tag, const std::string& where);
 
 // Encodes a tensor exactly as smdebug's FileWriter does: numeric data raw in tensor_content,
 // dims named "<tag>_<size>", plugin data "mode_step" then "mode", strings with dtype left at

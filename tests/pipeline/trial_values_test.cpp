@@ -1,5 +1,6 @@
 // Trial::values_at (and TrialStore::read_records under it): the values of many tensors at one
-// step, each what Tensor::value gives, read with one storage read per event file.
+// step, each what Tensor::value gives, read with one storage read per event file; and
+// Trial::encoded_values_at, the same records read but not decoded.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -156,6 +157,64 @@ TEST(TrialValues, EachValueIsWhatTensorValueReads) {
   EXPECT_TRUE(trial.values_at({}, 0).empty());
 }
 
+// encoded_values_at reads the records values_at reads, and each decodes to the same value.
+TEST(TrialValues, EachEncodedValueDecodesToWhatValuesAtReads) {
+  ManyTensorJob job;
+  const Trial trial = Trial::open(job.dir.path().string(), quick_options());
+  const std::vector<TensorRef> refs = trial.tensor_refs();
+  for (std::int64_t step = 0; step < 3; ++step) {
+    const auto values = trial.values_at(refs, step);
+    const auto encoded = trial.encoded_values_at(refs, step);
+    ASSERT_EQ(encoded.size(), values.size());
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      ASSERT_EQ(encoded[i].has_value(), values[i].has_value()) << refs[i].name() << " " << step;
+      if (!encoded[i]) continue;
+      EXPECT_FALSE(encoded[i]->checked()) << "read from files, not decoded as they landed";
+      EXPECT_FALSE(encoded[i]->encoded().empty());
+      EXPECT_EQ(encoded[i]->dtype(), DType::Float32);
+      const TensorValue decoded = encoded[i]->decode();
+      EXPECT_EQ(decoded.shape(), values[i]->shape());
+      EXPECT_EQ(decoded.bytes().as_string_view(), values[i]->bytes().as_string_view())
+          << refs[i].name() << " at step " << step;
+    }
+  }
+  // Steps of a mode, a budget, and a step nobody saved, as values_at.
+  EXPECT_EQ(
+      trial.encoded_values_at(std::span(refs).first(2), 0, Mode::Eval)[1]->decode().as_double(0),
+      220.0);
+  EXPECT_EQ(trial.encoded_values_at(refs, 1, Mode::Global, 1).size(), 1u);
+  EXPECT_FALSE(trial.encoded_values_at(std::span(refs).first(1), 7)[0].has_value());
+}
+
+// An encoding is the TensorProto alone: records of the same value compare equal whatever their
+// step, worker or trial, and records of different values do not.
+TEST(TrialValues, EqualValuesHaveEqualEncodings) {
+  ManyTensorJob job;
+  TempDir rerun_dir;
+  {
+    // One tensor, saved at step 5 with step 1's value for worker_0 of the job.
+    TrialWriter writer({.root = rerun_dir.path(), .worker = "worker_0"});
+    writer.begin_step(5, Mode::Train, 5);
+    writer.add_tensor(ManyTensorJob::name(0), floats({110, 111, 112}, {3}));
+    writer.end_step();
+    writer.write_collections(CollectionsFile{});
+  }
+  const Trial trial = Trial::open(job.dir.path().string(), quick_options());
+  const Trial rerun = Trial::open(rerun_dir.path().string(), quick_options());
+  const std::vector<TensorRef> refs = trial.tensor_refs({.step = 1});
+  const auto bytes_of = [](const std::optional<EncodedValue>& value) {
+    const auto span = value.value().encoded();
+    return std::string(reinterpret_cast<const char*>(span.data()), span.size());
+  };
+  const auto theirs = rerun.encoded_values_at(std::span(refs).first(1), 5);
+  EXPECT_EQ(bytes_of(trial.encoded_values_at(std::span(refs).first(1), 1)[0]), bytes_of(theirs[0]));
+  EXPECT_NE(bytes_of(trial.encoded_values_at(std::span(refs).first(1), 0)[0]), bytes_of(theirs[0]))
+      << "step 0's value differs";
+  EXPECT_NE(bytes_of(trial.encoded_values_at(std::span(refs).subspan(1, 1), 1)[0]),
+            bytes_of(theirs[0]))
+      << "another tensor's value differs";
+}
+
 TEST(TrialValues, RefsFromAnotherTrialAreTakenByName) {
   ManyTensorJob job;
   ManyTensorJob other_job;
@@ -274,8 +333,19 @@ TEST(TrialValues, ACorruptRecordIsAnErrorNamingItsFileAndOffset) {
               std::string::npos)
         << error.what();
   }
+  // Read but not decoded, the record still cannot be framed: the same error.
+  try {
+    trial.encoded_values_at(refs, 1);
+    FAIL() << "a corrupt record must not be framed";
+  } catch (const FormatError& error) {
+    EXPECT_NE(std::string(error.what()).find("000000000001_worker_0.tfevents at offset 0"),
+              std::string::npos)
+        << error.what();
+  }
   // The other records of the file, and the other steps, still read.
   EXPECT_EQ(trial.values_at(std::span(refs).subspan(1), 1)[0]->as_double(0), 210.0);
+  EXPECT_EQ(trial.encoded_values_at(std::span(refs).subspan(1), 1)[0]->decode().as_double(0),
+            210.0);
   EXPECT_EQ(trial.values_at(refs, 0)[0]->as_double(0), 100.0);
 }
 

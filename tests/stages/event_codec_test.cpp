@@ -582,6 +582,71 @@ TEST(EventCodec, DecodeTensorAtReadsAgainWhatLocateTensorFound) {
       {"no tensor field at payload offset " + std::to_string(payload.size())});
 }
 
+// find_tensor_field walks to a tensor as locate_tensor does without decoding it; the TensorProto
+// it finds is the one the field holds, and its dtype is read without decoding the rest.
+TEST(EventCodec, FindTensorFieldFindsWhatLocateTensorFindsWithoutDecoding) {
+  tfproto::Event event;
+  event.set_step(3);
+  for (const std::string tag : {"first", "broken", "words"}) {
+    auto* value = event.mutable_summary()->add_value();
+    value->set_tag(tag);
+    auto& tensor = *value->mutable_tensor();
+    if (tag == "words") {
+      tensor.add_string_val("a");  // as smdebug writes strings: dtype left at DT_INVALID
+      continue;
+    }
+    tensor.set_dtype(tag == "first" ? tfproto::DT_DOUBLE : tfproto::DT_FLOAT);
+    set_shape(tensor, {tag == "broken" ? 6 : 1});
+    tensor.set_tensor_content(std::string(8, '\0'));  // too short for "broken"'s six floats
+  }
+  const auto payload = serialize(event);
+  for (const std::string tag : {"first", "words"}) {
+    const auto located = locate_tensor(payload, tag, kWhere);
+    ASSERT_TRUE(located.has_value()) << tag;
+    EXPECT_EQ(find_tensor_field(payload, tag, kWhere), located->tensor_field) << tag;
+  }
+  EXPECT_FALSE(find_tensor_field(payload, "missing", kWhere).has_value());
+
+  // "broken" cannot be decoded, but it can be found, its bytes compared and its dtype read.
+  const auto broken = find_tensor_field(payload, "broken", kWhere);
+  ASSERT_TRUE(broken.has_value());
+  const auto proto = tensor_proto_at(payload, *broken, "broken", kWhere);
+  tfproto::TensorProto parsed;
+  ASSERT_TRUE(parsed.ParseFromArray(proto.data(), static_cast<int>(proto.size())));
+  EXPECT_EQ(parsed.SerializeAsString(), event.summary().value(1).tensor().SerializeAsString());
+  EXPECT_EQ(tensor_dtype_at(payload, *broken, "broken", kWhere), DType::Float32);
+  expect_format_error([&] { decode_tensor_at(payload, *broken, "broken", kWhere); },
+                      {"tensor 'broken'", "needs 24"});
+
+  EXPECT_EQ(tensor_dtype_at(payload, *find_tensor_field(payload, "first", kWhere), "first", kWhere),
+            DType::Float64);
+  EXPECT_EQ(tensor_dtype_at(payload, *find_tensor_field(payload, "words", kWhere), "words", kWhere),
+            std::nullopt)
+      << "DT_INVALID: strings, as smdebug writes them";
+
+  // The same offsets as decode_tensor_at refuses are refused here too.
+  expect_format_error([&] { tensor_proto_at(payload, 0, "first", kWhere); },
+                      {"tensor 'first'", "no tensor field at payload offset 0"});
+  expect_format_error([&] { tensor_dtype_at(payload, *broken + 2, "broken", kWhere); },
+                      {"tensor 'broken'"});
+}
+
+// A TensorProto whose fields are malformed has no dtype to read: an error, never a guess.
+TEST(EventCodec, TensorDtypeAtRefusesAMalformedTensorProto) {
+  // Event{summary{value{tag: "t", tensor: <0x08>}}}: the TensorProto is dtype's tag alone, its
+  // varint cut off.
+  const auto payload =
+      bytes_of(std::string("\x2a\x08"       // Event.summary, 8 bytes
+                           "\x0a\x06"       // Summary.value, 6 bytes
+                           "\x0a\x01t"      // Value.tag "t"
+                           "\x42\x01\x08",  // Value.tensor, 1 byte
+                           10));
+  const auto field = find_tensor_field(payload, "t", kWhere);
+  ASSERT_EQ(field, std::optional<std::uint32_t>(7));
+  expect_format_error([&] { tensor_dtype_at(payload, *field, "t", kWhere); },
+                      {"tensor 't'", "truncated varint"});
+}
+
 TEST(EventCodec, GroupsAndTenByteVarintsAreReadAsProtobufReadsThem) {
   auto event = event_with_tensor("negative");
   auto& tensor = tensor_of(event);
