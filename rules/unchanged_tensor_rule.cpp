@@ -67,6 +67,22 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
     }
     const SavedStepHistory::Steps previous = history_.before(trial, tensor, step);
     history_.record(tensor, step);
+    // This save's screen is kept for the steps after it; the older saves' screens come from
+    // those kept as their steps were read (a rule started in mid-job, or a tensor first
+    // selected now, reads them from the trial).
+    auto& screens = screens_[&name];
+    if (screens.empty() || screens.back().step < step) {
+      if (screens.size() == static_cast<std::size_t>(options_.num_steps)) {
+        screens.erase(screens.begin());
+      }
+      screens.push_back({step, current_reductions});
+    }
+    const auto screen_at = [&](std::int64_t older) -> ReductionSet {
+      for (const Screen& kept : screens) {
+        if (kept.step == older) return kept.reductions;
+      }
+      return tensor.value_reductions(kCloseScreenReductions, older);
+    };
     if (previous.size() < wanted) continue;
     if (!current_reductions.counts()) continue;  // strings, complex: nothing to compare
     const Tolerance tolerance{options_.rtol, options_.atol, options_.equal_nan};
@@ -78,7 +94,7 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
     for (auto it = previous.rbegin(); it != previous.rend() && largest; ++it) {
       ReductionSet older_reductions;
       try {
-        older_reductions = tensor.value_reductions(kCloseScreenReductions, *it);
+        older_reductions = screen_at(*it);
       } catch (const TensorUnavailableForStep&) {
         largest.reset();  // that save holds only reductions: nothing shows it did not change
         break;

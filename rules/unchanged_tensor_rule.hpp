@@ -1,14 +1,17 @@
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "rules/tensor_selection.hpp"
 #include "rules/training_steps.hpp"
+#include "stages/reductions.hpp"
 
 namespace rulestream {
 
@@ -45,9 +48,19 @@ class UnchangedTensorRule final : public Rule {
   const Options& options() const { return options_; }
 
  private:
+  // The screening reductions (kCloseScreenReductions) of a tensor at one saved step.
+  struct Screen {
+    std::int64_t step = 0;
+    ReductionSet reductions;
+  };
   Options options_;
   TensorSelection selection_;
   SavedStepHistory history_;
+  // Each tensor's screens at its last num_steps saved steps, as read at those steps: a step
+  // compares its value's screen with those of the saves before it, and reading them again from
+  // the trial was two thirds of the rule's lookups (keyed by the store's copy of the name, as
+  // history_ is).
+  std::unordered_map<const std::string*, boost::container::small_vector<Screen, 3>> screens_;
 };
 
 }  // namespace rulestream

@@ -59,6 +59,28 @@ TEST(UnchangedTensorRule, FiresWhenTheLastNumStepsSavesAreClose) {
             "1e-05, atol 1e-08)");
 }
 
+// A rule invoked step after step compares with the screens it kept from earlier steps; one
+// invoked at a single step reads them from the trial. Both reach the same verdicts.
+TEST(UnchangedTensorRule, AVerdictIsTheSameWhetherEarlierStepsWereInvokedOrNot) {
+  TempDir dir;
+  const Trial trial = stalling_job(dir);
+  for (const std::string num_steps : {"2", "3", "4"}) {
+    const RuleParameters parameters{{"num_steps", num_steps}};
+    Steps alone;
+    for (std::int64_t step = 0; step <= 10; ++step) {
+      const auto rule = testing::make_rule("UnchangedTensor", trial, parameters);
+      try {
+        rule->invoke(step);
+      } catch (const RuleEvaluationConditionMet&) {
+        alone.push_back(step);
+      }
+    }
+    EXPECT_EQ(alone, testing::fired_steps("UnchangedTensor", trial, parameters))
+        << "num_steps " << num_steps;
+    EXPECT_FALSE(alone.empty());
+  }
+}
+
 TEST(UnchangedTensorRule, ComparesNanOnlyWithEqualNan) {
   TempDir dir;
   const float nan = std::numeric_limits<float>::quiet_NaN();
