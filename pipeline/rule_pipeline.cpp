@@ -621,7 +621,7 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
 bool RulePipeline::Impl::keep_mapped_for_rules(const std::string& file) const {
   std::optional<SharedBytes> mapping;
   try {
-    mapping = storage_->map_whole(file);
+    mapping = storage_->map_whole(file, Storage::MapFor::LaterReads);
   } catch (const RulestreamError&) {
     return false;  // decode_from_parts reads the file again and reports what is wrong
   }
@@ -782,7 +782,8 @@ std::vector<FilePart> RulePipeline::Impl::read_parts(
   }
   // A local file whose values rules will read stays mapped for them: their reads are then
   // slices of the mapping, and the value cache holds no copies.
-  std::optional<SharedBytes> mapped = keep_mapped ? storage_->map_whole(file) : std::nullopt;
+  std::optional<SharedBytes> mapped =
+      keep_mapped ? storage_->map_whole(file, Storage::MapFor::ReadingNow) : std::nullopt;
   SharedBytes bytes = mapped ? std::move(*mapped) : storage_->read(file);
   const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));
   if (const Compression compression = detect_compression(head); compression != Compression::None) {

@@ -66,12 +66,19 @@ class Storage {
     return read_range(path, offset, length);
   }
 
+  // What a whole-file mapping is for (map_whole): a reader about to go through most of the file
+  // now (its pages are best mapped at once), or later reads that may take only some of it (a
+  // pipeline keeping a file for its rules, which read one worker's values and not another's:
+  // pages are then mapped as they are read).
+  enum class MapFor { ReadingNow, LaterReads };
+
   // The whole file as a mapping that storage keeps for the next reads of it (read_range then
   // slices it), for a reader about to take many records from one file; its bytes are
   // SharedBytes::in_kept_mapping. nullopt where storage does not map (S3, a local folder with
   // mapping off, a file system that cannot map): read() instead.
-  virtual std::optional<SharedBytes> map_whole(std::string_view path) const {
+  virtual std::optional<SharedBytes> map_whole(std::string_view path, MapFor purpose) const {
     static_cast<void>(path);
+    static_cast<void>(purpose);
     return std::nullopt;
   }
 

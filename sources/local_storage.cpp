@@ -389,16 +389,20 @@ SharedBytes LocalStorage::read_records_range(std::string_view path, std::uint64_
   return read_bytes(file.get(), offset, length, full_path);
 }
 
-std::optional<SharedBytes> LocalStorage::map_whole(std::string_view path) const {
+std::optional<SharedBytes> LocalStorage::map_whole(std::string_view path, MapFor purpose) const {
   if (!mapped_files_) return std::nullopt;
   check_relative_path(path, root_.string());
   const std::string full_path = full_path_of(root_, path);
   const FileDescriptor file(open_file(full_path));
   const std::uint64_t size = regular_file_size(file.get(), full_path);
   if (size == 0) return SharedBytes();
-  // The caller reads most of the file (Storage::map_whole), so its pages are mapped at once;
-  // not a very large file's, which would all count in the process's memory.
-  return keep_whole_mapping(file.get(), path, size, size <= kPopulateLimit);
+  // A caller about to read most of the file has its pages mapped at once; not a very large
+  // file's, which would all count in the process's memory. Pages kept for later reads are mapped
+  // as they are read: a pipeline keeps every file its rules may read values from, and they read
+  // one worker's (Tensor::value's first), so populating the rest cost 4% of an all-rules replay
+  // of many small tensors.
+  return keep_whole_mapping(file.get(), path, size,
+                            purpose == MapFor::ReadingNow && size <= kPopulateLimit);
 }
 
 std::optional<SharedBytes> LocalStorage::keep_whole_mapping(int fd, std::string_view path,

@@ -47,7 +47,7 @@ class LocalStorage final : public Storage {
   SharedBytes read_records_range(std::string_view path, std::uint64_t offset,
                                  std::uint64_t length) const override;
   // Whatever the threshold, unless it is kNeverMap (then nullopt). An empty file is empty bytes.
-  std::optional<SharedBytes> map_whole(std::string_view path) const override;
+  std::optional<SharedBytes> map_whole(std::string_view path, MapFor purpose) const override;
   // Reads with pread on a descriptor opened here; the file as it is at each read.
   std::unique_ptr<RandomAccessFile> open_random_access(std::string_view path) const override;
 

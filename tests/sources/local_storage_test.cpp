@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -386,7 +389,7 @@ TEST(LocalStorageMappingTest, RangesOfAKeptMappingAreSlicesOfIt) {
   testing::write_text_file(dir.path() / "events/e.tfevents", content);
   const LocalStorage storage(dir.path());  // the default threshold: 4 MiB
 
-  const auto whole = storage.map_whole("events/e.tfevents");
+  const auto whole = storage.map_whole("events/e.tfevents", Storage::MapFor::ReadingNow);
   ASSERT_TRUE(whole.has_value());
   EXPECT_TRUE(whole->in_kept_mapping());
   EXPECT_EQ(text_of(*whole), content);
@@ -404,11 +407,58 @@ TEST(LocalStorageMappingTest, RangesOfAKeptMappingAreSlicesOfIt) {
   EXPECT_TRUE(storage.read_range("events/e.tfevents", 10'020, 4).empty());
 
   testing::write_text_file(dir.path() / "events/empty.tfevents", "");
-  EXPECT_TRUE(storage.map_whole("events/empty.tfevents").value().empty());
-  EXPECT_THAT(storage_error([&] { storage.map_whole("events/nope.tfevents"); }),
+  EXPECT_TRUE(
+      storage.map_whole("events/empty.tfevents", Storage::MapFor::ReadingNow).value().empty());
+  EXPECT_THAT(storage_error(
+                  [&] { storage.map_whole("events/nope.tfevents", Storage::MapFor::ReadingNow); }),
               HasSubstr("events/nope.tfevents"));
-  EXPECT_FALSE(
-      LocalStorage(dir.path(), LocalStorage::kNeverMap).map_whole("events/e.tfevents").has_value());
+  EXPECT_FALSE(LocalStorage(dir.path(), LocalStorage::kNeverMap)
+                   .map_whole("events/e.tfevents", Storage::MapFor::ReadingNow)
+                   .has_value());
+}
+
+// KiB of the mapping holding `address` that are resident in this process's page table, as
+// /proc/self/smaps counts them; nullopt when it cannot tell.
+std::optional<long> mapped_kib(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t begin = 0;
+    std::uintptr_t end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 &&
+        line.find(':') > line.find(' ')) {
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("Rss:", 0) == 0) {
+      return std::stol(line.substr(4));
+    }
+  }
+  return std::nullopt;
+}
+
+// A file mapped for reading now has its pages mapped at once; one kept for later reads maps
+// only the pages those reads touch (a pipeline keeps files whose values its rules may not all
+// read).
+TEST(LocalStorageMappingTest, AMappingKeptForLaterReadsMapsOnlyThePagesRead) {
+  testing::TempDir dir;
+  const std::string content(1'000'000, 'p');  // past the 64 KiB a copy is kept for
+  testing::write_text_file(dir.path() / "events/now.tfevents", content);
+  testing::write_text_file(dir.path() / "events/later.tfevents", content);
+  const LocalStorage storage(dir.path());
+  const auto now = storage.map_whole("events/now.tfevents", Storage::MapFor::ReadingNow);
+  const auto later = storage.map_whole("events/later.tfevents", Storage::MapFor::LaterReads);
+  ASSERT_TRUE(now.has_value());
+  ASSERT_TRUE(later.has_value());
+  EXPECT_TRUE(later->in_kept_mapping());
+  const auto now_kib = mapped_kib(now->data());
+  const auto later_kib = mapped_kib(later->data());
+  if (!now_kib || !later_kib) GTEST_SKIP() << "/proc/self/smaps does not list the mappings";
+  EXPECT_GE(*now_kib, 976) << "every page of the file";
+  EXPECT_LT(*later_kib, 976 / 2) << "at most what was read (fault-around)";
+  // Reading it maps what is read, and the bytes are the file's.
+  EXPECT_EQ(text_of(*later), content);
+  EXPECT_GE(mapped_kib(later->data()).value_or(0), 976);
 }
 
 // Storage keeps a small file whole as a copy (mapping and unmapping it would cost more than
@@ -421,8 +471,8 @@ TEST(LocalStorageMappingTest, SmallFilesAreKeptAsCopiesLargerOnesAsMappings) {
   testing::write_text_file(dir.path() / "events/small.tfevents", small);
   testing::write_text_file(dir.path() / "events/large.tfevents", large);
   const LocalStorage storage(dir.path());
-  const auto small_kept = storage.map_whole("events/small.tfevents");
-  const auto large_kept = storage.map_whole("events/large.tfevents");
+  const auto small_kept = storage.map_whole("events/small.tfevents", Storage::MapFor::ReadingNow);
+  const auto large_kept = storage.map_whole("events/large.tfevents", Storage::MapFor::ReadingNow);
   ASSERT_TRUE(small_kept.has_value());
   ASSERT_TRUE(large_kept.has_value());
   EXPECT_TRUE(small_kept->in_kept_mapping());
