@@ -26,9 +26,9 @@ struct Closeness {
 
 // False only when two values certainly are not close (numpy.allclose(a, b) is False), judged
 // from their reductions alone (compute_reductions of each value): different element counts, or
-// sums further apart than allclose allows, |sum(a) - sum(b)| > n * atol + rtol * l1(b), with
-// room for the sums' rounding. True means "compare the values". Values with NaN or Inf, or sets
-// without the figures, are always worth comparing.
+// sums or l1 norms further apart than allclose allows, |sum(a) - sum(b)| or |l1(a) - l1(b)|
+// > n * atol + rtol * l1(b), with room for their rounding. True means "compare the values". Values
+// with NaN or Inf, or sets without the figures, are always worth comparing.
 bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance& tolerance);
 // The reductions may_be_close reads, besides the counts and source dtype: what a rule screening
 // every tensor at every step asks Tensor::value_reductions for.

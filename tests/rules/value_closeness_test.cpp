@@ -85,6 +85,31 @@ TEST(ValueClosenessTest, PrefilterRejectsValuesWhoseSumsMoved) {
   EXPECT_TRUE(may_be_close(compute_reductions(f32({nan, 1.0f, 7.0f})), b, tolerance));
 }
 
+// Values that moved together in proportion keep their sum within allclose's bound while their
+// magnitudes leave it: the l1 norms tell (weights scaled a little at each step, as weight decay
+// scales them). Scaled by less than rtol, they are close and pass.
+TEST(ValueClosenessTest, PrefilterRejectsValuesScaledPastTheTolerance) {
+  const Tolerance tolerance;
+  std::vector<float> b;
+  for (int i = 0; i < 256; ++i) b.push_back(i % 2 == 0 ? 0.25f + 0.001f * i : -0.25f - 0.001f * i);
+  const auto scaled = [&](double factor) {
+    std::vector<float> a;
+    for (const float x : b) a.push_back(static_cast<float>(x * factor));
+    return f32(a);
+  };
+  const auto rb = compute_reductions(f32(b));
+  const auto sum_moved =
+      std::fabs(compute_reductions(scaled(1.001)).get({Reduction::Sum, false})->as_double() -
+                rb.get({Reduction::Sum, false})->as_double());
+  const double sum_bound =
+      256 * tolerance.atol + tolerance.rtol * rb.get({Reduction::L1, false})->as_double();
+  ASSERT_LT(sum_moved, sum_bound) << "the sums alone cannot tell";
+  EXPECT_FALSE(may_be_close(compute_reductions(scaled(1.001)), rb, tolerance));
+  EXPECT_FALSE(compare_values(scaled(1.001), f32(b), tolerance).close());
+  EXPECT_TRUE(may_be_close(compute_reductions(scaled(1.000001)), rb, tolerance));
+  EXPECT_TRUE(compare_values(scaled(1.000001), f32(b), tolerance).close());
+}
+
 // Sound: whenever the prefilter says "certainly not close", the values are not close. Checked on
 // pairs made to sit right at the tolerance (the hardest cases), in float32 and float64.
 template <typename T>
@@ -97,14 +122,19 @@ void expect_prefilter_is_sound(DType dtype) {
     const std::size_t n = 1 + static_cast<std::size_t>(random() % 300);
     std::vector<T> a(n), b(n);
     const double scale = std::pow(10.0, static_cast<double>(random() % 9) - 4.0);
-    // Each element moved by up to about 1.5x what allclose allows for it, all in one direction
-    // or at random: some pairs are close, some are not, many by a hair.
-    const bool same_direction = random() % 2 == 0;
+    // Each element moved by up to about 1.5x what allclose allows for it, all in one direction,
+    // at random, or away from zero in proportion (scaled): some pairs are close, some are not,
+    // many by a hair.
+    const int kind = static_cast<int>(random() % 3);
+    const double common = 1.5 * std::uniform_real_distribution<double>(0.0, 1.0)(random);
     for (std::size_t i = 0; i < n; ++i) {
       b[i] = static_cast<T>(normal(random) * scale);
       const double allowed = tolerance.atol + tolerance.rtol * std::fabs(static_cast<double>(b[i]));
-      const double fraction = (same_direction ? 1.0 : normal(random)) * 1.5 *
-                              std::uniform_real_distribution<double>(0.0, 1.0)(random);
+      const double fraction =
+          kind == 0 ? 1.5 * std::uniform_real_distribution<double>(0.0, 1.0)(random)
+          : kind == 1
+              ? normal(random) * 1.5 * std::uniform_real_distribution<double>(0.0, 1.0)(random)
+              : (b[i] < 0 ? -common : common);
       a[i] = static_cast<T>(static_cast<double>(b[i]) + fraction * allowed);
     }
     const auto ta = TensorValue::from_values<T>(dtype, {static_cast<std::int64_t>(n)}, a);
