@@ -8,14 +8,12 @@ namespace rulestream {
 
 EncodedValue::EncodedValue(const TrialStore& store, const RecordRef& record,
                            const std::string& tensor, SharedBytes payload,
-                           std::uint32_t tensor_field, std::span<const std::byte> encoded,
-                           bool checked)
+                           std::span<const std::byte> encoded, bool checked)
     : store_(&store),
       record_(record),
       tensor_(&tensor),
       payload_(std::move(payload)),
       encoded_(encoded),
-      tensor_field_(tensor_field),
       checked_(checked) {}
 
 EncodedValue::EncodedValue(const TrialStore& store, const RecordRef& record,
@@ -27,12 +25,12 @@ EncodedValue::EncodedValue(const TrialStore& store, const RecordRef& record,
 
 std::optional<DType> EncodedValue::dtype() const {
   if (decoded_) return decoded_->dtype();
-  return store_->dtype_located(record_, *tensor_, payload_, tensor_field_);
+  return store_->dtype_located(record_, *tensor_, payload_, encoded_);
 }
 
 TensorValue EncodedValue::decode() const {
   if (decoded_) return *decoded_;
-  return store_->decode_located(record_, *tensor_, payload_, tensor_field_);
+  return store_->decode_located(record_, *tensor_, payload_, encoded_);
 }
 
 }  // namespace rulestream

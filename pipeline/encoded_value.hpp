@@ -39,17 +39,15 @@ class EncodedValue {
  private:
   friend class TrialStore;
   EncodedValue(const TrialStore& store, const RecordRef& record, const std::string& tensor,
-               SharedBytes payload, std::uint32_t tensor_field, std::span<const std::byte> encoded,
-               bool checked);
+               SharedBytes payload, std::span<const std::byte> encoded, bool checked);
   EncodedValue(const TrialStore& store, const RecordRef& record, const std::string& tensor,
                TensorValue decoded);
 
   const TrialStore* store_;
   RecordRef record_;
-  const std::string* tensor_;  // the tensor's name, the store's
-  SharedBytes payload_;        // the Event
-  std::span<const std::byte> encoded_;
-  std::uint32_t tensor_field_ = 0;  // payload offset of the Summary.Value tensor field
+  const std::string* tensor_;           // the tensor's name, the store's
+  SharedBytes payload_;                 // the Event
+  std::span<const std::byte> encoded_;  // its value's TensorProto, within payload_
   bool checked_ = false;
   // A value that came decoded (rare: only copies the value cache holds), apart so that the
   // common encoded case stays small: rules read thousands of these at a time.

@@ -451,7 +451,7 @@ std::string TrialStore::record_place(const RecordRef& ref, const std::string& te
 TensorValue TrialStore::decode_record(const RecordRef& ref, const std::string& tensor,
                                       SharedBytes bytes) const {
   const EncodedValue located = locate_record(ref, tensor, std::move(bytes));
-  return decode_located(ref, tensor, located.payload_, located.tensor_field_);
+  return decode_located(ref, tensor, located.payload_, located.encoded_);
 }
 
 EncodedValue TrialStore::locate_record(const RecordRef& ref, const std::string& tensor,
@@ -496,16 +496,16 @@ EncodedValue TrialStore::locate_record(const RecordRef& ref, const std::string& 
   if (field == 0) {
     throw FormatError(record_place(ref, tensor), "the record holds no tensor named '" + tag + "'");
   }
-  return EncodedValue(*this, ref, tensor, std::move(payload), field, encoded, known);
+  return EncodedValue(*this, ref, tensor, std::move(payload), encoded, known);
 }
 
 TensorValue TrialStore::decode_located(const RecordRef& ref, const std::string& tensor,
                                        const SharedBytes& payload,
-                                       std::uint32_t tensor_field) const {
+                                       std::span<const std::byte> encoded) const {
   const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
   std::optional<TensorValue> value;
   try {
-    value = decode_tensor_at(payload, tensor_field, tag, file_of(ref));
+    value = decode_tensor_proto(payload, encoded, tag, file_of(ref));
   } catch (const FormatError& error) {
     throw FormatError(record_place(ref, tensor), error.detail());
   }
@@ -515,10 +515,10 @@ TensorValue TrialStore::decode_located(const RecordRef& ref, const std::string& 
 
 std::optional<DType> TrialStore::dtype_located(const RecordRef& ref, const std::string& tensor,
                                                const SharedBytes& payload,
-                                               std::uint32_t tensor_field) const {
+                                               std::span<const std::byte> encoded) const {
   const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
   try {
-    return tensor_dtype_at(payload, tensor_field, tag, file_of(ref));
+    return tensor_proto_dtype(payload, encoded, tag, file_of(ref));
   } catch (const FormatError& error) {
     throw FormatError(record_place(ref, tensor), error.detail());
   }

@@ -233,13 +233,14 @@ class TrialStore {
   // whose tensor cannot be decoded.
   // (Each is there: optional only so that the caller can move them where it wants them.)
   std::vector<std::optional<EncodedValue>> read_encoded(std::span<const RecordRead> reads) const;
-  // EncodedValue::decode: decodes the tensor field at `tensor_field` of the record `ref`'s
-  // payload, and caches the value as read_record does.
+  // EncodedValue::decode: decodes the TensorProto `encoded` (within the record `ref`'s payload,
+  // as locate_record found it), and caches the value as read_record does.
   TensorValue decode_located(const RecordRef& ref, const std::string& tensor,
-                             const SharedBytes& payload, std::uint32_t tensor_field) const;
-  // EncodedValue::dtype: the dtype that tensor field declares, read without decoding it.
+                             const SharedBytes& payload, std::span<const std::byte> encoded) const;
+  // EncodedValue::dtype: the dtype that TensorProto declares, read without decoding it.
   std::optional<DType> dtype_located(const RecordRef& ref, const std::string& tensor,
-                                     const SharedBytes& payload, std::uint32_t tensor_field) const;
+                                     const SharedBytes& payload,
+                                     std::span<const std::byte> encoded) const;
   // The record's event file, relative to the trial root.
   const std::string& file_of(const RecordRef& ref) const { return cache_.file_name(ref.file_id); }
   // "<storage>/<file> (tensor '<record's tag>')": where a record sits, for error messages.

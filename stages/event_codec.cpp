@@ -727,10 +727,11 @@ std::span<const std::byte> tensor_proto_at(const SharedBytes& payload, std::uint
   return reader.read_bytes();
 }
 
-std::optional<DType> tensor_dtype_at(const SharedBytes& payload, std::uint32_t tensor_field,
-                                     std::string_view tag, const std::string& where) {
+std::optional<DType> tensor_proto_dtype(const SharedBytes& payload,
+                                        std::span<const std::byte> tensor_proto,
+                                        std::string_view tag, const std::string& where) {
   const ErrorContext context{where, payload.data(), tag};
-  MessageReader reader(tensor_proto_at(payload, tensor_field, tag, where), context, "TensorProto");
+  MessageReader reader(tensor_proto, context, "TensorProto");
   int tf_dtype = 0;  // DT_INVALID when the field is absent, as protobuf reads it
   while (reader.next()) {
     if (reader.field_number() == field::kTensorDtype) {
@@ -742,15 +743,20 @@ std::optional<DType> tensor_dtype_at(const SharedBytes& payload, std::uint32_t t
   return dtype_from_tf(tf_dtype);
 }
 
-TensorValue decode_tensor_at(const SharedBytes& payload, std::uint32_t tensor_field,
-                             std::string_view tag, const std::string& where) {
+TensorValue decode_tensor_proto(const SharedBytes& payload, std::span<const std::byte> tensor_proto,
+                                std::string_view tag, const std::string& where) {
   ValueFields fields;
   fields.tag = tag;
-  fields.tensor_field = tensor_field;
-  fields.tensor = tensor_proto_at(payload, tensor_field, tag, where);
+  fields.tensor = tensor_proto;
   DecodedTensor decoded;
   decode_value(fields, payload, where, false, decoded);
   return std::move(decoded.value);
+}
+
+TensorValue decode_tensor_at(const SharedBytes& payload, std::uint32_t tensor_field,
+                             std::string_view tag, const std::string& where) {
+  return decode_tensor_proto(payload, tensor_proto_at(payload, tensor_field, tag, where), tag,
+                             where);
 }
 
 std::string encode_tensor_event(const std::string& name, const TensorValue& value,

@@ -68,12 +68,18 @@ std::optional<std::uint32_t> find_tensor_field(const SharedBytes& payload, std::
 std::span<const std::byte> tensor_proto_at(const SharedBytes& payload, std::uint32_t tensor_field,
                                            std::string_view tag, const std::string& where);
 
-// The dtype the TensorProto at `tensor_field` declares, read without decoding the rest of it:
-// nullopt for a dtype this reader does not decode (DT_INVALID included, which is how smdebug
-// writes strings). The message's fields are framed and checked; malformed ones throw
-// FormatError naming `where`.
-std::optional<DType> tensor_dtype_at(const SharedBytes& payload, std::uint32_t tensor_field,
-                                     std::string_view tag, const std::string& where);
+// The dtype a TensorProto (as tensor_proto_at found it in `payload`) declares, read without
+// decoding the rest of it: nullopt for a dtype this reader does not decode (DT_INVALID
+// included, which is how smdebug writes strings). The message's fields are framed and checked;
+// malformed ones throw FormatError naming `where` and `tag`.
+std::optional<DType> tensor_proto_dtype(const SharedBytes& payload,
+                                        std::span<const std::byte> tensor_proto,
+                                        std::string_view tag, const std::string& where);
+
+// The value of a TensorProto as tensor_proto_at found it in `payload`, decoded and checked as
+// decode_tensor_at decodes it (tensor_content stays a slice of `payload`).
+TensorValue decode_tensor_proto(const SharedBytes& payload, std::span<const std::byte> tensor_proto,
+                                std::string_view tag, const std::string& where);
 
 // Encodes a tensor exactly as smdebug's FileWriter does: numeric data raw in tensor_content,
 // dims named "<tag>_<size>", plugin data "mode_step" then "mode", strings with dtype left at

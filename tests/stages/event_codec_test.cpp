@@ -583,7 +583,8 @@ TEST(EventCodec, DecodeTensorAtReadsAgainWhatLocateTensorFound) {
 }
 
 // find_tensor_field walks to a tensor as locate_tensor does without decoding it; the TensorProto
-// it finds is the one the field holds, and its dtype is read without decoding the rest.
+// it finds is the one the field holds, its dtype is read without decoding the rest, and it
+// decodes (decode_tensor_proto) as decode_tensor_at decodes it.
 TEST(EventCodec, FindTensorFieldFindsWhatLocateTensorFindsWithoutDecoding) {
   tfproto::Event event;
   event.set_step(3);
@@ -614,25 +615,33 @@ TEST(EventCodec, FindTensorFieldFindsWhatLocateTensorFindsWithoutDecoding) {
   tfproto::TensorProto parsed;
   ASSERT_TRUE(parsed.ParseFromArray(proto.data(), static_cast<int>(proto.size())));
   EXPECT_EQ(parsed.SerializeAsString(), event.summary().value(1).tensor().SerializeAsString());
-  EXPECT_EQ(tensor_dtype_at(payload, *broken, "broken", kWhere), DType::Float32);
+  EXPECT_EQ(tensor_proto_dtype(payload, proto, "broken", kWhere), DType::Float32);
   expect_format_error([&] { decode_tensor_at(payload, *broken, "broken", kWhere); },
                       {"tensor 'broken'", "needs 24"});
+  expect_format_error([&] { decode_tensor_proto(payload, proto, "broken", kWhere); },
+                      {"tensor 'broken'", "needs 24"});
 
-  EXPECT_EQ(tensor_dtype_at(payload, *find_tensor_field(payload, "first", kWhere), "first", kWhere),
-            DType::Float64);
-  EXPECT_EQ(tensor_dtype_at(payload, *find_tensor_field(payload, "words", kWhere), "words", kWhere),
-            std::nullopt)
+  const auto first =
+      tensor_proto_at(payload, *find_tensor_field(payload, "first", kWhere), "first", kWhere);
+  EXPECT_EQ(tensor_proto_dtype(payload, first, "first", kWhere), DType::Float64);
+  const TensorValue first_value = decode_tensor_proto(payload, first, "first", kWhere);
+  EXPECT_EQ(first_value.shape(), (Shape{1}));
+  EXPECT_EQ(first_value.as_double(0), 0.0);
+  EXPECT_GE(first_value.bytes().data(), payload.data()) << "zero-copy, as decode_tensor_at";
+  const auto words =
+      tensor_proto_at(payload, *find_tensor_field(payload, "words", kWhere), "words", kWhere);
+  EXPECT_EQ(tensor_proto_dtype(payload, words, "words", kWhere), std::nullopt)
       << "DT_INVALID: strings, as smdebug writes them";
 
   // The same offsets as decode_tensor_at refuses are refused here too.
   expect_format_error([&] { tensor_proto_at(payload, 0, "first", kWhere); },
                       {"tensor 'first'", "no tensor field at payload offset 0"});
-  expect_format_error([&] { tensor_dtype_at(payload, *broken + 2, "broken", kWhere); },
+  expect_format_error([&] { tensor_proto_at(payload, *broken + 2, "broken", kWhere); },
                       {"tensor 'broken'"});
 }
 
 // A TensorProto whose fields are malformed has no dtype to read: an error, never a guess.
-TEST(EventCodec, TensorDtypeAtRefusesAMalformedTensorProto) {
+TEST(EventCodec, TensorProtoDtypeRefusesAMalformedTensorProto) {
   // Event{summary{value{tag: "t", tensor: <0x08>}}}: the TensorProto is dtype's tag alone, its
   // varint cut off.
   const auto payload =
@@ -643,8 +652,11 @@ TEST(EventCodec, TensorDtypeAtRefusesAMalformedTensorProto) {
                            10));
   const auto field = find_tensor_field(payload, "t", kWhere);
   ASSERT_EQ(field, std::optional<std::uint32_t>(7));
-  expect_format_error([&] { tensor_dtype_at(payload, *field, "t", kWhere); },
-                      {"tensor 't'", "truncated varint"});
+  expect_format_error(
+      [&] {
+        tensor_proto_dtype(payload, tensor_proto_at(payload, *field, "t", kWhere), "t", kWhere);
+      },
+      {"tensor 't'", "truncated varint"});
 }
 
 TEST(EventCodec, GroupsAndTenByteVarintsAreReadAsProtobufReadsThem) {
