@@ -20,6 +20,10 @@ namespace rulestream {
 
 namespace {
 
+// How many compressed event files a store keeps inflated (InflatedFiles), within its value
+// cache's byte budget: a step's records sit in one file per worker.
+constexpr std::size_t kInflatedFilesKept = 4;
+
 // How read_records groups records of one file into reads: a read of a kept mapping is a slice
 // whatever its size, and elsewhere (S3) one request per few MiB costs far less than one per
 // record while holding little memory at once.
@@ -79,7 +83,8 @@ LandedReductions::LandedReductions(std::size_t count, std::shared_ptr<RecordAren
 TrialStore::TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options)
     : storage_(std::move(storage)),
       options_(std::move(options)),
-      cache_(options_.value_cache_bytes) {}
+      cache_(options_.value_cache_bytes),
+      inflated_(options_.value_cache_bytes, kInflatedFilesKept) {}
 
 std::uint64_t TrialStore::generation() const {
   std::shared_lock lock(mutex_);
@@ -465,13 +470,20 @@ EncodedValue TrialStore::locate_record(const RecordRef& ref, const std::string& 
   Frame frame = frame_record_at(bytes.span(), 0, framing);
   if (frame.status != FrameStatus::Record && frame.status != FrameStatus::BadDataCrc) {
     // TensorFlow can write whole-file compressed TFRecords; offsets then refer to the
-    // inflated stream.
-    SharedBytes whole = storage_->read(file);
-    const auto head = whole.span().first(std::min<std::size_t>(whole.size(), 64));
-    if (const Compression compression = detect_compression(head);
-        compression != Compression::None) {
-      bytes = decompress_file(whole, compression, storage_->describe() + "/" + file);
+    // inflated stream. The file inflated for an earlier record of it serves this one too.
+    const auto needed = static_cast<std::size_t>(ref.start + ref.length);
+    if (std::optional<SharedBytes> inflated = inflated_.find(ref.file_id, needed)) {
+      bytes = std::move(*inflated);
       frame = frame_record_at(bytes.span(), ref.start, framing);
+    } else {
+      SharedBytes whole = storage_->read(file);
+      const auto head = whole.span().first(std::min<std::size_t>(whole.size(), 64));
+      if (const Compression compression = detect_compression(head);
+          compression != Compression::None) {
+        bytes = decompress_file(whole, compression, storage_->describe() + "/" + file);
+        inflated_.keep(ref.file_id, bytes);
+        frame = frame_record_at(bytes.span(), ref.start, framing);
+      }
     }
   }
   if (frame.status != FrameStatus::Record) {

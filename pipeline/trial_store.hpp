@@ -19,6 +19,7 @@
 
 #include "pipeline/collection.hpp"
 #include "pipeline/encoded_value.hpp"
+#include "pipeline/inflated_files.hpp"
 #include "pipeline/mode.hpp"
 #include "pipeline/name_filter_cache.hpp"
 #include "pipeline/packed_reductions.hpp"
@@ -277,6 +278,7 @@ class TrialStore {
   std::shared_ptr<const Storage> storage_;
   TrialOptions options_;
   mutable RecordCache cache_;
+  mutable InflatedFiles inflated_;  // compressed event files, inflated
   // Declared before tensors_: their steps' saves live in it, so it must go after them.
   std::shared_ptr<RecordArena> record_arena_ = std::make_shared<RecordArena>();
   mutable NameFilterCache name_filters_;

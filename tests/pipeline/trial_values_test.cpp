@@ -48,7 +48,10 @@ class CountingStorage : public Storage {
     return inner_.list(prefix, start_after);
   }
   bool exists(std::string_view path) const override { return inner_.exists(path); }
-  SharedBytes read(std::string_view path) const override { return inner_.read(path); }
+  SharedBytes read(std::string_view path) const override {
+    if (is_event_file(path)) ++whole_reads;
+    return inner_.read(path);
+  }
   SharedBytes read_range(std::string_view path, std::uint64_t offset,
                          std::uint64_t length) const override {
     if (is_event_file(path)) ++range_reads;
@@ -63,6 +66,7 @@ class CountingStorage : public Storage {
 
   mutable std::atomic<int> range_reads{0};
   mutable std::atomic<int> records_range_reads{0};
+  mutable std::atomic<int> whole_reads{0};
 
  private:
   static bool is_event_file(std::string_view path) { return path.ends_with(".tfevents"); }
@@ -78,9 +82,11 @@ struct ManyTensorJob {
 
   static std::string name(int i) { return "layer" + std::to_string(10 + i) + ".weight"; }
 
-  ManyTensorJob() {
+  explicit ManyTensorJob(Compression compression = Compression::None) {
     for (const float worker : {0.0f, 0.5f}) {
-      TrialWriter writer({.root = dir.path(), .worker = worker == 0.0f ? "worker_0" : "worker_1"});
+      TrialWriter writer({.root = dir.path(),
+                          .worker = worker == 0.0f ? "worker_0" : "worker_1",
+                          .compression = compression});
       for (std::int64_t step = 0; step < 3; ++step) {
         writer.begin_step(step, step < 2 ? Mode::Train : Mode::Eval, step < 2 ? step : 0);
         for (int i = 0; i < kTensors; ++i) {
@@ -213,6 +219,44 @@ TEST(TrialValues, EqualValuesHaveEqualEncodings) {
   EXPECT_NE(bytes_of(trial.encoded_values_at(std::span(refs).subspan(1, 1), 1)[0]),
             bytes_of(theirs[0]))
       << "another tensor's value differs";
+}
+
+// A compressed event file's record offsets count inflated bytes: reading a record inflates the
+// whole file. It is inflated once for all the records read from it, not once per record, and
+// the values are those of the same job uncompressed.
+TEST(TrialValues, ACompressedFileIsInflatedOnceForTheRecordsReadFromIt) {
+  ManyTensorJob plain;
+  for (const Compression compression : {Compression::Gzip, Compression::Zlib}) {
+    ManyTensorJob job(compression);
+    auto storage = std::make_shared<CountingStorage>(job.dir.path(), LocalStorage::kNeverMap);
+    const Trial trial = Trial::open(storage, quick_options());
+    const Trial expected = Trial::open(plain.dir.path().string(), quick_options());
+    const std::vector<TensorRef> refs = trial.tensor_refs({.step = 1});
+    ASSERT_GT(refs.size(), 40u);
+
+    const int before = storage->whole_reads.load();
+    const auto values = trial.values_at(refs, 1);
+    EXPECT_EQ(storage->whole_reads.load() - before, 1) << "worker_0's file of step 1, once";
+    const auto plain_values = expected.values_at(expected.tensor_refs({.step = 1}), 1);
+    ASSERT_EQ(values.size(), plain_values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      ASSERT_EQ(values[i].has_value(), plain_values[i].has_value()) << refs[i].name();
+      if (!values[i]) continue;
+      EXPECT_EQ(values[i]->bytes().as_string_view(), plain_values[i]->bytes().as_string_view())
+          << refs[i].name();
+    }
+    // Value by value, as a rule reading one tensor at a time does: still one inflation per
+    // file, for both workers' files of step 0.
+    const int before_each = storage->whole_reads.load();
+    for (const TensorRef& ref : refs) {
+      if (ref.name() == "z_only_reduced" || ref.name() == "z_late") continue;
+      EXPECT_EQ(trial.tensor(ref).value(0).as_double(0),
+                expected.tensor(ref.name()).value(0).as_double(0));
+      EXPECT_EQ(trial.tensor(ref).value(0, Mode::Global, "worker_1").as_double(0),
+                expected.tensor(ref.name()).value(0, Mode::Global, "worker_1").as_double(0));
+    }
+    EXPECT_EQ(storage->whole_reads.load() - before_each, 2);
+  }
 }
 
 TEST(TrialValues, RefsFromAnotherTrialAreTakenByName) {
