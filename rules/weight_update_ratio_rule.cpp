@@ -208,6 +208,15 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
   // step stays known. Values are read a few MiB at a time (Trial::values_at: one read per event
   // file rather than one per value), the previous ones by the step they were saved at.
   const std::vector<TensorRef> refs = weights().tensor_refs(trial, step);
+  // The weights' previous saves are nearly always one step: its TRAIN step is looked up once,
+  // not under the trial's lock for each weight.
+  std::optional<std::pair<std::int64_t, std::int64_t>> known_train_step;  // global, TRAIN
+  const auto train_step_of = [&](std::int64_t global) {
+    if (!known_train_step || known_train_step->first != global) {
+      known_train_step.emplace(global, trial.mode_step(global).value_or(global));
+    }
+    return known_train_step->second;
+  };
   for (std::size_t done = 0; done < refs.size();) {
     const std::span<const TensorRef> chunk =
         std::span(refs).subspan(done, std::min(refs.size() - done, kWeightsAtATime));
@@ -222,9 +231,9 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
       history_.record(tensor, step);
       if (previous_steps.empty()) continue;
       const std::int64_t previous_step = previous_steps.back();
-      const std::int64_t previous_train_step =
-          trial.mode_step(previous_step).value_or(previous_step);
-      if (options_.num_steps && train_step - previous_train_step > *options_.num_steps) continue;
+      if (options_.num_steps && train_step - train_step_of(previous_step) > *options_.num_steps) {
+        continue;
+      }
       updates.push_back({k, names[k], previous_step});
     }
     const std::vector<std::optional<TensorValue>> previous =
