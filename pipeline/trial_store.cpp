@@ -577,17 +577,25 @@ void TrialStore::read_record_bytes(std::span<const RecordRead> reads,
   }
 }
 
-std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> reads) const {
-  std::vector<TensorValue> values(reads.size());
+template <typename Cached>
+std::vector<std::size_t> TrialStore::uncached_reads(std::span<const RecordRead> reads,
+                                                    Cached&& cached) const {
   std::vector<std::size_t> unread;  // positions in reads
   unread.reserve(reads.size());
   for (std::size_t i = 0; i < reads.size(); ++i) {
-    if (auto cached = cache_.value(reads[i].ref.key())) {
-      values[i] = std::move(*cached);
+    if (auto value = cache_.value(reads[i].ref.key())) {
+      cached(i, std::move(*value));
     } else {
       unread.push_back(i);
     }
   }
+  return unread;
+}
+
+std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> reads) const {
+  std::vector<TensorValue> values(reads.size());
+  std::vector<std::size_t> unread = uncached_reads(
+      reads, [&](std::size_t i, TensorValue value) { values[i] = std::move(value); });
   read_record_bytes(reads, std::move(unread), [&](std::size_t i, SharedBytes bytes) {
     values[i] = decode_record(reads[i].ref, *reads[i].tensor, std::move(bytes));
   });
@@ -597,15 +605,9 @@ std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> re
 std::vector<std::optional<EncodedValue>> TrialStore::read_encoded(
     std::span<const RecordRead> reads) const {
   std::vector<std::optional<EncodedValue>> values(reads.size());
-  std::vector<std::size_t> unread;  // positions in reads
-  unread.reserve(reads.size());
-  for (std::size_t i = 0; i < reads.size(); ++i) {
-    if (auto cached = cache_.value(reads[i].ref.key())) {
-      values[i].emplace(EncodedValue(*this, reads[i].ref, *reads[i].tensor, std::move(*cached)));
-    } else {
-      unread.push_back(i);
-    }
-  }
+  std::vector<std::size_t> unread = uncached_reads(reads, [&](std::size_t i, TensorValue value) {
+    values[i].emplace(EncodedValue(*this, reads[i].ref, *reads[i].tensor, std::move(value)));
+  });
   read_record_bytes(reads, std::move(unread), [&](std::size_t i, SharedBytes bytes) {
     values[i].emplace(locate_record(reads[i].ref, *reads[i].tensor, std::move(bytes)));
   });

@@ -262,6 +262,10 @@ class TrialStore {
   // field (known when the pipeline decoded it as it landed), without decoding it.
   EncodedValue locate_record(const RecordRef& ref, const std::string& tensor,
                              SharedBytes bytes) const;
+  // Positions in `reads` of the records the value cache does not hold; each value it holds is
+  // handed to cached(i, value) (read_records and read_encoded ask it first).
+  template <typename Cached>
+  std::vector<std::size_t> uncached_reads(std::span<const RecordRead> reads, Cached&& cached) const;
   // The bytes of each record reads[i], i in `unread`, handed to each(i, bytes) (exactly the
   // record's bytes, as read_uncached reads them): one read per batch of a file's records.
   template <typename Each>
