@@ -494,21 +494,23 @@ EncodedValue TrialStore::locate_record(const RecordRef& ref, const std::string& 
   const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
   SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
   const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
-  // A record decoded as it landed has its tensor field noted, in the same bytes. (No tensor
-  // field sits at payload offset 0: that is the Event's own first field.)
+  // A record decoded as it landed has its tensor field noted, in the same bytes (0: not noted;
+  // no tensor field sits at payload offset 0, the Event's own first field).
   const bool known = checked_on_landing && ref.tensor_field != 0;
-  std::uint32_t field = known ? ref.tensor_field : 0;
-  std::span<const std::byte> encoded;
+  std::optional<std::span<const std::byte>> encoded;
   try {
-    if (!known) field = find_tensor_field(payload, tag, file).value_or(0);
-    if (field != 0) encoded = tensor_proto_at(payload, field, tag, file);
+    if (known) {
+      encoded = tensor_proto_at(payload, ref.tensor_field, tag, file);
+    } else if (const std::optional<TensorField> found = find_tensor_field(payload, tag, file)) {
+      encoded = found->tensor_proto;
+    }
   } catch (const FormatError& error) {
     throw FormatError(record_place(ref, tensor), error.detail());
   }
-  if (field == 0) {
+  if (!encoded) {
     throw FormatError(record_place(ref, tensor), "the record holds no tensor named '" + tag + "'");
   }
-  return EncodedValue(*this, ref, tensor, std::move(payload), encoded, known);
+  return EncodedValue(*this, ref, tensor, std::move(payload), *encoded, known);
 }
 
 TensorValue TrialStore::decode_located(const RecordRef& ref, const std::string& tensor,

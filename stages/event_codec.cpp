@@ -700,12 +700,13 @@ std::optional<TensorValue> decode_tensor(const SharedBytes& payload, std::string
   return std::move(found->value);
 }
 
-std::optional<std::uint32_t> find_tensor_field(const SharedBytes& payload, std::string_view tag,
-                                               const std::string& where) {
-  std::optional<std::uint32_t> found;
+std::optional<TensorField> find_tensor_field(const SharedBytes& payload, std::string_view tag,
+                                             const std::string& where) {
+  std::optional<TensorField> found;
   walk_event(payload, where, [&](const EventHeader&, const ValueFields& fields) {
     if (fields.tag != tag) return true;
-    found = static_cast<std::uint32_t>(fields.tensor_field);  // walk_event: the offset fits
+    // walk_event refused payloads over INT_MAX bytes: the offset fits.
+    found = TensorField{static_cast<std::uint32_t>(fields.tensor_field), *fields.tensor};
     return false;
   });
   return found;

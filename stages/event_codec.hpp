@@ -56,10 +56,16 @@ TensorValue decode_tensor_at(const SharedBytes& payload, std::uint32_t tensor_fi
                              std::string_view tag, const std::string& where);
 
 // The tensor tagged `tag` in one Event payload, found as locate_tensor finds it but not
-// decoded: the payload offset of its Summary.Value tensor field, or nullopt when the event holds
-// no tensor of that name. The Event is walked and checked as locate_tensor walks it.
-std::optional<std::uint32_t> find_tensor_field(const SharedBytes& payload, std::string_view tag,
-                                               const std::string& where);
+// decoded: the payload offset of its Summary.Value tensor field (what tensor_proto_at and
+// decode_tensor_at take), and the TensorProto that field holds, a view into `payload`. nullopt
+// when the event holds no tensor of that name. The Event is walked and checked as
+// locate_tensor walks it.
+struct TensorField {
+  std::uint32_t offset = 0;
+  std::span<const std::byte> tensor_proto;
+};
+std::optional<TensorField> find_tensor_field(const SharedBytes& payload, std::string_view tag,
+                                             const std::string& where);
 
 // The TensorProto message in the tensor field at `tensor_field` (as find_tensor_field or
 // locate_tensor gave it), not decoded: a view into `payload`. Two tensor fields whose messages

@@ -369,23 +369,19 @@ TEST(TrialValues, ACorruptRecordIsAnErrorNamingItsFileAndOffset) {
   }
   const Trial trial = Trial::open(job.dir.path().string(), quick_options());
   const std::vector<TensorRef> refs = trial.tensor_refs({.step = 1});
-  try {
-    trial.values_at(refs, 1);
-    FAIL() << "a corrupt record must not decode";
-  } catch (const FormatError& error) {
-    EXPECT_NE(std::string(error.what()).find("000000000001_worker_0.tfevents at offset 0"),
-              std::string::npos)
-        << error.what();
-  }
+  const auto expect_error_naming_the_record = [](const auto& read) {
+    try {
+      read();
+      ADD_FAILURE() << "a corrupt record must not be read";
+    } catch (const FormatError& error) {
+      EXPECT_NE(std::string(error.what()).find("000000000001_worker_0.tfevents at offset 0"),
+                std::string::npos)
+          << error.what();
+    }
+  };
+  expect_error_naming_the_record([&] { trial.values_at(refs, 1); });
   // Read but not decoded, the record still cannot be framed: the same error.
-  try {
-    trial.encoded_values_at(refs, 1);
-    FAIL() << "a corrupt record must not be framed";
-  } catch (const FormatError& error) {
-    EXPECT_NE(std::string(error.what()).find("000000000001_worker_0.tfevents at offset 0"),
-              std::string::npos)
-        << error.what();
-  }
+  expect_error_naming_the_record([&] { trial.encoded_values_at(refs, 1); });
   // The other records of the file, and the other steps, still read.
   EXPECT_EQ(trial.values_at(std::span(refs).subspan(1), 1)[0]->as_double(0), 210.0);
   EXPECT_EQ(trial.encoded_values_at(std::span(refs).subspan(1), 1)[0]->decode().as_double(0),

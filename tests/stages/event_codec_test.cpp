@@ -604,39 +604,43 @@ TEST(EventCodec, FindTensorFieldFindsWhatLocateTensorFindsWithoutDecoding) {
   for (const std::string tag : {"first", "words"}) {
     const auto located = locate_tensor(payload, tag, kWhere);
     ASSERT_TRUE(located.has_value()) << tag;
-    EXPECT_EQ(find_tensor_field(payload, tag, kWhere), located->tensor_field) << tag;
+    const auto found = find_tensor_field(payload, tag, kWhere);
+    ASSERT_TRUE(found.has_value()) << tag;
+    EXPECT_EQ(found->offset, located->tensor_field) << tag;
+    // The TensorProto it gives is the one tensor_proto_at reads at that offset.
+    const auto at = tensor_proto_at(payload, found->offset, tag, kWhere);
+    EXPECT_EQ(found->tensor_proto.data(), at.data()) << tag;
+    EXPECT_EQ(found->tensor_proto.size(), at.size()) << tag;
   }
   EXPECT_FALSE(find_tensor_field(payload, "missing", kWhere).has_value());
 
   // "broken" cannot be decoded, but it can be found, its bytes compared and its dtype read.
   const auto broken = find_tensor_field(payload, "broken", kWhere);
   ASSERT_TRUE(broken.has_value());
-  const auto proto = tensor_proto_at(payload, *broken, "broken", kWhere);
+  const auto proto = broken->tensor_proto;
   tfproto::TensorProto parsed;
   ASSERT_TRUE(parsed.ParseFromArray(proto.data(), static_cast<int>(proto.size())));
   EXPECT_EQ(parsed.SerializeAsString(), event.summary().value(1).tensor().SerializeAsString());
   EXPECT_EQ(tensor_proto_dtype(payload, proto, "broken", kWhere), DType::Float32);
-  expect_format_error([&] { decode_tensor_at(payload, *broken, "broken", kWhere); },
+  expect_format_error([&] { decode_tensor_at(payload, broken->offset, "broken", kWhere); },
                       {"tensor 'broken'", "needs 24"});
   expect_format_error([&] { decode_tensor_proto(payload, proto, "broken", kWhere); },
                       {"tensor 'broken'", "needs 24"});
 
-  const auto first =
-      tensor_proto_at(payload, *find_tensor_field(payload, "first", kWhere), "first", kWhere);
+  const auto first = find_tensor_field(payload, "first", kWhere).value().tensor_proto;
   EXPECT_EQ(tensor_proto_dtype(payload, first, "first", kWhere), DType::Float64);
   const TensorValue first_value = decode_tensor_proto(payload, first, "first", kWhere);
   EXPECT_EQ(first_value.shape(), (Shape{1}));
   EXPECT_EQ(first_value.as_double(0), 0.0);
   EXPECT_GE(first_value.bytes().data(), payload.data()) << "zero-copy, as decode_tensor_at";
-  const auto words =
-      tensor_proto_at(payload, *find_tensor_field(payload, "words", kWhere), "words", kWhere);
+  const auto words = find_tensor_field(payload, "words", kWhere).value().tensor_proto;
   EXPECT_EQ(tensor_proto_dtype(payload, words, "words", kWhere), std::nullopt)
       << "DT_INVALID: strings, as smdebug writes them";
 
   // The same offsets as decode_tensor_at refuses are refused here too.
   expect_format_error([&] { tensor_proto_at(payload, 0, "first", kWhere); },
                       {"tensor 'first'", "no tensor field at payload offset 0"});
-  expect_format_error([&] { tensor_proto_at(payload, *broken + 2, "broken", kWhere); },
+  expect_format_error([&] { tensor_proto_at(payload, broken->offset + 2, "broken", kWhere); },
                       {"tensor 'broken'"});
 }
 
@@ -651,12 +655,11 @@ TEST(EventCodec, TensorProtoDtypeRefusesAMalformedTensorProto) {
                            "\x42\x01\x08",  // Value.tensor, 1 byte
                            10));
   const auto field = find_tensor_field(payload, "t", kWhere);
-  ASSERT_EQ(field, std::optional<std::uint32_t>(7));
-  expect_format_error(
-      [&] {
-        tensor_proto_dtype(payload, tensor_proto_at(payload, *field, "t", kWhere), "t", kWhere);
-      },
-      {"tensor 't'", "truncated varint"});
+  ASSERT_TRUE(field.has_value());
+  EXPECT_EQ(field->offset, 7u);
+  EXPECT_EQ(field->tensor_proto.size(), 1u);
+  expect_format_error([&] { tensor_proto_dtype(payload, field->tensor_proto, "t", kWhere); },
+                      {"tensor 't'", "truncated varint"});
 }
 
 TEST(EventCodec, GroupsAndTenByteVarintsAreReadAsProtobufReadsThem) {
