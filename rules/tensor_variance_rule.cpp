@@ -56,7 +56,19 @@ bool TensorVarianceRule::invoke_at_step(std::int64_t step) {
     const std::string& name = ref.name();
     const Tensor tensor = trial.tensor(ref);
     double variance = 0.0;
-    // A variance needs two elements. The count comes with the reductions; a tensor saved only as
+    try {
+      variance = tensor.reduction_value(step, Reduction::Variance).as_double();
+    } catch (const TensorUnavailableForStep&) {
+      continue;  // neither the values nor a saved variance at this step
+    } catch (const ReductionUnsupported&) {
+      continue;  // strings, complex values
+    }
+    const bool too_high = options_.max_threshold && variance > *options_.max_threshold;
+    const bool too_low = options_.min_threshold && variance < *options_.min_threshold;
+    if (!too_high && !too_low) continue;
+    // A variance needs two elements (a scalar's is 0 by definition, not a narrow spread). Asked
+    // only of a variance out of bounds: every tensor is judged at every step, and this is a
+    // second lookup of it. The count comes with the reductions; a tensor saved only as
     // reductions tells it by its saved shape, if any (else the saved variance is all there is).
     try {
       if (tensor.element_counts(step).elements < 2) continue;
@@ -68,16 +80,6 @@ bool TensorVarianceRule::invoke_at_step(std::int64_t step) {
         continue;
       }
     }
-    try {
-      variance = tensor.reduction_value(step, Reduction::Variance).as_double();
-    } catch (const TensorUnavailableForStep&) {
-      continue;  // neither the values nor a saved variance at this step
-    } catch (const ReductionUnsupported&) {
-      continue;  // strings, complex values
-    }
-    const bool too_high = options_.max_threshold && variance > *options_.max_threshold;
-    const bool too_low = options_.min_threshold && variance < *options_.min_threshold;
-    if (!too_high && !too_low) continue;
     finding.tensors.push_back(name);
     finding.figures.push_back({"variance", variance, name});
     if (first_bound.empty()) {
