@@ -4,7 +4,9 @@
 //   built-in rules on, next to the read ceiling: a plain read of the same event files with the
 //   same number of threads, page cache warm;
 // - peak RSS of each replay, from wait4() on a child process that does nothing else;
-// - the same replay with every built-in rule, against the four (issue 4);
+// - the same replay with every built-in rule, against the four (issue 4); SimilarAcrossRuns
+//   compares the job with itself, its worst case, and with --other-run also with a second run
+//   of the same job from another seed (every value differs), for diagnosis;
 // - scaling with the job's length: every rule over a job of tiny tensors, N / 10 steps
 //   against N, compared per step (--only scaling, --scaling-steps N);
 // - live latency: from a step's index files landing (the simulator's on_step_written, called
@@ -95,8 +97,9 @@ std::int64_t int_arg(const Args& args, const std::string& key, std::int64_t fall
 // --- the two jobs -------------------------------------------------------------------------
 
 JobSimulatorOptions job_options(const std::string& kind, const fs::path& out, std::int64_t steps,
-                                int workers) {
+                                int workers, std::uint64_t seed = 0) {
   JobSimulatorOptions options;
+  options.seed = seed;
   options.output = out;
   options.workers = workers;
   options.steps = steps;
@@ -177,7 +180,8 @@ double seconds_since(SteadyClock::time_point start) {
 
 int phase_generate(const Args& args) {
   const auto options = job_options(arg(args, "kind", ""), arg(args, "out", ""),
-                                   int_arg(args, "steps", 0), int_arg(args, "workers", 2));
+                                   int_arg(args, "steps", 0), int_arg(args, "workers", 2),
+                                   static_cast<std::uint64_t>(int_arg(args, "seed", 0)));
   const auto start = SteadyClock::now();
   const auto summary = JobSimulator(options).run();
   std::cout << "seconds=" << seconds_since(start) << " event_bytes=" << summary.event_bytes
@@ -319,7 +323,10 @@ int phase_replay(const Args& args) {
     std::erase_if(config.rules,
                   [](const RuleConfig& rule) { return rule.rule == "SimilarAcrossRuns"; });
   }
-  if (all_rules) config.paths.push_back(config.paths.front());  // SimilarAcrossRuns' other trial
+  // SimilarAcrossRuns' other trial: the same job again, its worst case (every value equal, so
+  // every value of both runs is read and compared). Diagnosis only (not in the tables):
+  // --other-trial names another run to compare with.
+  if (all_rules) config.paths.push_back(arg(args, "other-trial", config.paths.front()));
   config.threads = thread_count(args);
   // Diagnosis only: the default (512 MiB) is what the figures use.
   if (args.contains("max-memory-mib")) {
@@ -582,33 +589,46 @@ void print_rule_times(const std::string& rule_seconds) {
   std::cout << "\n\n";
 }
 
+// Generates a job of `kind` under `trial` from the simulator's `seed`, writes back what the
+// generator left dirty (writeback under a measurement halves the read ceiling), then reads
+// everything once so that every run finds it in the page cache.
+void generate_job(const std::string& kind, const fs::path& trial, std::int64_t steps, int workers,
+                  std::uint64_t seed, const std::string& threads) {
+  if (fs::exists(trial)) fs::remove_all(trial);
+  const auto generated = run_phase({"--phase", "generate", "--kind", kind, "--out", trial.string(),
+                                    "--steps", std::to_string(steps), "--workers",
+                                    std::to_string(workers), "--seed", std::to_string(seed)});
+  std::cout << "generated " << trial.filename().string() << " (seed " << seed
+            << "): " << fixed(num(generated, "event_bytes") / 1e9, 2) << " GB, "
+            << generated.values.at("records") << " records in "
+            << fixed(num(generated, "seconds"), 1) << " s\n";
+  ::sync();
+  run_phase(
+      {"--phase", "ceiling", "--method", "read", "--trial", trial.string(), "--threads", threads});
+}
+
 void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps, int workers,
-               int repetitions, const std::string& threads, bool keep) {
+               int repetitions, const std::string& threads, bool keep, bool other_run) {
   const fs::path trial = data / (kind + "-job");
+  // A second run of the same job from another seed, for SimilarAcrossRuns to compare with
+  // (--other-run): every value differs, where the job compared with itself has every value
+  // equal. Diagnosis only; the tables' ratio is the worst case, the job against itself.
+  const fs::path other_trial = data / (kind + "-other-run");
   const auto options = job_options(kind, trial, steps, workers);
   struct statvfs disk {};
   if (::statvfs(data.c_str(), &disk) == 0) {
     const auto free_bytes = static_cast<std::uint64_t>(disk.f_bavail) * disk.f_frsize;
-    const std::uint64_t needed = estimated_bytes(options) + (std::uint64_t{1} << 30);
+    const std::uint64_t needed =
+        estimated_bytes(options) * (other_run ? 2 : 1) + (std::uint64_t{1} << 30);
     if (free_bytes < needed) {
       throw std::runtime_error(kind + " job: ~" + std::to_string(needed >> 20) + " MiB needed, " +
                                std::to_string(free_bytes >> 20) + " MiB free under " +
                                data.string() + " (lower --" + kind + "-steps)");
     }
   }
-  if (fs::exists(trial)) fs::remove_all(trial);
   std::cout << "## " << kind << " job: " << workers << " workers x " << steps << " steps\n";
-  const auto generated =
-      run_phase({"--phase", "generate", "--kind", kind, "--out", trial.string(), "--steps",
-                 std::to_string(steps), "--workers", std::to_string(workers)});
-  std::cout << "generated " << fixed(num(generated, "event_bytes") / 1e9, 2) << " GB, "
-            << generated.values.at("records") << " records in "
-            << fixed(num(generated, "seconds"), 1) << " s\n";
-  // Write back what the generator left dirty (writeback under a measurement halves the read
-  // ceiling), then read everything once so that every run finds it in the page cache.
-  ::sync();
-  run_phase(
-      {"--phase", "ceiling", "--method", "read", "--trial", trial.string(), "--threads", threads});
+  generate_job(kind, trial, steps, workers, 0, threads);
+  if (other_run) generate_job(kind, other_trial, steps, workers, 1, threads);
   // Each repetition runs the three plain reads and the replay back to back, so that a ratio
   // compares figures taken under the same load; medians over repetitions are reported, ratios
   // as the median of the per-repetition ratios.
@@ -619,6 +639,8 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
   std::vector<double> ratios, every_byte_ratios;
   std::vector<double> all_rules_bps, all_rules_cost, all_rules_rss;
   std::string all_rules_conditions;
+  std::vector<double> other_run_cost;  // --other-run: all rules, the other trial a different run
+  std::string other_run_conditions;
   ChildResult last;
   ChildResult last_all_rules;
   auto rate = [](const ChildResult& result) {
@@ -641,6 +663,13 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
     all_rules_cost.push_back(num(replay_all, "seconds") / num(replay, "seconds"));
     all_rules_rss.push_back(replay_all.max_rss_mib);
     all_rules_conditions = replay_all.values.at("conditions");
+    if (other_run) {
+      const auto replay_other =
+          run_phase({"--phase", "replay", "--trial", trial.string(), "--threads", threads,
+                     "--rules", "all", "--other-trial", other_trial.string()});
+      other_run_cost.push_back(num(replay_other, "seconds") / num(replay, "seconds"));
+      other_run_conditions = replay_other.values.at("conditions");
+    }
     tensors_ps.push_back(num(replay, "tensors") / num(replay, "seconds"));
     rss.push_back(replay.max_rss_mib);
     ratios.push_back(replay_bps.back() / std::max(read_bps.back(), touch_bps.back()));
@@ -654,7 +683,11 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
               << "% (every byte " << fixed(every_byte_ratios.back() * 100, 1) << "%); all rules "
               << fixed(all_rules_bps.back() / 1e9, 2) << " GB/s, "
               << fixed(all_rules_cost.back(), 2) << "x the four rules' time, peak RSS "
-              << fixed(all_rules_rss.back(), 0) << " MiB; load " << load_average() << "\n";
+              << fixed(all_rules_rss.back(), 0) << " MiB";
+    if (other_run) {
+      std::cout << "; against another run " << fixed(other_run_cost.back(), 2) << "x";
+    }
+    std::cout << "; load " << load_average() << "\n";
     last = replay;
     last_all_rules = replay_all;
   }
@@ -680,8 +713,19 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
             << fixed(median(all_rules_cost), 2) << "x | "
             << fixed(*std::max_element(all_rules_rss.begin(), all_rules_rss.end()), 0) << " MiB | "
             << all_rules_conditions << " |\n\n";
+  if (other_run) {
+    std::cout << "| job | time, all / four, SimilarAcrossRuns against another run (diagnosis) | "
+                 "range | conditions met |\n"
+              << "| " << kind << " | " << fixed(median(other_run_cost), 2) << "x | "
+              << fixed(*std::min_element(other_run_cost.begin(), other_run_cost.end()), 2) << "-"
+              << fixed(*std::max_element(other_run_cost.begin(), other_run_cost.end()), 2) << "x | "
+              << other_run_conditions << " |\n\n";
+  }
   print_rule_times(last_all_rules.values["rule_seconds"]);
-  if (!keep) fs::remove_all(trial);
+  if (!keep) {
+    fs::remove_all(trial);
+    if (other_run) fs::remove_all(other_trial);
+  }
 }
 
 // How a replay's cost grows with the job's length: all twenty rules over a job of tiny tensors,
@@ -749,6 +793,7 @@ int driver(const Args& args) {
   const int workers = static_cast<int>(int_arg(args, "workers", 2));
   const std::string threads = std::to_string(thread_count(args));
   const bool keep = args.contains("keep");
+  const bool other_run = args.contains("other-run");
   const std::string only = arg(args, "only", "large,small,scaling,latency");
   fs::create_directories(data);
   struct rusage self {};
@@ -756,12 +801,12 @@ int driver(const Args& args) {
   std::cout << "threads " << threads << ", driver peak RSS " << self.ru_maxrss / 1024
             << " MiB (the floor of every child's figure), load " << load_average() << "\n\n";
   if (only.find("large") != std::string::npos) {
-    bench_job("large", data, int_arg(args, "large-steps", 500), workers, repetitions, threads,
-              keep);
+    bench_job("large", data, int_arg(args, "large-steps", 500), workers, repetitions, threads, keep,
+              other_run);
   }
   if (only.find("small") != std::string::npos) {
-    bench_job("small", data, int_arg(args, "small-steps", 300), workers, repetitions, threads,
-              keep);
+    bench_job("small", data, int_arg(args, "small-steps", 300), workers, repetitions, threads, keep,
+              other_run);
   }
   if (only.find("scaling") != std::string::npos) {
     bench_scaling(data, int_arg(args, "scaling-steps", 20000), workers, repetitions, threads, keep);
