@@ -612,7 +612,8 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
   const fs::path trial = data / (kind + "-job");
   // A second run of the same job from another seed, for SimilarAcrossRuns to compare with
   // (--other-run): every value differs, where the job compared with itself has every value
-  // equal. Diagnosis only; the tables' ratio is the worst case, the job against itself.
+  // equal. Diagnosis only: the tables keep the job against itself, the rule's own worst case
+  // (every value of both runs read and compared).
   const fs::path other_trial = data / (kind + "-other-run");
   const auto options = job_options(kind, trial, steps, workers);
   struct statvfs disk {};
