@@ -30,18 +30,25 @@ class HeldValues {
   // Holds `value` as `tensor`'s at `step`, in place of what was held for it.
   void hold(const std::string* tensor, std::int64_t step, TensorValue value);
 
-  std::size_t size() const { return held_.size(); }
+  std::size_t size() const { return count_; }
   std::size_t copied_bytes() const { return copied_; }
 
  private:
+  // A tensor's entry stays once made, empty between a take and the next hold: a rule takes and
+  // holds every weight at every step, and a node freed and made again each time was a third of
+  // this class's cost.
   struct Held {
     std::int64_t step = 0;
-    TensorValue value;
-    std::size_t copied_bytes = 0;  // what the value counts against the budget
+    std::optional<TensorValue> value;  // nullopt: nothing held
+    std::size_t copied_bytes = 0;      // what the value counts against the budget
   };
+
+  // Empties an entry, if it holds a value.
+  void release(Held& held);
 
   std::size_t budget_;
   std::size_t copied_ = 0;
+  std::size_t count_ = 0;  // entries holding a value
   std::unordered_map<const std::string*, Held> held_;
 };
 
