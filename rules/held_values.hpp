@@ -35,8 +35,8 @@ class HeldValues {
 
  private:
   // A tensor's entry stays once made, empty between a take and the next hold: a rule takes and
-  // holds every weight at every step, and a node freed and made again each time was a third of
-  // this class's cost.
+  // holds every weight at every step, and freeing the node and making it again each time cost a
+  // malloc and a free per weight per step.
   struct Held {
     std::int64_t step = 0;
     std::optional<TensorValue> value;  // nullopt: nothing held
