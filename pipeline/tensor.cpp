@@ -73,7 +73,8 @@ class TensorAccess {
                                chosen = first_worker_save(found, g);
                              } else {
                                for (const auto& save : found.saves) {
-                                 if (save.generation <= g && save.worker == *worker) chosen = &save;
+                                 if (save.generation <= g && *save.worker == *worker)
+                                   chosen = &save;
                                }
                              }
                              if (chosen == nullptr)
@@ -99,7 +100,7 @@ class TensorAccess {
             if (save.generation <= g) saves.push_back(save);
           }
           std::sort(saves.begin(), saves.end(),
-                    [](const WorkerSave& a, const WorkerSave& b) { return a.worker < b.worker; });
+                    [](const WorkerSave& a, const WorkerSave& b) { return *a.worker < *b.worker; });
           return saves;
         });
   }
@@ -200,10 +201,10 @@ RecordRef raw_record(const Tensor& tensor, std::int64_t step, Mode mode,
     std::optional<RecordRef> raw;
     bool saved_reductions = false;
   };
-  Found found = TensorAccess::with_save<Found>(tensor, step, mode, worker,
-                                               [](const WorkerSave& save, std::int64_t) {
-                                                 return Found{save.raw, !save.reductions.empty()};
-                                               });
+  Found found = TensorAccess::with_save<Found>(
+      tensor, step, mode, worker, [](const WorkerSave& save, std::int64_t) {
+        return Found{save.raw_copy(), !save.reductions.empty()};
+      });
   if (!found.raw) throw no_value_saved(tensor, step, mode, found.saved_reductions);
   return std::move(*found.raw);
 }
@@ -230,12 +231,13 @@ Scalar Tensor::reduction_value(std::int64_t step, Reduction reduction, Mode mode
         for (const auto& [saved_key, ref] : save.reductions) {
           if (saved_key == key) return Found{ref, std::nullopt, std::nullopt};
         }
-        if (save.raw && save.raw->reductions) {
-          if (const auto scalar = save.raw->reductions->get(key)) {
+        const RecordRef* raw = save.raw();
+        if (raw != nullptr && raw->reductions != nullptr) {
+          if (const auto scalar = raw->reductions->get(key)) {
             return Found{std::nullopt, *scalar, std::nullopt};
           }
         }
-        return Found{std::nullopt, std::nullopt, save.raw};
+        return Found{std::nullopt, std::nullopt, save.raw_copy()};
       });
   if (found.landed) return *found.landed;
   const TrialStore& store = TensorAccess::store(*this);
@@ -270,11 +272,12 @@ ReductionSet value_reductions_of(const Tensor& tensor,
   };
   Found found = TensorAccess::with_save<Found>(
       tensor, step, mode, worker, [&](const WorkerSave& save, std::int64_t) {
-        if (save.raw && save.raw->reductions) {
-          const PackedReductions& landed = *save.raw->reductions;
+        const RecordRef* raw = save.raw();
+        if (raw != nullptr && raw->reductions != nullptr) {
+          const PackedReductions& landed = *raw->reductions;
           return Found{keys ? landed.unpack(*keys) : landed.unpack(), std::nullopt, false};
         }
-        return Found{std::nullopt, save.raw, !save.reductions.empty()};
+        return Found{std::nullopt, save.raw_copy(), !save.reductions.empty()};
       });
   if (found.landed) return std::move(*found.landed);
   if (!found.raw) throw no_value_saved(tensor, step, mode, found.saved_reductions);
@@ -303,8 +306,9 @@ ElementCounts Tensor::element_counts(std::int64_t step, Mode mode,
   };
   std::optional<Landed> landed = TensorAccess::with_save<std::optional<Landed>>(
       *this, step, mode, worker, [](const WorkerSave& save, std::int64_t) -> std::optional<Landed> {
-        if (!save.raw || save.raw->reductions == nullptr) return std::nullopt;
-        return Landed{save.raw->reductions->counts(), save.raw->reductions->source_dtype()};
+        const RecordRef* raw = save.raw();
+        if (raw == nullptr || raw->reductions == nullptr) return std::nullopt;
+        return Landed{raw->reductions->counts(), raw->reductions->source_dtype()};
       });
   if (!landed) {
     const ReductionSet reductions = value_reductions(step, mode, worker);
@@ -346,11 +350,11 @@ bool combinable_when_saved(ReductionKey key) {
 
 WorkerPart part_of(const TrialStore& store, const std::string& tensor, const WorkerSave& save) {
   WorkerPart part;
-  part.worker = std::string(save.worker);
-  if (save.raw) {
+  part.worker = *save.worker;
+  if (save.raw()) {
     // Cached by the store for every record: the value is not read again.
     part.saved_value = true;
-    part.reductions.reductions = store.reductions_of(*save.raw, tensor);
+    part.reductions.reductions = store.reductions_of(*save.raw(), tensor);
     part.reductions.dtype = part.reductions.reductions.source_dtype();
     if (const auto& counts = part.reductions.reductions.counts()) {
       part.reductions.count = counts->elements;
@@ -472,7 +476,7 @@ std::vector<std::string> Tensor::workers(std::int64_t step, Mode mode) const {
   if (found == nullptr) throw TensorUnavailableForStep(name(), step, mode);
   std::vector<std::string> result;
   for (const auto& save : found->saves) {
-    if (save.generation <= g) result.emplace_back(save.worker);
+    if (save.generation <= g) result.emplace_back(*save.worker);
   }
   return result;
 }
@@ -527,8 +531,8 @@ std::vector<std::int64_t> Tensor::prev_steps(std::int64_t step, std::optional<st
 Shape Tensor::shape(std::int64_t step, Mode mode, const std::optional<std::string>& worker) const {
   const ResolvedSave resolved = TensorAccess::resolve(*this, step, mode, worker);
   if (resolved.save.shape) return *resolved.save.shape;
-  if (!resolved.save.raw) throw ShapeUnavailableForStep(name(), step, mode);
-  return TensorAccess::store(*this).read_record(*resolved.save.raw, name()).shape();
+  if (!resolved.save.raw()) throw ShapeUnavailableForStep(name(), step, mode);
+  return TensorAccess::store(*this).read_record(*resolved.save.raw(), name()).shape();
 }
 
 }  // namespace rulestream

@@ -40,7 +40,7 @@ inline const TensorStep* find_step(const TrialStore& store, const TensorHistory&
 inline const WorkerSave* first_worker_save(const TensorStep& found, std::uint64_t g) {
   const WorkerSave* chosen = nullptr;
   for (const auto& save : found.saves) {
-    if (save.generation <= g && (chosen == nullptr || save.worker < chosen->worker)) {
+    if (save.generation <= g && (chosen == nullptr || *save.worker < *chosen->worker)) {
       chosen = &save;
     }
   }

@@ -347,13 +347,13 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
                    [&](const auto& entry) { return entry.first == pending.worker; })) {
     info.workers.emplace_back(pending.worker, generation);
   }
-  const std::string_view worker = workers_.try_emplace(pending.worker, generation).first->first;
+  const std::string* const worker = &workers_.try_emplace(pending.worker, generation).first->first;
 
   const FileId file_id = cache_.file_id(index.event_file_name.value_or(""));
   RecordArena* const arena = record_arena_.get();
   // A worker's index files list the same tensors in the same order step after step: the entry
   // at the same position last time is tried before hashing the name.
-  std::vector<TensorEntry*>& layout = worker_layouts_[worker];
+  std::vector<TensorEntry*>& layout = worker_layouts_[*worker];
   if (layout.size() < index.tensors.size()) layout.resize(index.tensors.size(), nullptr);
   TensorEntry* no_position = nullptr;
   auto save_for = [&](const std::string& tensor, TensorEntry*& last_here) -> WorkerSave& {
@@ -383,14 +383,15 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
       info.tensors_changed = generation;
       tensor_step.mode = mode;
       tensor_step.mode_step = index.mode_step;
-      tensor_step.saves = decltype(tensor_step.saves)(ArenaAllocator<WorkerSave>(arena));
-      tensor_step.saves.reserve(std::max<std::size_t>(workers_.size(), 1));
+      tensor_step.saves.reserve(std::max<std::size_t>(workers_.size(), 1), *arena);
     }
     for (auto& save : tensor_step.saves) {
       if (save.worker == worker) return save;
     }
-    tensor_step.saves.push_back(WorkerSave{worker, generation, {}, {}, nullptr});
-    return tensor_step.saves.back();
+    WorkerSave save;
+    save.worker = worker;
+    save.generation = generation;
+    return tensor_step.saves.push_back(save, *arena);
   };
 
   const LandedReductions* landed = pending.reductions.get();
@@ -409,16 +410,21 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     if (auto reduction = parse_reduction_tensor_name(location.tensor_name)) {
       ref.record_name = &*record_names_.insert(location.tensor_name).first;
       WorkerSave& save = save_for(reduction->first, layout[i]);
+      // A save published before this generation may be held by readers, in copies that share
+      // its reductions' block (Tensor queries copy a save out under the read lock and read it
+      // after): it gets a block of its own before it changes. Only a second index file for the
+      // same step and worker does this.
+      if (save.generation != generation) save.reductions = save.reductions.copied_to(*arena);
       auto existing =
           std::find_if(save.reductions.begin(), save.reductions.end(),
-                       [&](const auto& entry) { return entry.first == reduction->second; });
+                       [&](const SavedReduction& entry) { return entry.key == reduction->second; });
       if (existing != save.reductions.end()) {
-        existing->second = std::move(ref);
+        existing->ref = ref;
       } else {
-        save.reductions.emplace_back(reduction->second, std::move(ref));
+        save.reductions.push_back({reduction->second, ref}, *arena);
       }
     } else {
-      save_for(location.tensor_name, layout[i]).raw = std::move(ref);
+      save_for(location.tensor_name, layout[i]).set_raw(ref);
     }
   }
   if (index.shapes) {

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "pipeline/arena_vector.hpp"
 #include "pipeline/collection.hpp"
 #include "pipeline/encoded_value.hpp"
 #include "pipeline/inflated_files.hpp"
@@ -36,23 +37,44 @@
 
 namespace rulestream {
 
-// What one worker saved of one tensor at one step. One per record of a job, in the store's
-// arena: the worker's name and the shape are the store's (one copy each for the whole trial),
-// valid while it lives.
-struct WorkerSave {
-  std::string_view worker;
-  std::uint64_t generation = 0;
-  std::optional<RecordRef> raw;
-  std::vector<std::pair<ReductionKey, RecordRef>> reductions;
-  const Shape* shape = nullptr;  // null when the index gave none
+// A saved reduction of a tensor (its own record, named by RecordRef::record_name).
+struct SavedReduction {
+  ReductionKey key;
+  RecordRef ref;
 };
 
+// What one worker saved of one tensor at one step. One per record of a job, in the store's
+// arena: the worker's name, the shape and the reductions' block are the store's (one copy each
+// for the whole trial), valid while it lives. Kept to 72 bytes: on a VM, fresh memory costs as
+// much as the work done with it (benchmarks/RESULTS.md, "The store's memory per record").
+struct WorkerSave {
+  // The raw value's record, or nullptr when the worker saved only reductions.
+  const RecordRef* raw() const { return raw_.file_id == kNoRecordFile ? nullptr : &raw_; }
+  std::optional<RecordRef> raw_copy() const {
+    return raw() ? std::optional<RecordRef>(raw_) : std::nullopt;
+  }
+  void set_raw(const RecordRef& ref) { raw_ = ref; }
+
+  const std::string* worker = nullptr;  // the store's copy of the worker's name
+  std::uint64_t generation = 0;
+  const Shape* shape = nullptr;  // null when the index gave none
+  ArenaVector<SavedReduction> reductions;
+
+ private:
+  // A file number the store never gives (RecordCache caps them far below).
+  static constexpr FileId kNoRecordFile = ~FileId{0};
+  RecordRef raw_{.file_id = kNoRecordFile};
+};
+static_assert(sizeof(WorkerSave) <= 72, "a store keeps a WorkerSave for every record of a job");
+
 struct TensorStep {
-  Mode mode = Mode::Global;
   std::int64_t mode_step = 0;
   // In load order; in the store's arena (one per record, kept for the whole run).
-  std::vector<WorkerSave, ArenaAllocator<WorkerSave>> saves;
+  ArenaVector<WorkerSave> saves;
+  Mode mode = Mode::Global;
 };
+static_assert(sizeof(TensorStep) <= 24,
+              "a store keeps a TensorStep for every tensor at every step");
 
 // The generation in which a tensor was first seen in each mode; kNeverSeen when it was not.
 inline constexpr std::uint64_t kNeverSeen = ~std::uint64_t{0};

@@ -126,7 +126,7 @@ TEST(ArenaAllocatorTest, AVectorWithAnArenaGrowsInsideIt) {
 
 TEST(ArenaAllocatorTest, WithoutAnArenaItIsTheHeapAndAssignmentTakesTheArena) {
   RecordArena arena(2 << 20);
-  std::vector<int, ArenaAllocator<int>> plain;  // no arena yet, as a default-made TensorStep
+  std::vector<int, ArenaAllocator<int>> plain;  // no arena yet, as a default-made TensorHistory
   plain.assign(100, 7);
   EXPECT_EQ(plain.get_allocator().arena(), nullptr);
   EXPECT_EQ(arena.mapped_bytes(), 0u);
