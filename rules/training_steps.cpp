@@ -9,8 +9,8 @@ bool is_training_step(const Trial& trial, std::int64_t step) {
   return mode == Mode::Train || mode == Mode::Global;
 }
 
-SavedStepHistory::Steps SavedStepHistory::before(const Trial& trial, const Tensor& tensor,
-                                                 std::int64_t step) {
+SavedStepHistory::Steps SavedStepHistory::advance(const Trial& trial, const Tensor& tensor,
+                                                  std::int64_t step) {
   auto found = steps_.find(&tensor.name());
   if (found == steps_.end()) {
     std::vector<std::int64_t> seeded;
@@ -21,15 +21,13 @@ SavedStepHistory::Steps SavedStepHistory::before(const Trial& trial, const Tenso
     std::reverse(seeded.begin(), seeded.end());
     found = steps_.emplace(&tensor.name(), std::move(seeded)).first;
   }
-  const std::vector<std::int64_t>& history = found->second;
-  return {history.begin(), std::lower_bound(history.begin(), history.end(), step)};
-}
-
-void SavedStepHistory::record(const Tensor& tensor, std::int64_t step) {
-  std::vector<std::int64_t>& history = steps_[&tensor.name()];
-  if (!history.empty() && history.back() >= step) return;  // already recorded
-  history.push_back(step);
-  if (history.size() > depth_) history.erase(history.begin(), history.end() - depth_);
+  std::vector<std::int64_t>& history = found->second;
+  Steps previous(history.begin(), std::lower_bound(history.begin(), history.end(), step));
+  if (history.empty() || history.back() < step) {  // not recorded yet
+    history.push_back(step);
+    if (history.size() > depth_) history.erase(history.begin(), history.end() - depth_);
+  }
+  return previous;
 }
 
 }  // namespace rulestream

@@ -29,12 +29,11 @@ class SavedStepHistory {
   // Inline for the few steps rules look back (asked for every tensor at every step).
   using Steps = boost::container::small_vector<std::int64_t, 4>;
 
-  // The training steps before `step` at which `tensor` was saved, oldest first, at most depth.
-  // The first call for a tensor seeds them from the trial (a rule started in mid-job).
-  Steps before(const Trial& trial, const Tensor& tensor, std::int64_t step);
-
-  // Records that the tensor was saved at training step `step` (call after before()).
-  void record(const Tensor& tensor, std::int64_t step);
+  // The training steps before `step` at which `tensor` was saved, oldest first, at most depth;
+  // then records that it was saved at training step `step`. The first call for a tensor seeds
+  // its steps from the trial (a rule started in mid-job). One lookup for both: rules call it for
+  // every tensor at every step.
+  Steps advance(const Trial& trial, const Tensor& tensor, std::int64_t step);
 
  private:
   // By the trial store's own copy of the tensor's name (Tensor::name() is one string per tensor

@@ -59,14 +59,13 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
   for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
     const std::string& name = ref.name();
     const Tensor tensor = trial.tensor(ref);
-    ReductionSet current_reductions;
+    CloseScreen current_screen;
     try {
-      current_reductions = tensor.value_reductions(kCloseScreenReductions, step);
+      current_screen = close_screen(tensor.value_reductions(kCloseScreenReductions, step));
     } catch (const TensorUnavailableForStep&) {
       continue;  // saved only as reductions at this step: nothing to compare
     }
-    const SavedStepHistory::Steps previous = history_.before(trial, tensor, step);
-    history_.record(tensor, step);
+    const SavedStepHistory::Steps previous = history_.advance(trial, tensor, step);
     // This save's screen is kept for the steps after it; the older saves' screens come from
     // those kept as their steps were read (a rule started in mid-job, or a tensor first
     // selected now, reads them from the trial).
@@ -75,16 +74,16 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
       if (screens.size() == static_cast<std::size_t>(options_.num_steps)) {
         screens.erase(screens.begin());
       }
-      screens.push_back({step, current_reductions});
+      screens.push_back({step, current_screen});
     }
-    const auto screen_at = [&](std::int64_t older) -> ReductionSet {
+    const auto screen_at = [&](std::int64_t older) -> CloseScreen {
       for (const Screen& kept : screens) {
-        if (kept.step == older) return kept.reductions;
+        if (kept.step == older) return kept.screen;
       }
-      return tensor.value_reductions(kCloseScreenReductions, older);
+      return close_screen(tensor.value_reductions(kCloseScreenReductions, older));
     };
     if (previous.size() < wanted) continue;
-    if (!current_reductions.counts()) continue;  // strings, complex: nothing to compare
+    if (!current_screen.elements) continue;  // strings, complex: nothing to compare
     const Tolerance tolerance{options_.rtol, options_.atol, options_.equal_nan};
 
     // Values are read only when the reductions cannot tell: a tensor that changed almost always
@@ -92,15 +91,14 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
     std::optional<TensorValue> current;
     std::optional<double> largest = 0.0;
     for (auto it = previous.rbegin(); it != previous.rend() && largest; ++it) {
-      ReductionSet older_reductions;
+      CloseScreen older_screen;
       try {
-        older_reductions = screen_at(*it);
+        older_screen = screen_at(*it);
       } catch (const TensorUnavailableForStep&) {
         largest.reset();  // that save holds only reductions: nothing shows it did not change
         break;
       }
-      if (!older_reductions.counts() ||
-          !may_be_close(older_reductions, current_reductions, tolerance)) {
+      if (!older_screen.elements || !may_be_close(older_screen, current_screen, tolerance)) {
         largest.reset();
         break;
       }

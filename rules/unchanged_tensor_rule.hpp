@@ -11,7 +11,7 @@
 #include "rules/rule_registry.hpp"
 #include "rules/tensor_selection.hpp"
 #include "rules/training_steps.hpp"
-#include "stages/reductions.hpp"
+#include "rules/value_closeness.hpp"
 
 namespace rulestream {
 
@@ -48,10 +48,10 @@ class UnchangedTensorRule final : public Rule {
   const Options& options() const { return options_; }
 
  private:
-  // The screening reductions (kCloseScreenReductions) of a tensor at one saved step.
+  // The screening figures (kCloseScreenReductions) of a tensor at one saved step.
   struct Screen {
     std::int64_t step = 0;
-    ReductionSet reductions;
+    CloseScreen screen;
   };
   Options options_;
   TensorSelection selection_;

@@ -42,21 +42,24 @@ void compare_elements(std::int64_t begin, std::int64_t end, const LoadA& load_a,
 
 }  // namespace
 
-bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance& tolerance) {
-  const auto counts_a = a.counts();
-  const auto counts_b = b.counts();
-  if (!counts_a || !counts_b) return true;
-  if (counts_a->elements != counts_b->elements) return false;  // shapes cannot match
-  const auto non_finite = [](const ElementCounts& counts) {
-    return counts.nans.value_or(0) + counts.infs.value_or(0) > 0;
-  };
-  if (non_finite(*counts_a) || non_finite(*counts_b)) return true;
+CloseScreen close_screen(const ReductionSet& set) {
+  CloseScreen screen;
+  if (const auto counts = set.counts()) {
+    screen.elements = counts->elements;
+    screen.non_finite = counts->nans.value_or(0) + counts->infs.value_or(0) > 0;
+  }
+  screen.dtype = set.source_dtype();
+  if (const auto sum = set.get({Reduction::Sum, false})) screen.sum = sum->as_double();
+  if (const auto l1 = set.get({Reduction::L1, false})) screen.l1 = l1->as_double();
+  return screen;
+}
+
+bool may_be_close(const CloseScreen& a, const CloseScreen& b, const Tolerance& tolerance) {
+  if (!a.elements || !b.elements) return true;
+  if (*a.elements != *b.elements) return false;  // shapes cannot match
+  if (a.non_finite || b.non_finite) return true;
   // The figures kCloseScreenReductions names: a rule asks for no more than these.
-  const auto sum_a = a.get({Reduction::Sum, false});
-  const auto sum_b = b.get({Reduction::Sum, false});
-  const auto l1_a = a.get({Reduction::L1, false});
-  const auto l1_b = b.get({Reduction::L1, false});
-  if (!sum_a || !sum_b || !l1_a || !l1_b) return true;
+  if (!a.sum || !b.sum || !a.l1 || !b.l1) return true;
   // Element-wise |a_i - b_i| <= atol + rtol * |b_i| adds up to the bound on the sums. Each sum and
   // l1 was carried in double and rounded once to its dtype: allow twice the coarser dtype's
   // rounding of the magnitudes involved, and more than double accumulation can lose.
@@ -72,17 +75,19 @@ bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance&
         return 0x1p-52;
     }
   };
-  const double magnitude = l1_a->as_double() + l1_b->as_double();
-  const double relative =
-      2.0 * std::max(epsilon(a.source_dtype()), epsilon(b.source_dtype())) + 1e-8;
+  const double magnitude = *a.l1 + *b.l1;
+  const double relative = 2.0 * std::max(epsilon(a.dtype), epsilon(b.dtype)) + 1e-8;
   const double rounding = relative * magnitude;
-  const double bound = static_cast<double>(counts_b->elements) * tolerance.atol +
-                       tolerance.rtol * l1_b->as_double() * (1.0 + relative) + rounding;
+  const double bound = static_cast<double>(*b.elements) * tolerance.atol +
+                       tolerance.rtol * *b.l1 * (1.0 + relative) + rounding;
   // The same bound holds for the l1 norms, since ||a_i| - |b_i|| <= |a_i - b_i|: it tells apart
   // values that moved together in proportion, whose sums can stay within it while their
   // magnitudes do not (weights scaled a little at every step, as weight decay does).
-  return std::fabs(sum_a->as_double() - sum_b->as_double()) <= bound &&
-         std::fabs(l1_a->as_double() - l1_b->as_double()) <= bound;
+  return std::fabs(*a.sum - *b.sum) <= bound && std::fabs(*a.l1 - *b.l1) <= bound;
+}
+
+bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance& tolerance) {
+  return may_be_close(close_screen(a), close_screen(b), tolerance);
 }
 
 namespace {

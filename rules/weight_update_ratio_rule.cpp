@@ -227,8 +227,7 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
       if (!current[k]) continue;  // saved only as reductions at this step: no update to measure
       const Tensor tensor = trial.tensor(chunk[k]);
       names[k] = &tensor.name();
-      const SavedStepHistory::Steps previous_steps = history_.before(trial, tensor, step);
-      history_.record(tensor, step);
+      const SavedStepHistory::Steps previous_steps = history_.advance(trial, tensor, step);
       if (previous_steps.empty()) continue;
       const std::int64_t previous_step = previous_steps.back();
       if (options_.num_steps && train_step - train_step_of(previous_step) > *options_.num_steps) {
