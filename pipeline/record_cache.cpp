@@ -77,9 +77,9 @@ TensorValue detached(const TensorValue& value) {
 }  // namespace
 
 void RecordCache::put_value(RecordKey key, const TensorValue& value) {
-  // Its file's mapping is kept by storage: reading and decoding it again is a lookup and a
-  // slice (zero-copy), cheaper than an LRU of copies, and it holds no memory of its own.
-  if (!value.is_string() && value.bytes().in_kept_mapping()) return;
+  // Read straight from a local file (its kept mapping, or a recycled copy): reading and decoding
+  // it again is a slice or a pread from the page cache, cheaper than an LRU of copies.
+  if (!value.is_string() && value.bytes().from_local_file()) return;
   const std::size_t bytes = bytes_of(value);
   const std::size_t stripe_budget = budget_ / kStripes;
   if (bytes > stripe_budget) return;  // would evict everything else for one value

@@ -73,7 +73,8 @@ class RecordCache {
   std::size_t budget_;
   std::array<Stripe, kStripes> stripes_;
   // How many values the stripes hold: value() answers "none" without a lock while it is zero,
-  // as it stays for a local replay, whose values all sit in kept mappings (put_value).
+  // as it stays for a local replay, whose values are all read straight from local files
+  // (put_value).
   std::atomic<std::size_t> values_held_{0};
 
   // Event file names by FileId, read without a lock (every record read asks for its file's

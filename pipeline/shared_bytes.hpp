@@ -19,10 +19,13 @@ class SharedBytes {
       : owner_(std::move(owner)), bytes_(bytes), owner_size_(bytes.size()) {}
 
   // Bytes of a whole file that storage keeps for further reads (LocalStorage::map_whole): its
-  // mapping, or for a small file a copy. Reading them again costs a lookup, so caches need not
-  // hold on to them (RecordCache).
+  // mapping, or for a small file a copy. Reading them again costs a lookup.
   static SharedBytes of_kept_mapping(std::shared_ptr<const void> owner,
                                      std::span<const std::byte> bytes);
+  // Bytes just copied out of a local file into a buffer storage hands out again once nothing
+  // holds it (LocalStorage::read_records_briefly): what is kept for long should be copied out.
+  static SharedBytes of_recycled_copy(std::shared_ptr<const void> owner,
+                                      std::span<const std::byte> bytes);
 
   static SharedBytes copy_of(std::span<const std::byte> bytes);
   static SharedBytes from_vector(std::vector<std::byte> bytes);
@@ -45,12 +48,20 @@ class SharedBytes {
 
   // Whether these bytes (or the bytes they were sliced from) came from of_kept_mapping.
   bool in_kept_mapping() const { return in_kept_mapping_; }
+  // Whether they are a local file's bytes as it holds them now: of_kept_mapping or
+  // of_recycled_copy (not a copy that went through a cache, a network or a decompressor).
+  // Reading them again costs little, so caches need not hold on to them (RecordCache).
+  bool from_local_file() const { return from_local_file_; }
+  // Whether they came from of_recycled_copy.
+  bool recycled() const { return recycled_; }
 
  private:
   std::shared_ptr<const void> owner_;
   std::span<const std::byte> bytes_;
   std::size_t owner_size_ = 0;
   bool in_kept_mapping_ = false;
+  bool from_local_file_ = false;
+  bool recycled_ = false;
 };
 
 }  // namespace rulestream

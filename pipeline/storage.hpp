@@ -58,9 +58,10 @@ class Storage {
                                  std::uint64_t length) const = 0;
 
   // As read_range, for a caller that cuts many records out of the bytes (a rule reading the
-  // values of a whole step): where storage maps files, the bytes are a slice of the file's kept
-  // mapping (the file mapped and kept now when it was not), so no record is copied and later
-  // reads of the file are slices too. Elsewhere read_range: one request for all the records.
+  // values of a whole step). Locally, a slice of the file's kept mapping when there is one, else
+  // the range copied into a buffer storage hands out again once nothing holds it
+  // (SharedBytes::recycled: what is kept for long should be copied out of it), or for a large
+  // range the file mapped and kept now. Elsewhere read_range: one request for all the records.
   virtual SharedBytes read_records_range(std::string_view path, std::uint64_t offset,
                                          std::uint64_t length) const {
     return read_range(path, offset, length);

@@ -147,6 +147,9 @@ class Trial {
   // (EncodedValue), for rules that compare values byte for byte and decode only what differs.
   // Sized and bounded by max_bytes as values_at is; throws as values_at does for a record that
   // cannot be framed, and EncodedValue::decode for a value that cannot be decoded.
+  // Meant to be compared and let go: a local file's records may be read into a buffer the trial
+  // reuses once nothing holds it (Storage::read_records_range), which a kept EncodedValue keeps
+  // from reuse (values decoded from it have bytes of their own).
   std::vector<std::optional<EncodedValue>> encoded_values_at(
       std::span<const TensorRef> tensors, std::int64_t step, Mode mode = Mode::Global,
       std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max()) const;

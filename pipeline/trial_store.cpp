@@ -469,9 +469,10 @@ EncodedValue TrialStore::locate_record(const RecordRef& ref, const std::string& 
                                        SharedBytes bytes) const {
   const std::string& file = file_of(ref);
   // A record whose value the pipeline reduced as it landed had its data CRC checked then, in the
-  // mapping this read slices: checking again would only be a second pass over every value a
-  // rule reads (framing, both passes together, was 8% of a large all-rules replay's samples).
-  const bool checked_on_landing = ref.reductions != nullptr && bytes.in_kept_mapping();
+  // local file these bytes come straight from (a kept mapping, or a copy read just now):
+  // checking again would only be a second pass over every value a rule reads (framing, both
+  // passes together, was 8% of a large all-rules replay's samples).
+  const bool checked_on_landing = ref.reductions != nullptr && bytes.from_local_file();
   const FramingOptions framing{options_.check_data_crc && !checked_on_landing};
   Frame frame = frame_record_at(bytes.span(), 0, framing);
   if (frame.status != FrameStatus::Record && frame.status != FrameStatus::BadDataCrc) {
@@ -530,6 +531,11 @@ TensorValue TrialStore::decode_located(const RecordRef& ref, const std::string& 
     throw FormatError(record_place(ref, tensor), error.detail());
   }
   cache_.put_value(ref.key(), *value);
+  // A value cut from a recycled buffer gets bytes of its own: rules keep values (the last step's
+  // weights), and one held value would keep the whole buffer from reuse.
+  if (payload.recycled() && !value->is_string()) {
+    return TensorValue(value->dtype(), value->shape(), SharedBytes::copy_of(value->bytes().span()));
+  }
   return std::move(*value);
 }
 

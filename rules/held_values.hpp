@@ -15,7 +15,8 @@ namespace rulestream {
 // here rather than looking it up, reading and decoding it again.
 //
 // A value that is a slice of a file mapping storage keeps (SharedBytes::in_kept_mapping: local
-// event files) costs only its handle. Copies (S3, compressed files) are held up to a byte budget:
+// event files) costs only its handle. Copies (S3, compressed files, values read out of
+// recycled buffers: LocalStorage::read_records_range) are held up to a byte budget:
 // past it they are not held, and the rule reads them again when it needs them.
 //
 // Tensors are keyed by the trial's own copy of their name (Tensor::name(), one string per tensor

@@ -114,8 +114,9 @@ std::optional<UpdateNorms> update_norms(const TensorValue& previous, const Tenso
 // The weights of one read at most (their values and the previous step's are held together).
 constexpr std::size_t kWeightsAtATime = 256;
 
-// How many bytes of copied weights (S3, compressed files) are held from one step for the next;
-// weights in a kept mapping of a local file cost only their handles.
+// How many bytes of copied weights (S3, compressed files, local records read into recycled
+// buffers) are held from one step for the next; weights in a kept mapping of a local file cost
+// only their handles.
 constexpr std::size_t kHeldCopiedBytes = std::size_t{64} << 20;
 
 // One weight whose update is measured: its position in the chunk, its name (the trial's copy)

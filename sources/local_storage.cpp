@@ -375,6 +375,18 @@ SharedBytes LocalStorage::read_records_range(std::string_view path, std::uint64_
   }
   const std::string full_path = full_path_of(root_, path);
   const FileDescriptor file(open_file(full_path));
+  if (length <= kLargestRecycledRead) {
+    // Copied rather than mapped: a rule reads a step's records of a file once, or a few times,
+    // and mapping the whole file for that, then unmapping it (a TLB shootdown on every core),
+    // cost more than the copy. A range past the end of the file is cut short, as read_range
+    // cuts it.
+    std::shared_ptr<RecycledBuffers::Buffer> buffer =
+        recycled_->take(static_cast<std::size_t>(length));
+    const std::size_t got = pread_fully(file.get(), buffer->bytes.get(),
+                                        static_cast<std::size_t>(length), offset, full_path);
+    const std::span<const std::byte> bytes(buffer->bytes.get(), got);
+    return SharedBytes::of_recycled_copy(std::move(buffer), bytes);
+  }
   const std::uint64_t size = regular_file_size(file.get(), full_path);
   // A range past the end (a corrupt length, a file cut short) is read as read_range reads it,
   // which clamps it: a mapping must lie within the file.

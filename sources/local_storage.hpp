@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pipeline/mapped_files.hpp"
+#include "pipeline/recycled_buffers.hpp"
 #include "pipeline/storage.hpp"
 
 namespace rulestream {
@@ -29,6 +30,9 @@ class LocalStorage final : public Storage {
   // something else might.
   static constexpr std::uint64_t kDefaultMapThreshold = std::uint64_t{4} << 20;
   static constexpr std::uint64_t kNeverMap = std::numeric_limits<std::uint64_t>::max();
+  // The largest range read_records_range copies into a recycled buffer rather than mapping the
+  // file: a larger one is mapped, where the copy would cost more than the mapping.
+  static constexpr std::uint64_t kLargestRecycledRead = std::uint64_t{4} << 20;
 
   explicit LocalStorage(std::filesystem::path root,
                         std::uint64_t map_threshold = kDefaultMapThreshold);
@@ -41,9 +45,10 @@ class LocalStorage final : public Storage {
   SharedBytes read(std::string_view path) const override;
   SharedBytes read_range(std::string_view path, std::uint64_t offset,
                          std::uint64_t length) const override;
-  // A slice of the kept mapping, mapping the file whole first when none covers the range
-  // (populated when the range is most of a file of at most 64 MiB); read_range when mapping is
-  // off or the file cannot be mapped.
+  // A slice of the kept mapping when one covers the range; else a range of at most
+  // kLargestRecycledRead copied into a recycled buffer (SharedBytes::recycled); else the file
+  // mapped whole and kept (populated when the range is most of a file of at most 64 MiB).
+  // read_range when mapping is off or the file cannot be mapped.
   SharedBytes read_records_range(std::string_view path, std::uint64_t offset,
                                  std::uint64_t length) const override;
   // Whatever the threshold, unless it is kNeverMap (then nullopt). An empty file is empty bytes.
@@ -65,6 +70,9 @@ class LocalStorage final : public Storage {
   std::uint64_t map_threshold_;
   // Null when mapping is off. A pointer: MappedFiles holds a mutex, storage is const to readers.
   std::unique_ptr<MappedFiles> mapped_files_;
+  // For read_records_range (a pointer for the same reason).
+  std::unique_ptr<RecycledBuffers> recycled_ =
+      std::make_unique<RecycledBuffers>(8, static_cast<std::size_t>(kLargestRecycledRead));
 };
 
 }  // namespace rulestream

@@ -516,23 +516,32 @@ TEST(LocalStorageMappingTest, AFileReadByRangeTwiceIsMappedAndKept) {
 }
 
 // A reader cutting many records out of one range (Trial::values_at) gets a slice of the file's
-// kept mapping, made on its first read, never a copy; a range the file does not hold is read as
-// read_range reads it (clamped), and with mapping off it is a copy.
-TEST(LocalStorageMappingTest, RecordRangesAreSlicesOfAKeptMappingFromTheFirstRead) {
+// kept mapping when storage keeps one. Otherwise the range is copied into a buffer storage hands
+// out again once nothing holds it, and a range past kLargestRecycledRead maps the file and keeps
+// it. A range the file does not hold is cut short, as read_range cuts it; with mapping off it is
+// a plain copy.
+TEST(LocalStorageMappingTest, RecordRangesAreRecycledCopiesUnlessTheFileIsMapped) {
   testing::TempDir dir;
   const std::string content = "0123456789abcdefghij";
   testing::write_text_file(dir.path() / "events/e.tfevents", content);
   const LocalStorage storage(dir.path());
 
-  const SharedBytes records = storage.read_records_range("events/e.tfevents", 4, 8);
-  EXPECT_TRUE(records.in_kept_mapping()) << "mapped and kept on the first read";
-  EXPECT_EQ(text_of(records), "456789ab");
-  const SharedBytes later = storage.read_range("events/e.tfevents", 10, 4);
-  EXPECT_TRUE(later.in_kept_mapping());
-  EXPECT_EQ(later.data(), records.data() + 6) << "one mapping serves both";
-  const SharedBytes again = storage.read_records_range("events/e.tfevents", 0, 20);
-  EXPECT_EQ(again.data() + 4, records.data()) << "the kept mapping, not a second one";
-  EXPECT_EQ(text_of(again), content);
+  const std::byte* first_buffer = nullptr;
+  {
+    const SharedBytes records = storage.read_records_range("events/e.tfevents", 4, 8);
+    EXPECT_TRUE(records.recycled());
+    EXPECT_TRUE(records.from_local_file());
+    EXPECT_FALSE(records.in_kept_mapping()) << "the file is not mapped for it";
+    EXPECT_EQ(text_of(records), "456789ab");
+    first_buffer = records.data();
+    const SharedBytes whole = storage.read_records_range("events/e.tfevents", 0, 20);
+    EXPECT_NE(whole.data(), records.data()) << "a held buffer is not handed out again";
+    EXPECT_EQ(text_of(whole), content);
+    EXPECT_EQ(text_of(records), "456789ab");
+  }
+  const SharedBytes reused = storage.read_records_range("events/e.tfevents", 2, 4);
+  EXPECT_EQ(reused.data(), first_buffer) << "let go of, the buffer is read into again";
+  EXPECT_EQ(text_of(reused), "2345");
 
   const SharedBytes past_end = storage.read_records_range("events/e.tfevents", 15, 10);
   EXPECT_EQ(text_of(past_end), "fghij");
@@ -541,9 +550,26 @@ TEST(LocalStorageMappingTest, RecordRangesAreSlicesOfAKeptMappingFromTheFirstRea
   EXPECT_THAT(storage_error([&] { storage.read_records_range("../outside", 0, 4); }),
               HasSubstr("not inside the trial"));
 
+  // Once the file is mapped and kept (a pipeline keeping it for its rules), ranges slice it.
+  const auto kept = storage.map_whole("events/e.tfevents", Storage::MapFor::LaterReads);
+  ASSERT_TRUE(kept.has_value());
+  const SharedBytes sliced = storage.read_records_range("events/e.tfevents", 4, 8);
+  EXPECT_EQ(sliced.data(), kept->data() + 4);
+  EXPECT_FALSE(sliced.recycled());
+
+  // A range too large to copy maps the file, and later ranges slice that mapping.
+  const std::string large(LocalStorage::kLargestRecycledRead + 4096, 'l');
+  testing::write_text_file(dir.path() / "events/large.tfevents", large);
+  const SharedBytes large_range = storage.read_records_range(
+      "events/large.tfevents", 0, LocalStorage::kLargestRecycledRead + 1);
+  EXPECT_TRUE(large_range.in_kept_mapping());
+  EXPECT_EQ(storage.read_records_range("events/large.tfevents", 10, 5).data(),
+            large_range.data() + 10);
+
   const LocalStorage copying(dir.path(), LocalStorage::kNeverMap);
   const SharedBytes copied = copying.read_records_range("events/e.tfevents", 4, 8);
   EXPECT_FALSE(copied.in_kept_mapping());
+  EXPECT_FALSE(copied.recycled());
   EXPECT_EQ(text_of(copied), "456789ab");
 }
 
