@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
 #include <type_traits>
 
 #include "pipeline/record_arena.hpp"
@@ -37,9 +39,13 @@ class ArenaVector {
   T& back() { return items()[size() - 1]; }
   const T& back() const { return items()[size() - 1]; }
 
-  // Room for `count` elements in all, so that as many push_backs take no new block.
+  // Room for `count` elements in all, so that as many push_backs take no new block. Throws
+  // std::length_error past 2^32 - 1 elements (the count is 32 bits).
   void reserve(std::size_t count, RecordArena& arena) {
     if (count <= capacity()) return;
+    if (count > std::numeric_limits<std::uint32_t>::max()) {
+      throw std::length_error("ArenaVector: more than 2^32 - 1 elements");
+    }
     auto* grown = static_cast<Block*>(
         arena.allocate(kItemsOffset + count * sizeof(T), std::max(alignof(Block), alignof(T))));
     grown->size = static_cast<std::uint32_t>(size());

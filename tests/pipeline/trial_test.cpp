@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "pipeline/exceptions.hpp"
 #include "pipeline/job_simulator.hpp"
 #include "pipeline/tensor.hpp"
+#include "stages/trial_layout.hpp"
 #include "stages/trial_writer.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -558,6 +560,49 @@ TEST(Trial, SavedReductionsAreServedAsReductions) {
   EXPECT_THROW(weight.value(0), TensorUnavailableForStep);
   EXPECT_EQ(weight.shape(0), (Shape{4, 8}));
   EXPECT_EQ(weight.reduction_values(0).size(), 2u);
+}
+
+// A second index file of a step and worker the trial has (smdebug writes one; a trial put
+// together from copies of two runs can hold two) adds its records to that worker's save at the
+// step: its reductions join the ones already there.
+TEST(Trial, ASecondIndexFileOfAStepAddsItsReductions) {
+  TempDir dir;
+  {
+    TrialWriter writer({.root = dir.path()});
+    writer.begin_step(0, Mode::Train, 0);
+    writer.add_reduction("fc.weight", {Reduction::Max, false}, floats({7.5f}, {}));
+    writer.end_step();
+    writer.write_collections(default_collections(1));
+  }
+  const Trial trial = Trial::open(dir.path().string(), quick_options());
+  const Tensor weight = trial.tensor("fc.weight");
+  ASSERT_EQ(weight.reduction_values(0).size(), 1u);
+
+  TempDir second;
+  {
+    TrialWriter writer({.root = second.path()});
+    writer.begin_step(0, Mode::Train, 0);
+    writer.add_reduction("fc.weight", {Reduction::Min, false}, floats({-2.5f}, {}));
+    writer.end_step();
+  }
+  // The second run's files under names of their own, its index naming its event file so.
+  const std::string event = event_file_path(0, "worker_0");
+  const std::string renamed = "events/000000000000/000000000000_worker_0_second.tfevents";
+  std::filesystem::copy_file(second.path() / event, dir.path() / renamed);
+  std::string index =
+      rulestream::testing::read_text_file(second.path() / index_file_path(0, "worker_0"));
+  const auto at = index.find(event);
+  ASSERT_NE(at, std::string::npos);
+  index.replace(at, event.size(), renamed);
+  rulestream::testing::write_text_file(dir.path() / "index/000000001/000000000000_worker_0.json",
+                                       index);
+
+  trial.refresh();
+  const auto values = weight.reduction_values(0);
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values.at({Reduction::Max, false}).as_double(), 7.5);
+  EXPECT_EQ(values.at({Reduction::Min, false}).as_double(), -2.5);
+  EXPECT_EQ(weight.reduction_value(0, Reduction::Min).as_double(), -2.5);
 }
 
 }  // namespace
