@@ -32,7 +32,7 @@ RecordArena::~RecordArena() {
   for (const auto& [address, bytes] : regions_) ::munmap(address, bytes);
 }
 
-std::byte* RecordArena::map_region(std::size_t bytes) {
+std::byte* RecordArena::map_region(std::size_t bytes, Pages pages) {
   // Mapped a huge page larger and trimmed to a 2 MiB boundary: only aligned 2 MiB ranges can be
   // backed by huge pages.
   const std::size_t mapped = bytes + kHugePage;
@@ -46,7 +46,8 @@ std::byte* RecordArena::map_region(std::size_t bytes) {
   if (kHugePage - lead > 0) ::munmap(start + lead + bytes, kHugePage - lead);
   start += lead;
   // Advice only: a kernel without transparent huge pages (or with them off) keeps 4 KiB pages.
-  static_cast<void>(::madvise(start, bytes, MADV_HUGEPAGE));
+  static_cast<void>(
+      ::madvise(start, bytes, pages == Pages::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE));
   return start;
 }
 
@@ -56,7 +57,7 @@ std::byte* RecordArena::next_region() {
     spare_ = nullptr;
     ++spares_used_;
   } else {
-    region = map_region(region_bytes_);
+    region = map_region(region_bytes_, Pages::Small);
     regions_.emplace_back(region, region_bytes_);
   }
   spare_wanted_ = true;
@@ -85,7 +86,7 @@ void RecordArena::prefault_loop() {
     lock.unlock();
     std::byte* region = nullptr;
     try {
-      region = map_region(region_bytes_);
+      region = map_region(region_bytes_, Pages::Huge);
     } catch (const std::bad_alloc&) {
       // allocate() maps its own and reports the failure if it recurs.
     }
@@ -109,7 +110,7 @@ void* RecordArena::allocate(std::size_t bytes, std::size_t alignment) {
   std::lock_guard lock(mutex_);
   if (bytes > region_bytes_ / 4) {
     const std::size_t rounded = round_up(bytes, kHugePage);
-    std::byte* region = map_region(rounded);
+    std::byte* region = map_region(rounded, Pages::Small);
     regions_.emplace_back(region, rounded);
     return region;
   }
@@ -120,7 +121,7 @@ void* RecordArena::allocate(std::size_t bytes, std::size_t alignment) {
     // The first region is mapped here: a store that never fills one has no thread.
     std::byte* region = nullptr;
     if (next_ == nullptr) {
-      region = map_region(region_bytes_);
+      region = map_region(region_bytes_, Pages::Small);
       regions_.emplace_back(region, region_bytes_);
     } else {
       region = next_region();

@@ -13,17 +13,22 @@ namespace rulestream {
 
 // Memory for what a trial store keeps of every record until it goes (the reductions computed as
 // records land): taken from large regions, bump-allocated, never freed one by one. The regions
-// are aligned to 2 MiB and marked for transparent huge pages (MADV_HUGEPAGE), so a job of a
-// million records faults in a few dozen pages rather than tens of thousands of 4 KiB ones
-// (about 16 us of system time per fault on the development VM: benchmarks/RESULTS.md, "Reading
-// event files in batches"). Where the kernel has no huge pages the regions are ordinary memory.
+// are aligned to 2 MiB.
 //
-// Faulting a region in is still the largest single cost of a small-tensor replay on such a VM,
-// and it used to happen under the store's exclusive lock, while rules waited. So once an arena
-// outgrows its first region, a thread of idle priority (SCHED_IDLE: it runs only on a core with
-// nothing else to do) maps the next region and faults it in ahead of need; allocate() takes that
-// spare when it is ready and maps one itself when it is not. At most one region (32 MiB by
+// Faulting a region in is the largest single cost of a small-tensor replay on the development
+// VM, and it used to happen under the store's exclusive lock, while rules waited. So once an
+// arena outgrows its first region, a thread of idle priority (SCHED_IDLE: it runs only on a core
+// with nothing else to do) maps the next region and faults it in ahead of need; allocate() takes
+// that spare when it is ready and maps one itself when it is not. At most one region (32 MiB by
 // default) is held ahead.
+//
+// Only the spares ask for transparent huge pages (MADV_HUGEPAGE: a few dozen faults for a job of
+// a million records, and fewer TLB misses for the rules' lookups). A region allocate() maps
+// itself takes 4 KiB pages (MADV_NOHUGEPAGE): it is faulted in on the critical path of a replay
+// with no core to spare, where a huge page the kernel has to find and zero whole cost up to
+// 2.5 ms/MiB on that VM, against 0.4 ms/MiB in 4 KiB pages (benchmarks/RESULTS.md, "Huge pages
+// only where they are faulted in ahead"). Where the kernel has no huge pages, all regions are
+// ordinary memory.
 // Safe to allocate from many threads at once.
 class RecordArena {
  public:
@@ -46,8 +51,10 @@ class RecordArena {
   std::size_t spares_used() const;
 
  private:
+  // Which pages a region asks the kernel for (advice, where it has transparent huge pages).
+  enum class Pages { Huge, Small };
   // Maps an aligned region (the caller records it in regions_ under mutex_).
-  std::byte* map_region(std::size_t bytes);
+  std::byte* map_region(std::size_t bytes, Pages pages);
   // The region allocate() moves on to: the spare when one is ready, else a new one.
   std::byte* next_region();
   void prefault_loop();

@@ -6,7 +6,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +80,60 @@ TEST(RecordArenaTest, RegionsFaultedInAheadAreUsedAndZeroed) {
   // Every region handed out is mapped, and at most one spare is mapped beyond them.
   EXPECT_GE(arena.mapped_bytes(), regions.size() * (std::size_t{2} << 20));
   EXPECT_LE(arena.mapped_bytes(), (regions.size() + 1) * (std::size_t{2} << 20));
+}
+
+// What /proc/self/smaps says of the mapping that holds `address`: whether the kernel may back it
+// with huge pages ("THPeligible"); nullopt when it says nothing (no such line, no such mapping).
+std::optional<bool> huge_pages_eligible(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  bool inside = false;
+  std::string line;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t start = 0;
+    std::uintptr_t end = 0;
+    char dash = 0;
+    std::istringstream header(line);
+    if (header >> std::hex >> start >> dash >> end && dash == '-') {
+      inside = start <= at && at < end;
+      continue;
+    }
+    if (inside && line.starts_with("THPeligible:")) {
+      return line.find('1') != std::string::npos;
+    }
+  }
+  return std::nullopt;
+}
+
+bool huge_pages_enabled() {
+  std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(enabled, modes);
+  return !modes.empty() && modes.find("[never]") == std::string::npos;
+}
+
+// Regions the arena maps as it needs them take 4 KiB pages; those its idle thread faults in ahead
+// take huge pages where the kernel has them. A huge page zeroed on the critical path of a busy
+// replay cost more than the TLB misses it saves (benchmarks/RESULTS.md, "Huge pages only where
+// they are faulted in ahead").
+TEST(RecordArenaTest, OnlyRegionsFaultedInAheadAskForHugePages) {
+  if (!huge_pages_enabled()) GTEST_SKIP() << "transparent huge pages are off on this machine";
+  RecordArena arena(2 << 20);
+  const void* first = arena.allocate(64, 8);
+  const std::optional<bool> first_eligible = huge_pages_eligible(first);
+  if (!first_eligible) GTEST_SKIP() << "smaps says nothing of huge pages here";
+  EXPECT_FALSE(*first_eligible) << "the first region is mapped when it is needed";
+
+  const void* in_spare = nullptr;
+  for (int i = 0; i < 400 && in_spare == nullptr; ++i) {
+    const std::size_t before = arena.spares_used();
+    const void* memory = arena.allocate(400 << 10, 64);
+    // The allocation that moved the arena on to a spare sits at the spare's start.
+    if (arena.spares_used() > before) in_spare = memory;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a core for the idle thread
+  }
+  ASSERT_NE(in_spare, nullptr) << "no region was faulted in ahead";
+  EXPECT_EQ(huge_pages_eligible(in_spare), std::optional<bool>(true));
 }
 
 // An arena that goes while its thread is faulting a spare in stops the thread first.
