@@ -7,7 +7,7 @@
 
 namespace rulestream {
 
-// Buffers for reads whose bytes are let go of soon (Storage::read_records_briefly): a buffer is
+// Buffers for reads whose bytes are let go of soon (LocalStorage::read_records_range): a buffer is
 // handed out again once nothing holds it (nor any slice of it), so a reader going through a
 // step's records a batch at a time reuses the same few buffers. A fresh buffer each time took
 // fresh pages each time, every one of them faulted in and zeroed by the kernel.

@@ -8,14 +8,12 @@ SharedBytes SharedBytes::of_kept_mapping(std::shared_ptr<const void> owner,
                                          std::span<const std::byte> bytes) {
   SharedBytes mapped(std::move(owner), bytes);
   mapped.in_kept_mapping_ = true;
-  mapped.from_local_file_ = true;
   return mapped;
 }
 
 SharedBytes SharedBytes::of_recycled_copy(std::shared_ptr<const void> owner,
                                           std::span<const std::byte> bytes) {
   SharedBytes copied(std::move(owner), bytes);
-  copied.from_local_file_ = true;
   copied.recycled_ = true;
   return copied;
 }
@@ -46,7 +44,6 @@ SharedBytes SharedBytes::slice(std::size_t offset, std::size_t length) const {
   SharedBytes part(owner_, bytes_.subspan(offset, length));
   part.owner_size_ = owner_size_;
   part.in_kept_mapping_ = in_kept_mapping_;
-  part.from_local_file_ = from_local_file_;
   part.recycled_ = recycled_;
   return part;
 }

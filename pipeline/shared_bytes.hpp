@@ -23,7 +23,7 @@ class SharedBytes {
   static SharedBytes of_kept_mapping(std::shared_ptr<const void> owner,
                                      std::span<const std::byte> bytes);
   // Bytes just copied out of a local file into a buffer storage hands out again once nothing
-  // holds it (LocalStorage::read_records_briefly): what is kept for long should be copied out.
+  // holds it (LocalStorage::read_records_range): what is kept for long should be copied out.
   static SharedBytes of_recycled_copy(std::shared_ptr<const void> owner,
                                       std::span<const std::byte> bytes);
 
@@ -51,7 +51,7 @@ class SharedBytes {
   // Whether they are a local file's bytes as it holds them now: of_kept_mapping or
   // of_recycled_copy (not a copy that went through a cache, a network or a decompressor).
   // Reading them again costs little, so caches need not hold on to them (RecordCache).
-  bool from_local_file() const { return from_local_file_; }
+  bool from_local_file() const { return in_kept_mapping_ || recycled_; }
   // Whether they came from of_recycled_copy.
   bool recycled() const { return recycled_; }
 
@@ -60,7 +60,6 @@ class SharedBytes {
   std::span<const std::byte> bytes_;
   std::size_t owner_size_ = 0;
   bool in_kept_mapping_ = false;
-  bool from_local_file_ = false;
   bool recycled_ = false;
 };
 

@@ -35,13 +35,14 @@ Trial::PlannedReads Trial::plan_reads(std::span<const TensorRef> tensors, std::i
     const TensorStep* found = find_step(*store_, *history, step, mode, g, nullptr);
     if (found == nullptr) continue;
     const WorkerSave* save = first_worker_save(*found, g);
-    if (save == nullptr || !save->raw()) continue;
-    if (!planned.reads.empty() && save->raw()->length > max_bytes - std::min(bytes, max_bytes)) {
+    const RecordRef* raw = save != nullptr ? save->raw() : nullptr;
+    if (raw == nullptr) continue;
+    if (!planned.reads.empty() && raw->length > max_bytes - std::min(bytes, max_bytes)) {
       planned.covered = i;
       break;
     }
-    bytes += save->raw()->length;
-    planned.reads.push_back({*save->raw(), &ref.name()});
+    bytes += raw->length;
+    planned.reads.push_back({*raw, &ref.name()});
     planned.positions.push_back(i);
   }
   return planned;

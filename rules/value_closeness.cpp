@@ -86,10 +86,6 @@ bool may_be_close(const CloseScreen& a, const CloseScreen& b, const Tolerance& t
   return std::fabs(*a.sum - *b.sum) <= bound && std::fabs(*a.l1 - *b.l1) <= bound;
 }
 
-bool may_be_close(const ReductionSet& a, const ReductionSet& b, const Tolerance& tolerance) {
-  return may_be_close(close_screen(a), close_screen(b), tolerance);
-}
-
 namespace {
 
 // Elements of a block are compared before the verdict is looked at: small enough that a value
