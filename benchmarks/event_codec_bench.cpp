@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/shared_bytes.hpp"
-#include "pipeline/tensor_value.hpp"
-#include "stages/event_codec.hpp"
-#include "stages/proto/event.pb.h"
+#include "pipeline/model/shared_bytes.hpp"
+#include "pipeline/model/tensor_value.hpp"
+#include "stages/format/event_codec.hpp"
+#include "stages/format/proto/event.pb.h"
 
 namespace rulestream {
 namespace {

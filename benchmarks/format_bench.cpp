@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/shared_bytes.hpp"
-#include "stages/crc32c.hpp"
-#include "stages/index_file.hpp"
-#include "stages/index_file_sax.hpp"
-#include "stages/tfrecord_reader.hpp"
-#include "stages/tfrecord_writer.hpp"
+#include "pipeline/model/shared_bytes.hpp"
+#include "stages/format/crc32c.hpp"
+#include "stages/format/index_file.hpp"
+#include "stages/format/index_file_sax.hpp"
+#include "stages/format/tfrecord_reader.hpp"
+#include "stages/format/tfrecord_writer.hpp"
 
 namespace rulestream {
 namespace {

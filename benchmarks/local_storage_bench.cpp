@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "sources/local_storage.hpp"
+#include "sources/local/local_storage.hpp"
 
 namespace {
 

@@ -46,9 +46,9 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/job_simulator.hpp"
-#include "pipeline/pipeline_config.hpp"
-#include "pipeline/rule_pipeline.hpp"
+#include "pipeline/graph/pipeline_config.hpp"
+#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
 #include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"
 

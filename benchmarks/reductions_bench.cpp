@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "pipeline/half.hpp"
-#include "pipeline/tensor_value.hpp"
-#include "stages/reductions.hpp"
+#include "pipeline/model/half.hpp"
+#include "pipeline/model/tensor_value.hpp"
+#include "stages/reduce/reductions.hpp"
 
 namespace rulestream {
 namespace {

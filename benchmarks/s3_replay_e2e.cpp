@@ -24,11 +24,11 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/job_simulator.hpp"
-#include "pipeline/pipeline_config.hpp"
-#include "pipeline/rule_pipeline.hpp"
-#include "sources/s3_watcher.hpp"
-#include "stages/trial_layout.hpp"
+#include "pipeline/graph/pipeline_config.hpp"
+#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/model/trial_layout.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
+#include "sources/s3/s3_watcher.hpp"
 #include "tests/support/s3_test_server.hpp"
 
 namespace {

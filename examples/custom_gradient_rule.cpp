@@ -16,8 +16,8 @@
 #include <iostream>
 #include <string>
 
-#include "pipeline/job_simulator.hpp"
-#include "pipeline/rule_event.hpp"
+#include "pipeline/model/rule_event.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
 
 namespace {
 

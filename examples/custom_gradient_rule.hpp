@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "pipeline/tensor.hpp"
-#include "pipeline/trial.hpp"
+#include "pipeline/trial/tensor.hpp"
+#include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 

@@ -27,13 +27,13 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/job_simulator.hpp"
-#include "pipeline/pipeline_config.hpp"
-#include "pipeline/rule_event.hpp"
-#include "pipeline/rule_pipeline.hpp"
-#include "pipeline/tensor.hpp"
-#include "pipeline/trial.hpp"
+#include "pipeline/graph/pipeline_config.hpp"
+#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/rule_event.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
+#include "pipeline/trial/tensor.hpp"
+#include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"

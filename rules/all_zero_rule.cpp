@@ -1,7 +1,7 @@
 #include "rules/all_zero_rule.hpp"
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 
 namespace rulestream {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/tensor_value.hpp"
-#include "pipeline/trial.hpp"
+#include "pipeline/model/tensor_value.hpp"
+#include "pipeline/trial/trial.hpp"
 
 namespace rulestream {
 

@@ -1,7 +1,7 @@
 #include "rules/exploding_tensor_rule.hpp"
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 
 namespace rulestream {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "pipeline/tensor.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/saved_scalar.hpp"
 

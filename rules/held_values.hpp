@@ -6,7 +6,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "pipeline/tensor_value.hpp"
+#include "pipeline/model/tensor_value.hpp"
 
 namespace rulestream {
 

@@ -1,6 +1,6 @@
 #include "rules/loss_series.hpp"
 
-#include "pipeline/tensor.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/saved_scalar.hpp"
 
 namespace rulestream {

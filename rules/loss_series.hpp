@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/mode.hpp"
-#include "pipeline/trial.hpp"
+#include "pipeline/model/mode.hpp"
+#include "pipeline/trial/trial.hpp"
 
 namespace rulestream {
 

@@ -5,8 +5,8 @@
 #include <limits>
 #include <optional>
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/training_steps.hpp"

@@ -1,6 +1,6 @@
 #include "rules/real_values.hpp"
 
-#include "pipeline/half.hpp"
+#include "pipeline/model/half.hpp"
 
 namespace rulestream {
 namespace {

@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "pipeline/tensor_value.hpp"
+#include "pipeline/model/tensor_value.hpp"
 
 namespace rulestream {
 

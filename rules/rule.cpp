@@ -1,6 +1,6 @@
 #include "rules/rule.hpp"
 
-#include "pipeline/exceptions.hpp"
+#include "pipeline/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/rule_event.hpp"
-#include "pipeline/trial.hpp"
+#include "pipeline/model/rule_event.hpp"
+#include "pipeline/trial/trial.hpp"
 
 namespace rulestream {
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "pipeline/mode.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/mode.hpp"
+#include "pipeline/trial/tensor.hpp"
 
 namespace rulestream {
 

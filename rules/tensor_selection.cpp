@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "pipeline/exceptions.hpp"
+#include "pipeline/model/exceptions.hpp"
 
 namespace rulestream {
 

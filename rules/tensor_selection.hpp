@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/trial.hpp"
+#include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
 
 namespace rulestream {

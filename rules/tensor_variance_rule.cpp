@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 
 namespace rulestream {

@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pipeline/tensor.hpp"
-#include "pipeline/trial.hpp"
+#include "pipeline/trial/tensor.hpp"
+#include "pipeline/trial/trial.hpp"
 
 namespace rulestream {
 

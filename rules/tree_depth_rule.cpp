@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 
 namespace rulestream {

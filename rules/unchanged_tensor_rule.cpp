@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/value_closeness.hpp"
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/tensor_value.hpp"
-#include "pipeline/trial.hpp"
+#include "pipeline/model/tensor_value.hpp"
+#include "pipeline/trial/trial.hpp"
 
 namespace rulestream {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "pipeline/tensor_value.hpp"
-#include "stages/reductions.hpp"
+#include "pipeline/model/reduction_set.hpp"
+#include "pipeline/model/tensor_value.hpp"
 
 namespace rulestream {
 

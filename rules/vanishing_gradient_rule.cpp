@@ -1,7 +1,7 @@
 #include "rules/vanishing_gradient_rule.hpp"
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/tensor_selection.hpp"
 

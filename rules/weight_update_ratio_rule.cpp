@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/kernel_clones.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/kernel_clones.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/held_values.hpp"
 #include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
@@ -74,7 +74,7 @@ RULESTREAM_INLINE_LAMBDA inline UpdateNorms lane_norms(const std::byte* before,
 }  // namespace
 
 // Float32 and float64 weights, the loop that measures every update: built for AVX-512 and AVX2
-// beside the baseline (pipeline/kernel_clones.hpp). External, as target_clones wants.
+// beside the baseline (pipeline/model/kernel_clones.hpp). External, as target_clones wants.
 namespace weight_update_kernels {
 
 RULESTREAM_KERNEL_CLONES

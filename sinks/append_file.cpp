@@ -7,7 +7,7 @@
 #include <string>
 #include <system_error>
 
-#include "pipeline/exceptions.hpp"
+#include "pipeline/model/exceptions.hpp"
 
 namespace rulestream {
 

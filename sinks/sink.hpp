@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "pipeline/rule_event.hpp"
+#include "pipeline/model/rule_event.hpp"
 
 namespace rulestream {
 

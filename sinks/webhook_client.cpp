@@ -4,8 +4,8 @@
 #include <boost/url/parse.hpp>
 #include <functional>
 
-#include "pipeline/curl_global.hpp"
-#include "pipeline/exceptions.hpp"
+#include "pipeline/model/curl_global.hpp"
+#include "pipeline/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

@@ -9,12 +9,12 @@
 #include "pipeline/cli/json_values.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
 #include "pipeline/cli/trial_presence.hpp"
-#include "pipeline/exceptions.hpp"
-#include "pipeline/storage_factory.hpp"
-#include "pipeline/tensor.hpp"
-#include "pipeline/trial.hpp"
-#include "stages/python_json.hpp"
-#include "stages/reductions.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/python_json.hpp"
+#include "pipeline/trial/tensor.hpp"
+#include "pipeline/trial/trial.hpp"
+#include "sources/open/storage_factory.hpp"
+#include "stages/reduce/reductions.hpp"
 
 namespace rulestream::cli {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <boost/json.hpp>
 
-#include "pipeline/reduction.hpp"
-#include "pipeline/tensor_value.hpp"
+#include "pipeline/model/reduction.hpp"
+#include "pipeline/model/tensor_value.hpp"
 
 namespace rulestream::cli {
 

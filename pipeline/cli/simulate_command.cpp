@@ -8,8 +8,8 @@
 
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/cli/commands.hpp"
-#include "pipeline/exceptions.hpp"
-#include "pipeline/job_simulator.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
 
 namespace rulestream::cli {
 namespace {

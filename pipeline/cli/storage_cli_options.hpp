@@ -2,7 +2,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "pipeline/storage_options.hpp"
+#include "pipeline/model/storage_options.hpp"
 
 namespace rulestream::cli {
 

@@ -18,14 +18,14 @@
 #include "pipeline/cli/commands.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
 #include "pipeline/cli/trial_presence.hpp"
-#include "pipeline/configuration_check.hpp"
-#include "pipeline/exceptions.hpp"
-#include "pipeline/rule_pipeline.hpp"
-#include "pipeline/rules_file.hpp"
-#include "pipeline/sink_factory.hpp"
-#include "pipeline/stop_action.hpp"
-#include "pipeline/storage_factory.hpp"
+#include "pipeline/graph/configuration_check.hpp"
+#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/graph/rules_file.hpp"
+#include "pipeline/graph/sink_factory.hpp"
+#include "pipeline/graph/stop_action.hpp"
+#include "pipeline/model/exceptions.hpp"
 #include "rules/rule_registry.hpp"
+#include "sources/open/storage_factory.hpp"
 
 namespace rulestream::cli {
 namespace {

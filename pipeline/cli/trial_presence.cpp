@@ -1,8 +1,8 @@
 #include "pipeline/cli/trial_presence.hpp"
 
-#include "pipeline/exceptions.hpp"
-#include "sources/s3_storage.hpp"
-#include "stages/trial_layout.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/trial_layout.hpp"
+#include "sources/s3/s3_storage.hpp"
 
 namespace rulestream::cli {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "pipeline/storage.hpp"
+#include "pipeline/model/storage.hpp"
 
 namespace rulestream::cli {
 

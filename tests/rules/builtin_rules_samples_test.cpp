@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/tensor.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_registry.hpp"
 #include "tests/support/reference_counts.hpp"
 #include "tests/support/rule_test_jobs.hpp"

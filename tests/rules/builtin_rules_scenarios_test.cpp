@@ -1,5 +1,6 @@
 // The built-in rules on simulated training jobs: each must fire exactly where its fault starts
-// (pipeline/job_simulator.hpp documents each scenario's steps) and stay quiet on a healthy job.
+// (pipeline/simulator/job_simulator.hpp documents each scenario's steps) and stay quiet on a
+// healthy job.
 
 #include <gtest/gtest.h>
 
@@ -7,7 +8,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "pipeline/job_simulator.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "tests/support/test_support.hpp"

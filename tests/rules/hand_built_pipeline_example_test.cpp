@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/mode.hpp"
-#include "pipeline/tensor_value.hpp"
-#include "stages/collections_file.hpp"
-#include "stages/trial_writer.hpp"
+#include "pipeline/model/mode.hpp"
+#include "pipeline/model/tensor_value.hpp"
+#include "stages/format/collections_file.hpp"
+#include "stages/format/trial_writer.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {

@@ -1,4 +1,4 @@
-#include "pipeline/rule_event.hpp"
+#include "pipeline/model/rule_event.hpp"
 
 #include <gtest/gtest.h>
 

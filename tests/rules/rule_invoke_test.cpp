@@ -4,10 +4,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/job_simulator.hpp"
-#include "pipeline/tensor.hpp"
-#include "pipeline/trial.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
+#include "pipeline/trial/tensor.hpp"
+#include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
 #include "tests/support/rule_outcomes.hpp"
 #include "tests/support/test_support.hpp"

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "examples/custom_gradient_rule.hpp"
-#include "pipeline/job_simulator.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
 #include "rules/all_zero_rule.hpp"
 #include "rules/exploding_tensor_rule.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"

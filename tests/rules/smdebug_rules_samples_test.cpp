@@ -10,8 +10,8 @@
 #include <functional>
 
 #include "examples/custom_gradient_rule.hpp"
-#include "pipeline/exceptions.hpp"
-#include "pipeline/tensor.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "tests/support/reference_counts.hpp"

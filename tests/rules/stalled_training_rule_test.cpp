@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <map>
 
-#include "pipeline/exceptions.hpp"
+#include "pipeline/model/exceptions.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

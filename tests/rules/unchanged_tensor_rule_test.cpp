@@ -5,7 +5,7 @@
 
 #include <limits>
 
-#include "pipeline/tensor.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "stages/reduce/reductions.hpp"
+
 namespace rulestream {
 namespace {
 

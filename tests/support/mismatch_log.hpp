@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipeline/mode.hpp"
+#include "pipeline/model/mode.hpp"
 
 namespace rulestream::testing {
 

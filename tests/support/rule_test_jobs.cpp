@@ -5,10 +5,10 @@
 #include <chrono>
 #include <map>
 
-#include "pipeline/exceptions.hpp"
-#include "stages/collections_file.hpp"
-#include "stages/trial_layout.hpp"
-#include "stages/trial_writer.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/trial_layout.hpp"
+#include "stages/format/collections_file.hpp"
+#include "stages/format/trial_writer.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream::testing {

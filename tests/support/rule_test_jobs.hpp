@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/collection.hpp"
-#include "pipeline/mode.hpp"
-#include "pipeline/tensor_value.hpp"
-#include "pipeline/trial.hpp"
+#include "pipeline/model/collection.hpp"
+#include "pipeline/model/mode.hpp"
+#include "pipeline/model/tensor_value.hpp"
+#include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/exceptions.hpp"
-#include "pipeline/shared_bytes.hpp"
-#include "sources/local_storage.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/shared_bytes.hpp"
+#include "sources/local/local_storage.hpp"
 
 extern char** environ;
 

@@ -11,8 +11,8 @@
 #include <set>
 #include <string>
 
-#include "sources/s3_client.hpp"
-#include "sources/s3_credentials.hpp"
+#include "sources/s3/s3_client.hpp"
+#include "sources/s3/s3_credentials.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream::testing {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/trial.hpp"
+#include "pipeline/trial/trial.hpp"
 
 namespace rulestream::testing {
 

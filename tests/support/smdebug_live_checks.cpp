@@ -4,7 +4,7 @@
 #include <chrono>
 #include <set>
 
-#include "pipeline/tensor.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "tests/support/smdebug_errors.hpp"
 #include "tests/support/smdebug_expected.hpp"
 #include "tests/support/value_fingerprint.hpp"

@@ -2,7 +2,7 @@
 
 #include <boost/json/object.hpp>
 
-#include "pipeline/trial.hpp"
+#include "pipeline/trial/trial.hpp"
 #include "tests/support/mismatch_log.hpp"
 
 namespace rulestream::testing {

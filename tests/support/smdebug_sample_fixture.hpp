@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "pipeline/trial.hpp"
+#include "pipeline/trial/trial.hpp"
 #include "tests/support/mismatch_log.hpp"
 #include "tests/support/smdebug_expected.hpp"
 

@@ -1,0 +1,70 @@
+# The floors of the house: one library target per folder, bottom floor first. A floor links only
+# the floors it USES, and its sources see only the headers of those floors (and of the floors
+# they use in turn): each floor gets an include root of its own, a tree of links to its folder,
+# and never the project root. So an #include that climbs a floor does not find its header and
+# the build fails. scripts/check-includes.py reads this same table and is stricter: a file's
+# own #include lines may name only its own floor and the floors listed after USES (not what
+# those use in turn), and it names the offending line.
+#
+# rulestream_floor(NAME FOLDER [USES floor...] [PUBLIC_DEPS target...] [PRIVATE_DEPS target...])
+#   FOLDER        the folder (relative to the project root) whose *.cpp/*.hpp are the floor
+#   USES          the floors it may include and links, publicly
+#   PUBLIC_DEPS   libraries its headers need;  PRIVATE_DEPS  libraries only its sources need
+
+rulestream_floor(model pipeline/model
+  PUBLIC_DEPS Boost::json Threads::Threads PRIVATE_DEPS CURL::libcurl)
+rulestream_floor(memory pipeline/memory USES model)
+
+rulestream_floor(format stages/format USES model memory
+  PUBLIC_DEPS rulestream_proto PRIVATE_DEPS ZLIB::ZLIB)
+rulestream_floor(reduce stages/reduce USES model memory)
+rulestream_floor(source_common sources/common USES model memory)
+rulestream_floor(local sources/local USES model memory source_common PUBLIC_DEPS Boost::headers)
+rulestream_floor(s3 sources/s3 USES model memory source_common
+  PUBLIC_DEPS Boost::headers PRIVATE_DEPS Boost::url CURL::libcurl PkgConfig::PUGIXML)
+rulestream_floor(open sources/open USES model source_common local s3)
+
+rulestream_floor(load stages/load USES model memory format reduce)
+rulestream_floor(assemble stages/assemble USES model memory reduce)
+
+rulestream_floor(store pipeline/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
+rulestream_floor(trial pipeline/trial USES model memory reduce store open)
+
+rulestream_floor(rules rules USES model trial)
+rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
+
+rulestream_floor(graph pipeline/graph
+  USES model memory format reduce load assemble source_common open store trial rules sinks
+  PRIVATE_DEPS TBB::tbb)
+
+rulestream_floor(simulator pipeline/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
+rulestream_floor(commands pipeline/cli
+  USES model format reduce source_common s3 open store trial rules sinks graph simulator
+  PRIVATE_DEPS Boost::program_options)
+
+# The headers a user includes (what examples/ uses, and what issue 25 installs), and the
+# headers they include in turn: a public header includes public headers only.
+set(RULESTREAM_PUBLIC_HEADERS
+  pipeline/model/collection.hpp
+  pipeline/model/compression.hpp
+  pipeline/model/dtype.hpp
+  pipeline/model/exceptions.hpp
+  pipeline/model/mode.hpp
+  pipeline/model/reduction.hpp
+  pipeline/model/reduction_set.hpp
+  pipeline/model/rule_event.hpp
+  pipeline/model/shared_bytes.hpp
+  pipeline/model/storage.hpp
+  pipeline/model/storage_options.hpp
+  pipeline/model/tensor_value.hpp
+  pipeline/store/encoded_value.hpp
+  pipeline/store/record_ref.hpp
+  pipeline/store/trial_options.hpp
+  pipeline/trial/trial.hpp
+  pipeline/trial/tensor.hpp
+  rules/rule.hpp
+  rules/rule_registry.hpp
+  sinks/sink.hpp
+  pipeline/graph/pipeline_config.hpp
+  pipeline/graph/rule_pipeline.hpp
+  pipeline/simulator/job_simulator.hpp)

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pipeline/graph/pipeline_config.hpp"
+#include "pipeline/model/rule_event.hpp"
+#include "pipeline/trial/trial.hpp"
+#include "rules/rule_registry.hpp"
+#include "sinks/sink.hpp"
+
+namespace rulestream {
+
+// What a run did, for the summary and the exit status.
+struct PipelineReport {
+  std::vector<RuleEvent> statuses;  // one per rule, in configuration order
+  // Wall time each rule spent evaluating steps, in configuration order (what a rule costs:
+  // rules run in parallel, so these may add up to more than the run's time).
+  std::vector<std::chrono::steady_clock::duration> rule_busy;
+  std::int64_t conditions_met = 0;
+  bool rule_errors = false;
+  std::int64_t steps_released = 0;
+  std::int64_t incomplete_steps = 0;
+  std::int64_t late_landings = 0;
+  std::int64_t index_files = 0;
+  std::int64_t tensors_decoded = 0;
+  std::uint64_t event_bytes = 0;
+  std::vector<TrialProblem> problems;
+  // A replay stopped early (request_stop): the steps it had begun were finished, and these
+  // index files of later steps were never read.
+  bool interrupted = false;
+  std::int64_t index_files_unread = 0;
+};
+
+// Progress of a running pipeline, readable from any thread.
+struct PipelineProgress {
+  std::atomic<std::int64_t> index_files{0};
+  std::atomic<std::int64_t> index_files_seen{0};
+  std::atomic<std::int64_t> tensors_decoded{0};
+  std::atomic<std::uint64_t> event_bytes{0};
+  std::atomic<std::int64_t> steps_released{0};
+  std::atomic<std::int64_t> last_step{-1};
+};
+
+// The streaming engine of DESIGN.md: a source finds index files (a local folder, scanned once
+// for replay or followed with inotify for watch); a parallel node reads each one's event file,
+// decodes the tensors rules need and reduces them in one pass (cached in the trial's store);
+// a serial node assembles steps across workers and releases them in global-step order; every
+// rule runs serially over the released steps, all rules in parallel; events fan out to the
+// sinks. Memory stays bounded: files in flight are limited by the decode node's concurrency,
+// decoded values by config.max_memory (reductions are kept for every step).
+class RulePipeline {
+ public:
+  // Builds the rules (RuleConfigError for a bad configuration) and opens the trials
+  // (StorageError for a path that is not a trial folder). Nothing is read yet.
+  RulePipeline(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
+               const RuleRegistry& registry = RuleRegistry::builtin());
+  ~RulePipeline();
+
+  // Runs to the end of the job (watch: the end-of-job marker, then a drain) or of the files
+  // (replay), then reports each rule's status to the sinks. Call once.
+  PipelineReport run();
+
+  // From any thread or a signal handler's thread: stop following, drain what was found,
+  // report. Safe to call before or during run().
+  void request_stop();
+
+  const PipelineProgress& progress() const;
+  // The base trial, as rules see it.
+  Trial base_trial() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rulestream

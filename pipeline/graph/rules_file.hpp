@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/graph/pipeline_config.hpp"
+
+namespace rulestream {
+
+// What a rules file configures.
+struct RulesFile {
+  std::vector<RuleConfig> rules;
+  std::vector<SinkConfig> sinks;
+};
+
+// Parses rule configurations in SageMaker's shape, so existing configs carry over:
+//   {"rules": [{"RuleConfigurationName": "VG",
+//               "RuleParameters": {"rule_to_invoke": "VanishingGradient", "threshold": "1e-7"}}],
+//    "sinks": [{"type": "file", "path": "events.jsonl"},
+//              {"type": "webhook", "url": "https://...", "slack": true},
+//              {"type": "stdout", "format": "json"}]}
+// A rule may act when it fires, with "Actions" beside its RuleParameters:
+//   "Actions": [{"type": "stop", "pid": 1234, "signal": "SIGTERM"},  // signal defaults to SIGTERM
+//               {"type": "stop", "command": "kill $(cat /run/train.pid)"},
+//               {"type": "notify", "sinks": ["oncall"]}]
+// and a sink may be named ("name": "oncall") for notify actions (see SinkRouting for what they
+// do). A bad action (unknown type or key, no pid or command, a pid that is not a positive
+// integer, an unknown signal) is a FormatError naming the rule and the action.
+// Also accepted: a bare array of rule configurations, and {"DebugRuleConfigurations": [...]}
+// as CreateTrainingJob takes it. Other SageMaker keys (InstanceType, RuleEvaluatorImage, ...)
+// are ignored. Parameter values must be strings, as in SageMaker; numbers and booleans are
+// accepted and converted ("True"/"False" for booleans). Throws FormatError naming the file
+// and the entry at fault.
+RulesFile parse_rules_file(std::string_view json, const std::string& path);
+
+// "NAME" or "NAME:key=value,key=value" from the command line (--rule).
+RuleConfig parse_rule_argument(const std::string& argument);
+
+// "stdout", "stdout:json", "file:PATH", "webhook:URL", "slack:URL" from the command line.
+SinkConfig parse_sink_argument(const std::string& argument);
+
+}  // namespace rulestream

@@ -1,0 +1,149 @@
+#include "pipeline/memory/record_arena.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <new>
+#include <system_error>
+
+namespace rulestream {
+namespace {
+
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+std::size_t round_up(std::size_t value, std::size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+}  // namespace
+
+RecordArena::RecordArena(std::size_t region_bytes)
+    : region_bytes_(round_up(region_bytes == 0 ? kHugePage : region_bytes, kHugePage)) {}
+
+RecordArena::~RecordArena() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  spare_requested_.notify_all();
+  if (prefaulter_.joinable()) prefaulter_.join();
+  for (const auto& [address, bytes] : regions_) ::munmap(address, bytes);
+}
+
+std::byte* RecordArena::map_region(std::size_t bytes, Pages pages) {
+  // Mapped a huge page larger and trimmed to a 2 MiB boundary: only aligned 2 MiB ranges can be
+  // backed by huge pages.
+  const std::size_t mapped = bytes + kHugePage;
+  void* address =
+      ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (address == MAP_FAILED) throw std::bad_alloc();
+  auto* start = static_cast<std::byte*>(address);
+  const auto misalign = reinterpret_cast<std::uintptr_t>(start) % kHugePage;
+  const std::size_t lead = misalign == 0 ? 0 : kHugePage - misalign;
+  if (lead > 0) ::munmap(start, lead);
+  if (kHugePage - lead > 0) ::munmap(start + lead + bytes, kHugePage - lead);
+  start += lead;
+  // Advice only: a kernel without transparent huge pages (or with them off) keeps 4 KiB pages.
+  static_cast<void>(
+      ::madvise(start, bytes, pages == Pages::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE));
+  return start;
+}
+
+std::byte* RecordArena::next_region() {
+  std::byte* region = spare_;
+  if (region != nullptr) {
+    spare_ = nullptr;
+    ++spares_used_;
+  } else {
+    region = map_region(region_bytes_, Pages::Small);
+    regions_.emplace_back(region, region_bytes_);
+  }
+  spare_wanted_ = true;
+  if (prefaulter_.joinable()) {
+    spare_requested_.notify_one();
+  } else if (!prefaulter_failed_) {
+    try {
+      prefaulter_ = std::thread([this] { prefault_loop(); });
+    } catch (const std::system_error&) {
+      prefaulter_failed_ = true;  // no thread to spare: regions are mapped as they are needed
+    }
+  }
+  return region;
+}
+
+void RecordArena::prefault_loop() {
+  // Only on an otherwise idle core: the faults are work the pipeline would do anyway, and must
+  // never take a core from it. Lowering one's own policy needs no privilege.
+  sched_param idle{};
+  static_cast<void>(::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &idle));
+  std::unique_lock lock(mutex_);
+  while (true) {
+    spare_requested_.wait(lock, [&] { return stopping_ || (spare_wanted_ && spare_ == nullptr); });
+    if (stopping_) return;
+    spare_wanted_ = false;
+    lock.unlock();
+    std::byte* region = nullptr;
+    try {
+      region = map_region(region_bytes_, Pages::Huge);
+    } catch (const std::bad_alloc&) {
+      // allocate() maps its own and reports the failure if it recurs.
+    }
+    if (region != nullptr) {
+      // Touching each page faults it in (a huge page at a time where the kernel gives them);
+      // zeros keep the memory as a fresh mapping is.
+      for (std::size_t offset = 0; offset < region_bytes_; offset += 4096) {
+        static_cast<volatile std::byte*>(region)[offset] = std::byte{0};
+      }
+    }
+    lock.lock();
+    if (region != nullptr) {
+      regions_.emplace_back(region, region_bytes_);
+      spare_ = region;
+    }
+  }
+}
+
+void* RecordArena::allocate(std::size_t bytes, std::size_t alignment) {
+  if (bytes == 0) bytes = 1;
+  std::lock_guard lock(mutex_);
+  if (bytes > region_bytes_ / 4) {
+    const std::size_t rounded = round_up(bytes, kHugePage);
+    std::byte* region = map_region(rounded, Pages::Small);
+    regions_.emplace_back(region, rounded);
+    return region;
+  }
+  // In integers: a rounded-up address may lie past the region's end.
+  const auto end = reinterpret_cast<std::uintptr_t>(end_);
+  auto aligned = round_up(reinterpret_cast<std::uintptr_t>(next_), alignment);
+  if (next_ == nullptr || aligned > end || end - aligned < bytes) {
+    // The first region is mapped here: a store that never fills one has no thread.
+    std::byte* region = nullptr;
+    if (next_ == nullptr) {
+      region = map_region(region_bytes_, Pages::Small);
+      regions_.emplace_back(region, region_bytes_);
+    } else {
+      region = next_region();
+    }
+    end_ = region + region_bytes_;
+    aligned = reinterpret_cast<std::uintptr_t>(region);  // 2 MiB aligned
+  }
+  auto* result = reinterpret_cast<std::byte*>(aligned);
+  next_ = result + bytes;
+  return result;
+}
+
+std::size_t RecordArena::spares_used() const {
+  std::lock_guard lock(mutex_);
+  return spares_used_;
+}
+
+std::size_t RecordArena::mapped_bytes() const {
+  std::lock_guard lock(mutex_);
+  std::size_t total = 0;
+  for (const auto& region : regions_) total += region.second;
+  return total;
+}
+
+}  // namespace rulestream

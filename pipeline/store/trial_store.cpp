@@ -1,0 +1,648 @@
+#include "pipeline/store/trial_store.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <type_traits>
+
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/trial_layout.hpp"
+#include "stages/format/collections_file.hpp"
+#include "stages/format/event_codec.hpp"
+#include "stages/format/index_file.hpp"
+#include "stages/format/tfrecord_reader.hpp"
+#include "stages/load/record_batches.hpp"
+#include "stages/reduce/reductions.hpp"
+
+namespace rulestream {
+
+namespace {
+
+// How many compressed event files a store keeps inflated (InflatedFiles), within its value
+// cache's byte budget: a step's records sit in one file per worker.
+constexpr std::size_t kInflatedFilesKept = 4;
+
+// How read_records groups records of one file into reads: a read of a kept mapping is a slice
+// whatever its size, and elsewhere (S3) one request per few MiB costs far less than one per
+// record while holding little memory at once.
+constexpr BatchLimits kRecordReadLimits{.max_bytes = std::uint64_t{8} << 20,
+                                        .max_gap = std::uint64_t{64} << 10};
+
+std::string_view frame_status_text(FrameStatus status) {
+  switch (status) {
+    case FrameStatus::Record:
+      return "a whole record";
+    case FrameStatus::Incomplete:
+      return "a record cut short (the index points past the end of the file)";
+    case FrameStatus::BadLengthCrc:
+      return "a record whose length CRC does not match";
+    case FrameStatus::BadDataCrc:
+      return "a record whose data CRC does not match";
+  }
+  return "an unreadable record";
+}
+
+// The key that sorts just before every index file of `step`, for start-after listing.
+std::string index_listing_start(std::int64_t step) {
+  std::string key = index_file_path(step, "w");
+  return key.substr(0, key.rfind('_'));
+}
+
+}  // namespace
+
+std::optional<std::chrono::system_clock::time_point> arrival_from_modified_ns(
+    std::int64_t modified_ns) {
+  if (modified_ns == 0) return std::nullopt;
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(modified_ns)));
+}
+
+namespace {
+
+// Default-constructed objects of T, in the arena.
+template <typename T>
+std::span<T> arena_array(RecordArena& arena, std::size_t count) {
+  static_assert(std::is_trivially_destructible_v<T>, "the arena never runs destructors");
+  T* first = static_cast<T*>(arena.allocate(count * sizeof(T), alignof(T)));
+  std::uninitialized_value_construct_n(first, count);
+  return {first, count};
+}
+
+}  // namespace
+
+LandedReductions::LandedReductions(std::size_t count, std::shared_ptr<RecordArena> arena)
+    : sets(arena_array<PackedReductions>(*arena, count)),
+      records(arena_array<std::uint32_t>(*arena, count)),
+      computed(arena_array<std::uint8_t>(*arena, count)),
+      tensor_fields(arena_array<std::uint32_t>(*arena, count)),
+      arena_(std::move(arena)) {}
+
+TrialStore::TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options)
+    : storage_(std::move(storage)),
+      options_(std::move(options)),
+      cache_(options_.value_cache_bytes),
+      inflated_(options_.value_cache_bytes, kInflatedFilesKept) {}
+
+std::uint64_t TrialStore::generation() const {
+  std::shared_lock lock(mutex_);
+  return generation_;
+}
+
+TrialStatus TrialStore::status(std::uint64_t generation) const {
+  std::shared_lock lock(mutex_);
+  return statuses_.at(std::min<std::size_t>(generation, statuses_.size() - 1));
+}
+
+std::shared_ptr<const std::map<std::string, Collection>> TrialStore::collections(
+    std::uint64_t generation) const {
+  std::shared_lock lock(mutex_);
+  std::shared_ptr<const std::map<std::string, Collection>> visible;
+  for (const auto& [added, collections] : collections_) {
+    if (added <= generation) visible = collections;
+  }
+  return visible;
+}
+
+std::vector<TrialProblem> TrialStore::problems(std::uint64_t generation) const {
+  std::shared_lock lock(mutex_);
+  std::vector<TrialProblem> visible;
+  for (const auto& [added, problem] : problems_) {
+    if (added <= generation) visible.push_back(problem);
+  }
+  return visible;
+}
+
+void TrialStore::maybe_refresh() {
+  if (!options_.auto_refresh) return;
+  if (all_steps_loaded_.load(std::memory_order_acquire)) return;
+  refresh();
+}
+
+bool TrialStore::in_range(std::int64_t step) const {
+  if (options_.range_begin && step < *options_.range_begin) return false;
+  if (options_.range_end && step >= *options_.range_end) return false;
+  return true;
+}
+
+void TrialStore::refresh() {
+  if (externally_fed_) return;
+  std::lock_guard refresh_lock(refresh_mutex_);
+  const TrialStatus before = status(generation());
+  if (before.loaded_all_steps) return;
+
+  // The end marker is looked at before listing: files the job wrote before it are then
+  // certain to be listed below.
+  bool training_ended = false;
+  bool final_pass = false;
+  for (const auto& object : storage_->list(kEndOfJobMarker)) {
+    if (object.path != kEndOfJobMarker) continue;
+    training_ended = true;
+    const auto now = std::chrono::steady_clock::now();
+    if (!end_marker_seen_at_) {
+      end_marker_seen_at_ = now;
+      const auto age = std::chrono::system_clock::now().time_since_epoch() -
+                       std::chrono::nanoseconds(object.modified_ns);
+      final_pass = age >= options_.end_of_job_grace;
+    } else {
+      final_pass = now - *end_marker_seen_at_ >= options_.end_of_job_grace;
+    }
+  }
+
+  std::vector<TrialProblem> problems;
+
+  // Collections: the first file (in listing order) defines them, as in smdebug; every file
+  // names a worker.
+  CollectionsLanding pending_collections;
+  {
+    const bool have_collections = static_cast<bool>(collections(generation()));
+    for (const auto& object : storage_->list(kCollectionsDir)) {
+      if (seen_collection_files_.contains(object.path)) continue;
+      const auto worker = parse_collections_worker(object.path);
+      if (!worker) continue;
+      seen_collection_files_[object.path] = true;
+      pending_collections.workers.push_back(*worker);
+      if (have_collections || pending_collections.collections) continue;
+      const std::string where = storage_->describe() + "/" + object.path;
+      try {
+        const SharedBytes bytes = storage_->read(object.path);
+        CollectionsFile file = parse_collections_file(bytes.as_string_view(), where);
+        pending_collections.num_workers = file.num_workers;
+        pending_collections.collections =
+            std::make_shared<const std::map<std::string, Collection>>(std::move(file.collections));
+      } catch (const RulestreamError& error) {
+        problems.push_back({where, error.what()});
+      }
+    }
+  }
+
+  // Index files of steps that are not complete yet (earlier ones are all loaded).
+  std::vector<StoredObject> new_files;
+  const std::string start_after =
+      before.last_complete_step >= 0 ? index_listing_start(before.last_complete_step + 1) : "";
+  for (auto& object : storage_->list(kIndexDir, start_after)) {
+    if (seen_index_files_.contains(object.path)) continue;
+    new_files.push_back(std::move(object));
+  }
+
+  {
+    std::set<std::int64_t> new_steps;
+    for (const auto& object : new_files) {
+      const auto name = parse_step_file_name(object.path);
+      if (name && in_range(name->step) && object.path.ends_with(".json")) {
+        new_steps.insert(name->step);
+      }
+    }
+    auto lock = read_lock();
+    expect_steps(steps_.size() + new_steps.size());
+  }
+
+  // A parsed index file holds each entry's name in a string of its own, about 100 bytes an entry.
+  // Parsing a whole job before adding any of it took fresh memory for all of it (about 120 MB
+  // for the benchmark's 1.2-million-record job), which the kernel zeroes page by page. So the
+  // files are parsed in batches, in parallel, and each batch is added (as a generation of its
+  // own) before the next is parsed into the memory the last one gave back. Listing order is step
+  // order, so each batch appends its steps.
+  std::size_t begin = 0;
+  do {
+    std::size_t end = begin;
+    std::uint64_t batch_bytes = 0;
+    while (end < new_files.size() && (end == begin || batch_bytes < options_.refresh_batch_bytes)) {
+      batch_bytes += new_files[end++].size;
+    }
+    const std::span<const StoredObject> batch(new_files.data() + begin, end - begin);
+    auto [indexes, parse_problems] = parse_index_files(batch);
+    for (const StoredObject& object : batch) seen_index_files_[object.path] = true;
+    for (auto& problem : parse_problems) problems.push_back(std::move(problem));
+    // The collections go with the first batch; the end of the job is declared with the last.
+    const bool last_batch = end == new_files.size();
+    ingest(std::move(indexes), std::move(pending_collections), std::move(problems),
+           last_batch && training_ended, last_batch && final_pass);
+    pending_collections = {};
+    problems.clear();
+    begin = end;
+  } while (begin < new_files.size());
+}
+
+std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> TrialStore::parse_index_files(
+    std::span<const StoredObject> files) const {
+  std::vector<std::optional<IndexLanding>> parsed(files.size());
+  std::vector<std::optional<TrialProblem>> problems(files.size());
+  tbb::parallel_for(std::size_t{0}, files.size(), [&](std::size_t i) {
+    const StoredObject& object = files[i];
+    const std::string where = storage_->describe() + "/" + object.path;
+    const auto name = parse_step_file_name(object.path);
+    if (!name) return;  // not an index file (smdebug ignores these too)
+    if (!in_range(name->step)) return;
+    if (object.path.ends_with(".csv")) {
+      problems[i] = TrialProblem{where, "CSV index files are not supported; skipped"};
+      return;
+    }
+    if (!object.path.ends_with(".json")) return;
+    try {
+      const SharedBytes bytes = storage_->read(object.path);
+      parsed[i] = IndexLanding{object.path,  name->step,
+                               name->worker, parse_index_file(bytes.as_string_view(), where),
+                               {},           arrival_from_modified_ns(object.modified_ns)};
+    } catch (const RulestreamError& error) {
+      problems[i] = TrialProblem{where, error.what()};
+    }
+  });
+  std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> result;
+  for (auto& landing : parsed) {
+    if (landing) result.first.push_back(std::move(*landing));
+  }
+  for (auto& problem : problems) {
+    if (problem) result.second.push_back(std::move(*problem));
+  }
+  return result;
+}
+
+void TrialStore::ingest(std::vector<IndexLanding> indexes, CollectionsLanding collections,
+                        std::vector<TrialProblem> problems, bool training_ended, bool final_pass) {
+  std::sort(indexes.begin(), indexes.end(), [](const IndexLanding& a, const IndexLanding& b) {
+    return std::tie(a.step, a.worker) < std::tie(b.step, b.worker);
+  });
+  std::unique_lock lock(mutex_);
+  const std::uint64_t next = generation_ + 1;
+  bool changed = false;
+
+  if (collections.collections) {
+    collections_.emplace_back(next, collections.collections);
+    declared_num_workers_ = collections.num_workers;
+    changed = true;
+  }
+  for (const auto& worker : collections.workers) {
+    if (workers_.emplace(worker, next).second) changed = true;
+  }
+  for (const auto& index : indexes) {
+    add_index(index, next);
+    changed = true;
+  }
+  for (auto& problem : problems) {
+    problems_.emplace_back(next, std::move(problem));
+    changed = true;
+  }
+
+  publish(next, changed, training_ended, final_pass);
+}
+
+void TrialStore::ingest(const IndexLanding& index) {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t next = generation_ + 1;
+  add_index(index, next);
+  publish(next, true, false, false);
+}
+
+void TrialStore::publish(std::uint64_t next, bool changed, bool training_ended, bool final_pass) {
+  const TrialStatus& previous = statuses_.back();
+  TrialStatus status = previous;
+  status.training_ended = status.training_ended || training_ended;
+  status.num_workers = declared_num_workers_.value_or(static_cast<int>(workers_.size()));
+  if (status.num_workers <= 0) status.num_workers = 1;
+  for (auto it = steps_.upper_bound(status.last_complete_step); it != steps_.end(); ++it) {
+    if (static_cast<int>(it->second.workers.size()) >= status.num_workers) {
+      status.last_complete_step = it->first;
+    }
+  }
+  if (final_pass) {
+    status.loaded_all_steps = true;
+    if (!steps_.empty()) status.last_complete_step = steps_.rbegin()->first;
+  }
+  if (status.last_complete_step != previous.last_complete_step ||
+      status.loaded_all_steps != previous.loaded_all_steps ||
+      status.training_ended != previous.training_ended ||
+      status.num_workers != previous.num_workers) {
+    changed = true;
+  }
+  if (!changed) return;
+  generation_ = next;
+  statuses_.push_back(status);
+  if (status.loaded_all_steps) all_steps_loaded_.store(true, std::memory_order_release);
+}
+
+void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation) {
+  const IndexFile& index = pending.index;
+  const Mode mode = index.mode;
+  auto [step_it, new_step] = steps_.try_emplace(pending.step);
+  StepInfo& info = step_it->second;
+  if (new_step) {
+    info.mode = mode;
+    info.mode_step = index.mode_step;
+    info.generation = generation;
+  }
+  // The earliest worker's file within the generation that adds the step; once published the
+  // arrival never changes (a pinned view must keep seeing what it saw).
+  if (pending.arrival && info.generation == generation &&
+      (!info.arrival || *pending.arrival < *info.arrival)) {
+    info.arrival = pending.arrival;
+  }
+  if (mode != Mode::Global) {
+    const auto [entry, added] = mode_steps_[mode].try_emplace(index.mode_step);
+    if (added) *entry = {pending.step, generation};
+  }
+  if (std::none_of(info.workers.begin(), info.workers.end(),
+                   [&](const auto& entry) { return entry.first == pending.worker; })) {
+    info.workers.emplace_back(pending.worker, generation);
+  }
+  const std::string* const worker = &workers_.try_emplace(pending.worker, generation).first->first;
+
+  const FileId file_id = cache_.file_id(index.event_file_name.value_or(""));
+  RecordArena* const arena = record_arena_.get();
+  // A worker's index files list the same tensors in the same order step after step: the entry
+  // at the same position last time is tried before hashing the name.
+  std::vector<TensorEntry*>& layout = worker_layouts_[*worker];
+  if (layout.size() < index.tensors.size()) layout.resize(index.tensors.size(), nullptr);
+  TensorEntry* no_position = nullptr;
+  auto save_for = [&](const std::string& tensor, TensorEntry*& last_here) -> WorkerSave& {
+    TensorEntry* entry = last_here;
+    if (entry == nullptr || entry->first != tensor) {
+      // By hash: the same names land at every step; the ordered map only takes new ones.
+      if (const auto indexed = tensor_index_.find(tensor); indexed != tensor_index_.end()) {
+        entry = indexed->second;
+      } else {
+        const auto history_it = tensors_.try_emplace(tensor).first;
+        entry = &*history_it;
+        entry->second.generation = generation;
+        entry->second.steps = decltype(entry->second.steps)(
+            ArenaAllocator<std::pair<std::int64_t, TensorStep>>(arena));
+        entry->second.steps.reserve(expected_steps_.load(std::memory_order_relaxed));
+        tensor_index_.emplace(history_it->first, entry);
+      }
+      last_here = entry;
+    }
+    TensorHistory* found = &entry->second;
+    TensorHistory& history = *found;
+    std::uint64_t& first_in_mode = history.mode_generation[static_cast<std::size_t>(mode) - 1];
+    if (first_in_mode == kNeverSeen) first_in_mode = generation;
+    auto [tensor_step_ptr, new_tstep] = history.steps.try_emplace(pending.step);
+    TensorStep& tensor_step = *tensor_step_ptr;
+    if (new_tstep) {
+      info.tensors_changed = generation;
+      tensor_step.mode = mode;
+      tensor_step.mode_step = index.mode_step;
+      tensor_step.saves.reserve(std::max<std::size_t>(workers_.size(), 1), *arena);
+    }
+    for (auto& save : tensor_step.saves) {
+      if (save.worker == worker) return save;
+    }
+    WorkerSave save;
+    save.worker = worker;
+    save.generation = generation;
+    return tensor_step.saves.push_back(save, *arena);
+  };
+
+  const LandedReductions* landed = pending.reductions.get();
+  if (landed != nullptr) landed_reductions_.push_back(pending.reductions);
+  std::size_t next_set = 0;  // landed->records ascend with i
+  for (std::size_t i = 0; i < index.tensors.size(); ++i) {
+    const TensorLocation& location = index.tensors[i];
+    RecordRef ref{file_id, 0, location.start, location.length, nullptr, nullptr};
+    if (landed != nullptr && next_set < landed->records.size() && landed->records[next_set] == i) {
+      if (landed->computed[next_set] != 0) {
+        ref.reductions = &landed->sets[next_set];
+        ref.tensor_field = landed->tensor_fields[next_set];
+      }
+      ++next_set;
+    }
+    if (auto reduction = parse_reduction_tensor_name(location.tensor_name)) {
+      ref.record_name = &*record_names_.insert(location.tensor_name).first;
+      WorkerSave& save = save_for(reduction->first, layout[i]);
+      // A save published before this generation may be held by readers, in copies that share
+      // its reductions' block (Tensor queries copy a save out under the read lock and read it
+      // after): it gets a block of its own before it changes. Only a second index file for the
+      // same step and worker does this.
+      if (save.generation != generation) save.reductions = save.reductions.copied_to(*arena);
+      auto existing =
+          std::find_if(save.reductions.begin(), save.reductions.end(),
+                       [&](const SavedReduction& entry) { return entry.key == reduction->second; });
+      if (existing != save.reductions.end()) {
+        existing->ref = ref;
+      } else {
+        save.reductions.push_back({reduction->second, ref}, *arena);
+      }
+    } else {
+      save_for(location.tensor_name, layout[i]).set_raw(ref);
+    }
+  }
+  if (index.shapes) {
+    for (const auto& shape : *index.shapes) {
+      save_for(shape.tensor_name, no_position).shape = &*shapes_.insert(shape.shape).first;
+    }
+  }
+}
+
+std::string TrialStore::describe_record(const RecordRef& ref, const std::string& tensor) const {
+  return storage_->describe() + "/" + file_of(ref) + " (tensor '" +
+         (ref.record_name != nullptr ? *ref.record_name : tensor) + "')";
+}
+
+TensorValue TrialStore::read_record(const RecordRef& ref, const std::string& tensor) const {
+  if (auto cached = cache_.value(ref.key())) return std::move(*cached);
+  return read_uncached(ref, tensor);
+}
+
+TensorValue TrialStore::read_uncached(const RecordRef& ref, const std::string& tensor) const {
+  return decode_record(ref, tensor, record_bytes(ref, tensor));
+}
+
+SharedBytes TrialStore::record_bytes(const RecordRef& ref, const std::string& tensor) const {
+  const std::string& file = file_of(ref);
+  if (file.empty()) throw FormatError(record_place(ref, tensor), "the index names no event file");
+  return storage_->read_range(file, ref.start, ref.length);
+}
+
+std::string TrialStore::record_place(const RecordRef& ref, const std::string& tensor) const {
+  return storage_->describe() + "/" + file_of(ref) + " at offset " + std::to_string(ref.start) +
+         " (tensor '" + tensor + "')";
+}
+
+TensorValue TrialStore::decode_record(const RecordRef& ref, const std::string& tensor,
+                                      SharedBytes bytes) const {
+  const EncodedValue located = locate_record(ref, tensor, std::move(bytes));
+  return decode_located(ref, tensor, located.payload_, located.encoded_);
+}
+
+EncodedValue TrialStore::locate_record(const RecordRef& ref, const std::string& tensor,
+                                       SharedBytes bytes) const {
+  const std::string& file = file_of(ref);
+  // A record whose value the pipeline reduced as it landed had its data CRC checked then, in the
+  // local file these bytes come straight from (a kept mapping, or a copy read just now):
+  // checking again would only be a second pass over every value a rule reads (framing, both
+  // passes together, was 8% of a large all-rules replay's samples).
+  const bool checked_on_landing = ref.reductions != nullptr && bytes.from_local_file();
+  const FramingOptions framing{options_.check_data_crc && !checked_on_landing};
+  Frame frame = frame_record_at(bytes.span(), 0, framing);
+  if (frame.status != FrameStatus::Record && frame.status != FrameStatus::BadDataCrc) {
+    // TensorFlow can write whole-file compressed TFRecords; offsets then refer to the
+    // inflated stream. The file inflated for an earlier record of it serves this one too.
+    const auto needed = static_cast<std::size_t>(ref.start + ref.length);
+    if (std::optional<SharedBytes> inflated = inflated_.find(ref.file_id, needed)) {
+      bytes = std::move(*inflated);
+      frame = frame_record_at(bytes.span(), ref.start, framing);
+    } else {
+      SharedBytes whole = storage_->read(file);
+      const auto head = whole.span().first(std::min<std::size_t>(whole.size(), 64));
+      if (const Compression compression = detect_compression(head);
+          compression != Compression::None) {
+        bytes = decompress_file(whole, compression, storage_->describe() + "/" + file);
+        inflated_.keep(ref.file_id, bytes);
+        frame = frame_record_at(bytes.span(), ref.start, framing);
+      }
+    }
+  }
+  if (frame.status != FrameStatus::Record) {
+    throw FormatError(record_place(ref, tensor), "expected a TFRecord of " +
+                                                     std::to_string(ref.length) + " bytes, found " +
+                                                     std::string(frame_status_text(frame.status)));
+  }
+  const auto payload_offset = static_cast<std::size_t>(frame.payload.data() - bytes.data());
+  SharedBytes payload = bytes.slice(payload_offset, frame.payload.size());
+  const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
+  // A record decoded as it landed has its tensor field noted, in the same bytes (0: not noted;
+  // no tensor field sits at payload offset 0, the Event's own first field).
+  const bool known = checked_on_landing && ref.tensor_field != 0;
+  std::optional<std::span<const std::byte>> encoded;
+  try {
+    if (known) {
+      encoded = tensor_proto_at(payload, ref.tensor_field, tag, file);
+    } else if (const std::optional<TensorField> found = find_tensor_field(payload, tag, file)) {
+      encoded = found->tensor_proto;
+    }
+  } catch (const FormatError& error) {
+    throw FormatError(record_place(ref, tensor), error.detail());
+  }
+  if (!encoded) {
+    throw FormatError(record_place(ref, tensor), "the record holds no tensor named '" + tag + "'");
+  }
+  return EncodedValue(*this, ref, tensor, std::move(payload), *encoded, known);
+}
+
+TensorValue TrialStore::decode_located(const RecordRef& ref, const std::string& tensor,
+                                       const SharedBytes& payload,
+                                       std::span<const std::byte> encoded) const {
+  const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
+  std::optional<TensorValue> value;
+  try {
+    value = decode_tensor_proto(payload, encoded, tag, file_of(ref));
+  } catch (const FormatError& error) {
+    throw FormatError(record_place(ref, tensor), error.detail());
+  }
+  cache_.put_value(ref.key(), *value);
+  // A value cut from a recycled buffer gets bytes of its own: rules keep values (the last step's
+  // weights), and one held value would keep the whole buffer from reuse.
+  if (payload.recycled() && !value->is_string()) {
+    return TensorValue(value->dtype(), value->shape(), SharedBytes::copy_of(value->bytes().span()));
+  }
+  return std::move(*value);
+}
+
+std::optional<DType> TrialStore::dtype_located(const RecordRef& ref, const std::string& tensor,
+                                               const SharedBytes& payload,
+                                               std::span<const std::byte> encoded) const {
+  const std::string& tag = ref.record_name != nullptr ? *ref.record_name : tensor;
+  try {
+    return tensor_proto_dtype(payload, encoded, tag, file_of(ref));
+  } catch (const FormatError& error) {
+    throw FormatError(record_place(ref, tensor), error.detail());
+  }
+}
+
+template <typename Each>
+void TrialStore::read_record_bytes(std::span<const RecordRead> reads,
+                                   std::vector<std::size_t> unread, Each&& each) const {
+  std::sort(unread.begin(), unread.end(), [&](std::size_t a, std::size_t b) {
+    const RecordRef& x = reads[a].ref;
+    const RecordRef& y = reads[b].ref;
+    return x.file_id != y.file_id ? x.file_id < y.file_id : x.start < y.start;
+  });
+  std::vector<RecordSpan> spans;
+  for (std::size_t begin = 0; begin < unread.size();) {
+    const FileId file_id = reads[unread[begin]].ref.file_id;
+    std::size_t end = begin + 1;
+    while (end < unread.size() && reads[unread[end]].ref.file_id == file_id) ++end;
+    const std::span<const std::size_t> of_file(unread.data() + begin, end - begin);
+    begin = end;
+
+    const std::string& file = file_of(reads[of_file.front()].ref);
+    if (of_file.size() == 1 || file.empty()) {
+      for (const std::size_t i : of_file) each(i, record_bytes(reads[i].ref, *reads[i].tensor));
+      continue;
+    }
+    spans.clear();
+    for (const std::size_t i : of_file) spans.push_back({reads[i].ref.start, reads[i].ref.length});
+    for (const RecordBatch& batch : plan_record_batches(spans, kRecordReadLimits)) {
+      const SharedBytes bytes =
+          storage_->read_records_range(file, batch.start, batch.end - batch.start);
+      for (std::size_t k = batch.first; k < batch.last; ++k) {
+        const std::size_t i = of_file[k];
+        const RecordRef& ref = reads[i].ref;
+        const std::uint64_t at = ref.start - batch.start;
+        // Each record is framed in exactly the bytes its index gives it, as read_record frames
+        // it: a wrong length in the index is an error here too, not a neighbour's bytes. A file
+        // cut short is read as read_uncached reads it, to say so as it does.
+        each(i, at + ref.length <= bytes.size() ? bytes.slice(static_cast<std::size_t>(at),
+                                                              static_cast<std::size_t>(ref.length))
+                                                : record_bytes(ref, *reads[i].tensor));
+      }
+    }
+  }
+}
+
+template <typename Cached>
+std::vector<std::size_t> TrialStore::uncached_reads(std::span<const RecordRead> reads,
+                                                    Cached&& cached) const {
+  std::vector<std::size_t> unread;  // positions in reads
+  unread.reserve(reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    if (auto value = cache_.value(reads[i].ref.key())) {
+      cached(i, std::move(*value));
+    } else {
+      unread.push_back(i);
+    }
+  }
+  return unread;
+}
+
+std::vector<TensorValue> TrialStore::read_records(std::span<const RecordRead> reads) const {
+  std::vector<TensorValue> values(reads.size());
+  std::vector<std::size_t> unread = uncached_reads(
+      reads, [&](std::size_t i, TensorValue value) { values[i] = std::move(value); });
+  read_record_bytes(reads, std::move(unread), [&](std::size_t i, SharedBytes bytes) {
+    values[i] = decode_record(reads[i].ref, *reads[i].tensor, std::move(bytes));
+  });
+  return values;
+}
+
+std::vector<std::optional<EncodedValue>> TrialStore::read_encoded(
+    std::span<const RecordRead> reads) const {
+  std::vector<std::optional<EncodedValue>> values(reads.size());
+  std::vector<std::size_t> unread = uncached_reads(reads, [&](std::size_t i, TensorValue value) {
+    values[i].emplace(EncodedValue(*this, reads[i].ref, *reads[i].tensor, std::move(value)));
+  });
+  read_record_bytes(reads, std::move(unread), [&](std::size_t i, SharedBytes bytes) {
+    values[i].emplace(locate_record(reads[i].ref, *reads[i].tensor, std::move(bytes)));
+  });
+  return values;
+}
+
+ReductionSet TrialStore::reductions_of(const RecordRef& ref, const std::string& tensor) const {
+  if (ref.reductions) return ref.reductions->unpack();
+  if (auto cached = cache_.reductions(ref.key())) return std::move(*cached);
+  ReductionSet computed = compute_reductions(read_record(ref, tensor));
+  cache_.put_reductions(ref.key(), computed);
+  return computed;
+}
+
+void TrialStore::release_through(std::int64_t step) {
+  std::unique_lock lock(mutex_);
+  TrialStatus status = statuses_.back();
+  if (status.last_complete_step >= step) return;
+  status.last_complete_step = step;
+  ++generation_;
+  statuses_.push_back(status);
+}
+
+}  // namespace rulestream

@@ -1,0 +1,472 @@
+#include "pipeline/trial/trial.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/name_regex.hpp"
+#include "pipeline/model/trial_layout.hpp"
+#include "pipeline/store/name_filter_cache.hpp"
+#include "pipeline/store/trial_store.hpp"
+#include "pipeline/trial/tensor.hpp"
+#include "sources/open/storage_factory.hpp"
+
+namespace rulestream {
+
+std::string_view step_state_name(StepState state) {
+  switch (state) {
+    case StepState::Unavailable:
+      return "UNAVAILABLE";
+    case StepState::Available:
+      return "AVAILABLE";
+    case StepState::NotYetAvailable:
+      return "NOT_YET_AVAILABLE";
+  }
+  return "UNAVAILABLE";
+}
+
+namespace {
+
+std::string default_trial_name(const std::string& path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const auto slash = trimmed.rfind('/');
+  return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+}
+
+}  // namespace
+
+Trial Trial::open(const std::string& path, TrialOptions options) {
+  if (options.name.empty()) options.name = default_trial_name(path);
+  return open(open_storage(path), std::move(options));
+}
+
+Trial Trial::open(std::shared_ptr<const Storage> storage, TrialOptions options) {
+  Trial trial = open_deferred(std::move(storage), std::move(options));
+  trial.load();
+  return trial;
+}
+
+Trial Trial::open_deferred(std::shared_ptr<const Storage> storage, TrialOptions options) {
+  if (!storage->root_exists()) {
+    throw StorageError(storage->describe() + ": no such trial folder");
+  }
+  if (options.name.empty()) options.name = default_trial_name(storage->describe());
+  const bool looks_like_trial =
+      storage->exists(kEndOfJobMarker) || !storage->list(kIndexDir).empty() ||
+      !storage->list(kCollectionsDir).empty() || !storage->list(kEventsDir).empty();
+  if (!looks_like_trial) {
+    throw StorageError(storage->describe() +
+                       ": not an smdebug trial (no collections/, index/ or events/ files)");
+  }
+  return Trial(std::make_shared<TrialStore>(std::move(storage), std::move(options)), std::nullopt);
+}
+
+void Trial::load() const {
+  store_->refresh();
+  const auto generation = store_->generation();
+  if (!store_->status(generation).training_ended || store_->collections(generation)) return;
+  const bool no_steps = [&] {
+    auto lock = store_->read_lock();
+    return store_->steps().empty();
+  }();
+  if (no_steps) throw MissingCollectionFiles(store_->storage().describe());
+}
+
+Trial Trial::from_store(std::shared_ptr<TrialStore> store) {
+  return Trial(std::move(store), std::nullopt);
+}
+
+const std::string& Trial::name() const {
+  return store_->options().name;
+}
+std::string Trial::path() const {
+  return store_->storage().describe();
+}
+
+void Trial::refresh() const {
+  store_->refresh();
+}
+
+Trial Trial::pinned() const {
+  // view(): an auto-refreshing handle first picks up what landed (and waits for a load another
+  // thread has under way), as its queries would.
+  return Trial(store_, view());
+}
+
+Trial Trial::separately_counted() const {
+  // An aliasing pointer: it points at the store and counts in its own block, which owns one
+  // reference to the store.
+  auto owner = std::make_shared<std::shared_ptr<TrialStore>>(store_);
+  return Trial(std::shared_ptr<TrialStore>(owner, store_.get()), generation_);
+}
+
+std::uint64_t Trial::view() const {
+  if (generation_) return *generation_;
+  store_->maybe_refresh();
+  return store_->generation();
+}
+
+std::vector<std::string> names_of(const std::vector<TensorRef>& refs) {
+  std::vector<std::string> names;
+  names.reserve(refs.size());
+  for (const TensorRef& ref : refs) names.push_back(ref.name());
+  return names;
+}
+
+std::vector<std::string> Trial::tensor_names(const TensorNameQuery& query) const {
+  return names_of(tensor_refs(query));
+}
+
+std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
+  const std::uint64_t g = view();
+  // The collection definition as of this view; it stays alive in the store (append-only), so
+  // its address identifies it in the filter cache.
+  const Collection* collection = nullptr;
+  std::shared_ptr<const std::map<std::string, Collection>> collections;
+  if (query.collection) {
+    collections = store_->collections(g);
+    if (!collections) throw CollectionUnavailable(*query.collection);
+    const auto it = collections->find(*query.collection);
+    if (it == collections->end()) throw CollectionUnavailable(*query.collection);
+    collection = &it->second;
+  }
+
+  // Candidates come sorted and unique: the store's tensors are ordered by name. They are the
+  // store's own keys (its map nodes never move or go).
+  std::vector<TensorRef> candidates;
+  std::shared_ptr<const StepTensorList> step_tensors;  // for a query at a step that exists
+  {
+    auto lock = store_->read_lock();
+    const auto take_where = [&](const auto& visible) {
+      for (const auto& [name, history] : store_->tensors()) {
+        if (history.generation <= g && visible(history)) {
+          candidates.push_back(TensorRef(*store_, name, history));
+        }
+      }
+    };
+    if (!query.step) {
+      if (query.mode == Mode::Global) {
+        take_where([](const TensorHistory&) { return true; });
+      } else {
+        take_where(
+            [&](const TensorHistory& history) { return history.first_seen_in(query.mode) <= g; });
+      }
+    } else {
+      std::optional<std::int64_t> global = *query.step;
+      if (query.mode != Mode::Global) {
+        global.reset();
+        if (auto mode_it = store_->mode_steps().find(query.mode);
+            mode_it != store_->mode_steps().end()) {
+          if (const auto* entry = mode_it->second.find(*query.step);
+              entry != nullptr && entry->second <= g) {
+            global = entry->first;
+          }
+        }
+      }
+      if (global) {
+        if (auto it = store_->steps().find(*global);
+            it != store_->steps().end() && it->second.generation <= g) {
+          step_tensors = tensors_at(*global, it->second.tensors_changed);
+        }
+      }
+    }
+  }
+  // A tensor saved at the step by some worker visible in this view; `positions` in the step's
+  // layout, or all of them.
+  const auto at_step = [&](const std::vector<std::uint32_t>* positions) {
+    const StepLayout& layout = *step_tensors->layout;
+    std::vector<TensorRef> result;
+    const auto take = [&](std::size_t i) {
+      if (step_tensors->visible_from[i] <= g) {
+        result.push_back(TensorRef(*store_, *layout.names[i], *layout.histories[i]));
+      }
+    };
+    if (positions == nullptr) {
+      result.reserve(layout.size());
+      for (std::size_t i = 0; i < layout.size(); ++i) take(i);
+    } else {
+      for (const std::uint32_t i : *positions) take(i);
+    }
+    return result;
+  };
+  if (query.regex.empty() && collection == nullptr) {
+    return step_tensors ? at_step(nullptr) : candidates;
+  }
+
+  // A name passes when it matches a regex or belongs to the collection (by name or by the
+  // collection's include_regex), as smdebug's union of the two filters. Verdicts are cached
+  // per filter; the regexes are compiled (and checked) when a filter is first seen or a name
+  // is new to it.
+  std::string key;
+  for (const auto& pattern : query.regex) (key += pattern) += '\x1f';
+  if (collection != nullptr) {
+    key += '\x1e';
+    key += std::to_string(reinterpret_cast<std::uintptr_t>(collection));
+  }
+  bool is_new = false;
+  NameFilterCache::Verdicts& verdicts = store_->name_filters().verdicts(key, &is_new);
+  std::optional<std::vector<NameRegex>> regexes, collection_regexes;
+  const auto compile = [&] {
+    if (regexes) return;
+    regexes = compile_name_regexes(query.regex);
+    collection_regexes = collection != nullptr ? compile_name_regexes(collection->include_regex)
+                                               : std::vector<NameRegex>{};
+  };
+  if (is_new) compile();  // a bad regex is an error even when no name is there to match
+  const auto decide = [&](const std::string& name) {
+    compile();
+    return any_found_in(*regexes, name) ||
+           (collection != nullptr &&
+            (collection->tensor_names.contains(name) || any_found_in(*collection_regexes, name)));
+  };
+  auto lock = verdicts.lock();
+  if (step_tensors) return at_step(verdicts.passing(step_tensors->layout, decide).get());
+  std::vector<TensorRef> result;
+  for (const TensorRef& candidate : candidates) {
+    if (verdicts.passes(candidate.name(), decide)) result.push_back(candidate);
+  }
+  return result;
+}
+
+std::shared_ptr<const StepTensorList> Trial::tensors_at(std::int64_t step,
+                                                        std::uint64_t changed) const {
+  StepTensorsCache& cache = store_->step_tensors();
+  if (auto cached = cache.find(step, changed)) return cached;
+  // Every tensor saved at the step, whatever the view: each view filters by visible_from.
+  StepLayout layout;
+  std::vector<std::uint64_t> visible_from;
+  for (const auto& [name, history] : store_->tensors()) {
+    const TensorStep* saved = history.steps.find(step);
+    if (saved == nullptr || saved->saves.empty()) continue;
+    std::uint64_t first_save = saved->saves.front().generation;
+    for (const WorkerSave& save : saved->saves) first_save = std::min(first_save, save.generation);
+    layout.names.push_back(&name);
+    layout.histories.push_back(&history);
+    visible_from.push_back(std::max(history.generation, first_save));
+  }
+  return cache.put(step, store_->generation_under_lock(), std::move(layout),
+                   std::move(visible_from));
+}
+
+Tensor Trial::tensor(const TensorRef& ref) const {
+  // A ref from another trial's store names a tensor here only by its name.
+  if (ref.store_ != store_.get()) return tensor(ref.name());
+  // Fixed once the tensor is published (before any ref to it exists). An unpinned handle sees
+  // every published tensor, so only a pinned one needs the check (and no refresh is due).
+  if (generation_ && ref.history_->generation > *generation_) {
+    throw TensorUnavailable(ref.name());
+  }
+  return Tensor(*this, *ref.name_, *ref.history_);
+}
+
+Tensor Trial::tensor(const std::string& name) const {
+  const auto* entry = visible_tensor(name);
+  if (entry == nullptr) throw TensorUnavailable(name);
+  return Tensor(*this, entry->first, entry->second);
+}
+
+bool Trial::has_tensor(const std::string& name) const {
+  return visible_tensor(name) != nullptr;
+}
+
+const std::pair<const std::string, TensorHistory>* Trial::visible_tensor(
+    const std::string& name) const {
+  auto seen = [&](std::uint64_t g) -> const std::pair<const std::string, TensorHistory>* {
+    auto lock = store_->read_lock();
+    const auto* entry = store_->find_tensor_entry(name);
+    return entry != nullptr && entry->second.generation <= g ? entry : nullptr;
+  };
+  if (generation_) return seen(*generation_);
+  if (const auto* entry = seen(store_->generation())) return entry;
+  store_->maybe_refresh();
+  return seen(store_->generation());
+}
+
+std::vector<std::int64_t> Trial::steps(Mode mode, bool show_incomplete_steps) const {
+  const std::uint64_t g = view();
+  const TrialStatus status = store_->status(g);
+  auto lock = store_->read_lock();
+  std::vector<std::int64_t> result;
+  auto complete = [&](std::int64_t global) {
+    if (show_incomplete_steps || status.loaded_all_steps || status.last_complete_step >= global) {
+      return true;
+    }
+    const auto& workers = store_->steps().at(global).workers;
+    const auto visible = std::count_if(workers.begin(), workers.end(),
+                                       [&](const auto& entry) { return entry.second <= g; });
+    return visible >= status.num_workers;
+  };
+  if (mode == Mode::Global) {
+    for (const auto& [step, info] : store_->steps()) {
+      if (info.generation <= g && complete(step)) result.push_back(step);
+    }
+  } else if (auto it = store_->mode_steps().find(mode); it != store_->mode_steps().end()) {
+    for (const auto& [mode_step, entry] : it->second) {
+      if (entry.second <= g && complete(entry.first)) result.push_back(mode_step);
+    }
+  }
+  return result;
+}
+
+std::vector<Mode> Trial::modes() const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  std::vector<Mode> result;
+  for (const auto& [mode, steps] : store_->mode_steps()) {
+    if (std::any_of(steps.begin(), steps.end(),
+                    [&](const auto& entry) { return entry.second.second <= g; })) {
+      result.push_back(mode);
+    }
+  }
+  return result;
+}
+
+std::optional<Mode> Trial::mode(std::int64_t global_step) const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  const auto it = store_->steps().find(global_step);
+  if (it == store_->steps().end() || it->second.generation > g) return std::nullopt;
+  return it->second.mode;
+}
+
+std::optional<std::int64_t> Trial::mode_step(std::int64_t global_step) const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  const auto it = store_->steps().find(global_step);
+  if (it == store_->steps().end() || it->second.generation > g) return std::nullopt;
+  return it->second.mode_step;
+}
+
+std::optional<std::chrono::system_clock::time_point> Trial::step_arrival(std::int64_t step) const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  const auto it = store_->steps().find(step);
+  if (it == store_->steps().end() || it->second.generation > g) return std::nullopt;
+  return it->second.arrival;
+}
+
+std::optional<std::int64_t> Trial::global_step(Mode mode, std::int64_t mode_step) const {
+  // smdebug treats a GLOBAL "mode step" as the global step itself, seen or not.
+  if (mode == Mode::Global) return mode_step;
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  const auto mode_it = store_->mode_steps().find(mode);
+  if (mode_it == store_->mode_steps().end()) return std::nullopt;
+  const auto* entry = mode_it->second.find(mode_step);
+  if (entry == nullptr || entry->second > g) return std::nullopt;
+  return entry->first;
+}
+
+std::vector<std::string> Trial::workers() const {
+  const std::uint64_t g = view();
+  auto lock = store_->read_lock();
+  std::vector<std::string> result;
+  for (const auto& [worker, added] : store_->workers()) {
+    if (added <= g) result.push_back(worker);
+  }
+  return result;
+}
+
+int Trial::num_workers() const {
+  return store_->status(view()).num_workers;
+}
+
+std::map<std::string, Collection> Trial::collections() const {
+  const auto collections = store_->collections(view());
+  return collections ? *collections : std::map<std::string, Collection>{};
+}
+
+Collection Trial::collection(const std::string& name) const {
+  const auto collections = store_->collections(view());
+  if (!collections) throw CollectionUnavailable(name);
+  const auto it = collections->find(name);
+  if (it == collections->end()) throw CollectionUnavailable(name);
+  return it->second;
+}
+
+StepState Trial::has_passed_step(std::int64_t step, Mode mode) const {
+  const std::uint64_t g = view();
+  const TrialStatus status = store_->status(g);
+  auto lock = store_->read_lock();
+
+  // The first step of `mode` at or after `step` that this view sees (steps a later generation
+  // added are not its), as (step of the mode, global step). Found from `step` on, not by listing
+  // every step: every rule asks at every step, and a list per question made a long job's replay
+  // quadratic in its steps.
+  std::optional<std::pair<std::int64_t, std::int64_t>> next;
+  if (mode == Mode::Global) {
+    const auto& steps = store_->steps();
+    for (auto it = steps.lower_bound(step); it != steps.end() && !next; ++it) {
+      if (it->second.generation <= g) next.emplace(it->first, it->first);
+    }
+  } else if (auto it = store_->mode_steps().find(mode); it != store_->mode_steps().end()) {
+    for (auto at = it->second.lower_bound(step); at != it->second.end() && !next; ++at) {
+      const auto& [global, generation] = at->second;
+      if (generation <= g) next.emplace(at->first, global);
+    }
+  }
+
+  if (!next) {
+    return status.loaded_all_steps ? StepState::Unavailable : StepState::NotYetAvailable;
+  }
+  const std::int64_t global = next->second;
+  if (next->first > step) {
+    // A gap: it will never be filled once every worker has written a later step.
+    return status.last_complete_step >= global || status.loaded_all_steps
+               ? StepState::Unavailable
+               : StepState::NotYetAvailable;
+  }
+  const auto& workers = store_->steps().at(global).workers;
+  const auto visible = std::count_if(workers.begin(), workers.end(),
+                                     [&](const auto& entry) { return entry.second <= g; });
+  if (visible >= status.num_workers || status.loaded_all_steps ||
+      global <= status.last_complete_step) {
+    return StepState::Available;
+  }
+  return StepState::NotYetAvailable;
+}
+
+void Trial::wait_for_steps(const std::vector<std::int64_t>& steps, Mode mode,
+                           std::optional<std::chrono::milliseconds> timeout) const {
+  const auto started = std::chrono::steady_clock::now();
+  auto timed_out = [&] {
+    return timeout.has_value() && std::chrono::steady_clock::now() - started >= *timeout;
+  };
+  for (const std::int64_t step : steps) {
+    while (true) {
+      if (!generation_) store_->refresh();
+      const StepState state = has_passed_step(step, mode);
+      if (state == StepState::Available) break;
+      if (state == StepState::Unavailable) {
+        if (!loaded_all_steps()) throw StepUnavailable(step, mode);
+        const auto known = this->steps(mode, true);
+        if (!known.empty() && step < known.back()) throw StepUnavailable(step, mode);
+        throw NoMoreData("waiting for " + std::string(mode_name(mode)) + " step " +
+                         std::to_string(step) + "; the last step saved is " +
+                         (known.empty() ? std::string("none") : std::to_string(known.back())));
+      }
+      if (generation_ || timed_out()) {
+        throw StepNotYetAvailable(step, mode);
+      }
+      std::this_thread::sleep_for(store_->options().poll_interval);
+    }
+  }
+}
+
+bool Trial::loaded_all_steps() const {
+  return store_->status(view()).loaded_all_steps;
+}
+bool Trial::has_training_ended() const {
+  return store_->status(view()).training_ended;
+}
+std::int64_t Trial::last_complete_step() const {
+  return store_->status(view()).last_complete_step;
+}
+std::vector<TrialProblem> Trial::problems() const {
+  return store_->problems(view());
+}
+
+}  // namespace rulestream

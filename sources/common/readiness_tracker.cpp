@@ -1,0 +1,39 @@
+#include "sources/common/readiness_tracker.hpp"
+
+namespace rulestream {
+
+void ReadinessTracker::created(const std::string& path) {
+  if (announced(path)) return;
+  // A file created again restarts its observations.
+  settling_.insert_or_assign(path, std::nullopt);
+}
+
+bool ReadinessTracker::finished(const std::string& path) {
+  if (announced(path)) return false;
+  return announce(path);
+}
+
+bool ReadinessTracker::scanned(const std::string& path, TrialFile::Kind kind, Observation seen) {
+  if (announced(path)) return false;
+  if (!live_) return announce(path);
+  const auto settling = settling_.find(path);
+  if (settling == settling_.end()) {
+    if (kind == TrialFile::Kind::EndMarker || seen.size > 0) return announce(path);
+    // Empty: about to be written in place, or left empty; the next scan tells.
+    settling_.emplace(path, seen);
+    return false;
+  }
+  if (settling->second != seen) {
+    settling->second = seen;
+    return false;
+  }
+  return announce(path);
+}
+
+bool ReadinessTracker::announce(const std::string& path) {
+  settling_.erase(path);
+  announced_.insert(path);
+  return true;
+}
+
+}  // namespace rulestream

@@ -1,0 +1,22 @@
+#include "sources/common/relative_path.hpp"
+
+#include <algorithm>
+
+#include "pipeline/model/exceptions.hpp"
+
+namespace rulestream {
+
+void check_relative_path(std::string_view path, const std::string& root) {
+  bool escapes = path.starts_with('/');
+  std::size_t start = 0;
+  while (!escapes && start <= path.size()) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    escapes = path.substr(start, end - start) == "..";
+    start = end + 1;
+  }
+  if (escapes) {
+    throw StorageError("path \"" + std::string(path) + "\" is not inside the trial " + root);
+  }
+}
+
+}  // namespace rulestream

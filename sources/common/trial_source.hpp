@@ -1,0 +1,35 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "pipeline/model/storage.hpp"
+#include "pipeline/model/trial_file.hpp"
+
+namespace rulestream {
+
+// Finds the files of a trial and announces each once, when it is complete: a local folder
+// (LocalWatcher: a scan, then inotify) or an S3 prefix (S3Watcher: ListObjectsV2 polling).
+// Announcements run on the io_context's thread, files found together in one call, in path order.
+class TrialSource {
+ public:
+  using Callback = std::function<void(std::vector<TrialFile>)>;
+
+  virtual ~TrialSource() = default;
+  // Finds and announces what exists, then follows (when following). Call once.
+  virtual void start() = 0;
+  // Stops following; no callback runs after stop() returns. Safe from any thread.
+  virtual void stop() = 0;
+  // Files announced so far (progress reporting, tests).
+  virtual std::size_t files_announced() const = 0;
+};
+
+struct TrialSourceOptions {
+  bool follow = true;  // false: what exists now, once (replay)
+  // How often a live source looks again: LocalWatcher's rescan safety net, S3Watcher's poll.
+  std::chrono::milliseconds poll_interval{2000};
+};
+
+}  // namespace rulestream

@@ -1,0 +1,393 @@
+#include "sources/local/local_watcher.hpp"
+
+#include <dirent.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <cerrno>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/trial_layout.hpp"
+#include "sources/common/file_announcer.hpp"
+#include "sources/common/readiness_tracker.hpp"
+#include "sources/local/inotify_events.hpp"
+
+namespace rulestream {
+namespace {
+
+// Folders report files closed after writing, renamed in or out, created (files being written
+// in place, and new folders), and their own removal (IN_IGNORED follows it unasked).
+constexpr std::uint32_t kFolderEvents =
+    IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE_SELF | IN_ONLYDIR;
+
+// Room for many records per read; one record needs at most sizeof(inotify_event) + NAME_MAX + 1.
+constexpr std::size_t kEventBufferSize = 64 * 1024;
+
+std::string error_text(int error) {
+  return std::generic_category().message(error);
+}
+
+bool is_absent(int error) {
+  return error == ENOENT || error == ENOTDIR;
+}
+
+// The folders the watcher scans and watches, as paths relative to the root without the
+// trailing '/': the index and collections trees. events/ is left out on purpose.
+bool is_followed_folder(std::string_view path) {
+  const std::string_view index = kIndexDir.substr(0, kIndexDir.size() - 1);
+  const std::string_view collections = kCollectionsDir.substr(0, kCollectionsDir.size() - 1);
+  return path == index || path == collections || path.starts_with(kIndexDir) ||
+         path.starts_with(kCollectionsDir);
+}
+
+}  // namespace
+
+// All members but `announcer_` are touched on `strand_` only.
+class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(boost::asio::io_context& io, std::filesystem::path root, Options options, Callback on_files)
+      : strand_(boost::asio::make_strand(io)),
+        root_(root.string()),
+        options_(options),
+        announcer_(std::move(on_files)),
+        inotify_(strand_),
+        rescan_timer_(strand_),
+        tracker_(options.follow),
+        buffer_(kEventBufferSize) {}
+
+  void start() {
+    if (started_.exchange(true)) throw std::logic_error("LocalWatcher::start() called twice");
+    boost::asio::dispatch(strand_, [self = shared_from_this()] { self->begin(); });
+  }
+
+  void stop() {
+    if (strand_.running_in_this_thread()) {
+      announcer_.close(false);
+      shut_down();
+      return;
+    }
+    announcer_.close(true);  // waits for a callback in progress
+    boost::asio::post(strand_, [self = shared_from_this()] { self->shut_down(); });
+  }
+
+  std::size_t files_announced() const { return announcer_.announced(); }
+
+ private:
+  enum class Trigger { Scan, Finished };
+
+  void begin() {
+    if (announcer_.closed()) return;
+    if (options_.follow) open_inotify();
+    std::vector<TrialFile> found;
+    cover("", found);
+    if (options_.follow) {
+      if (inotify_.is_open()) read_events();
+      schedule_rescan();
+    }
+    deliver(std::move(found));
+  }
+
+  void shut_down() {
+    rescan_timer_.cancel();
+    boost::system::error_code ignored;
+    inotify_.close(ignored);
+    folder_of_watch_.clear();
+    watch_of_folder_.clear();
+  }
+
+  void open_inotify() {
+    const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd < 0) {
+      report_polling("cannot start inotify: " + error_text(errno));
+      return;
+    }
+    boost::system::error_code error;
+    inotify_.assign(fd, error);  // registers it with the reactor, which can fail too
+    if (error) {
+      ::close(fd);
+      report_polling("cannot start inotify: " + error.message());
+    }
+  }
+
+  // Gives up on inotify for good; the rescan timer carries on alone.
+  void fall_back_to_polling(const std::string& reason) {
+    if (!inotify_.is_open()) return;
+    report_polling(reason);
+    boost::system::error_code ignored;
+    inotify_.close(ignored);
+    folder_of_watch_.clear();
+    watch_of_folder_.clear();
+  }
+
+  void report_polling(const std::string& reason) const {
+    std::cerr << "rulestream: " << reason << "; following " << root_ << " by rescanning every "
+              << options_.rescan_interval.count() << " ms instead\n";
+  }
+
+  std::string full_path(std::string_view relative) const {
+    std::string full = root_;
+    if (!full.empty() && full.back() != '/' && !relative.empty()) full += '/';
+    full += relative;
+    return full;
+  }
+
+  // Watches `folder` ("" for the root, else "index/.../" with its '/'), then lists it: the
+  // watch comes first so that nothing created meanwhile is missed (a file both listed and
+  // reported is announced once). Recurses into followed subfolders.
+  void cover(const std::string& folder, std::vector<TrialFile>& found) {
+    add_watch(folder);
+    const std::string directory = full_path(folder);
+    DIR* listing = ::opendir(directory.c_str());
+    if (listing == nullptr) {
+      const int error = errno;
+      // A folder below the root may vanish between an event and its listing; the root itself
+      // vanishing is worth a word.
+      if (!is_absent(error) || folder.empty()) report_listing_problem(directory, error);
+      return;
+    }
+    listing_problems_.erase(directory);
+    std::vector<std::string> subfolders;
+    std::vector<std::string> files;
+    errno = 0;
+    while (const dirent* entry = ::readdir(listing)) {
+      const std::string_view name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      std::string path = folder + std::string(name);
+      // d_type can be DT_UNKNOWN on some filesystems: then lstat says what it is.
+      bool is_folder = entry->d_type == DT_DIR;
+      if (entry->d_type == DT_UNKNOWN) {
+        struct stat status {};
+        is_folder = ::lstat(full_path(path).c_str(), &status) == 0 && S_ISDIR(status.st_mode);
+      }
+      if (is_folder) {
+        if (is_followed_folder(path)) subfolders.push_back(path + '/');
+      } else {
+        files.push_back(std::move(path));
+      }
+    }
+    const int read_error = errno;
+    ::closedir(listing);
+    if (read_error != 0 && !is_absent(read_error)) report_listing_problem(directory, read_error);
+    for (const auto& path : files) consider(path, Trigger::Scan, found);
+    for (const auto& subfolder : subfolders) cover(subfolder, found);
+  }
+
+  // Once per folder until it can be listed again: a rescan every few seconds must not flood
+  // stderr.
+  void report_listing_problem(const std::string& directory, int error) {
+    if (!listing_problems_.insert(directory).second) return;
+    std::cerr << "rulestream: cannot list " << directory << ": " << error_text(error)
+              << "; will retry\n";
+  }
+
+  void add_watch(const std::string& folder) {
+    if (!inotify_.is_open()) return;
+    const std::string directory = full_path(folder);
+    const int watch =
+        ::inotify_add_watch(inotify_.native_handle(), directory.c_str(), kFolderEvents);
+    if (watch < 0) {
+      const int error = errno;
+      if (is_absent(error)) return;  // removed since it was seen
+      fall_back_to_polling("cannot watch " + directory + " with inotify: " + error_text(error));
+      return;
+    }
+    // The same folder under another name (moved): the new name wins.
+    forget_watch(watch);
+    folder_of_watch_[watch] = folder;
+    watch_of_folder_[folder] = watch;
+  }
+
+  // A folder removed and created again has a new watch by the time the old one's IN_IGNORED
+  // arrives: only the old watch's entries go.
+  void forget_watch(int watch) {
+    const auto folder = folder_of_watch_.find(watch);
+    if (folder == folder_of_watch_.end()) return;
+    if (const auto named = watch_of_folder_.find(folder->second);
+        named != watch_of_folder_.end() && named->second == watch) {
+      watch_of_folder_.erase(named);
+    }
+    folder_of_watch_.erase(folder);
+  }
+
+  // A folder moved away: its watches would report under a name that no longer exists.
+  void forget_watches_under(const std::string& folder) {
+    auto it = watch_of_folder_.lower_bound(folder);
+    while (it != watch_of_folder_.end() && it->first.starts_with(folder)) {
+      ::inotify_rm_watch(inotify_.native_handle(), it->second);
+      folder_of_watch_.erase(it->second);
+      it = watch_of_folder_.erase(it);
+    }
+  }
+
+  void consider(const std::string& path, Trigger trigger, std::vector<TrialFile>& found) {
+    const auto kind = trial_file_kind(path);
+    if (!kind || tracker_.announced(path)) return;
+    struct stat status {};
+    if (::stat(full_path(path).c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return;
+    const ReadinessTracker::Observation seen{
+        .size = static_cast<std::uint64_t>(status.st_size),
+        .modified_ns = static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
+                       status.st_mtim.tv_nsec};
+    const bool ready = trigger == Trigger::Finished ? tracker_.finished(path)
+                                                    : tracker_.scanned(path, *kind, seen);
+    if (!ready) return;
+    found.push_back(
+        TrialFile{.kind = *kind, .path = path, .size = seen.size, .modified_ns = seen.modified_ns});
+  }
+
+  void read_events() {
+    inotify_.async_read_some(
+        boost::asio::buffer(buffer_.data() + buffered_, buffer_.size() - buffered_),
+        [self = shared_from_this()](const boost::system::error_code& error, std::size_t count) {
+          self->on_events(error, count);
+        });
+  }
+
+  void on_events(const boost::system::error_code& error, std::size_t count) {
+    if (announcer_.closed() || error == boost::asio::error::operation_aborted) return;
+    std::vector<TrialFile> found;
+    if (error) {
+      fall_back_to_polling("cannot read inotify events: " + error.message());
+      cover("", found);  // what the lost events said
+      deliver(std::move(found));
+      return;
+    }
+    buffered_ += count;
+    std::vector<InotifyEvent> events;
+    const std::size_t consumed =
+        parse_inotify_events(std::span<const char>(buffer_.data(), buffered_), events);
+    // A record cut short stays at the front; the next read completes it.
+    std::copy(buffer_.begin() + static_cast<std::ptrdiff_t>(consumed),
+              buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_), buffer_.begin());
+    buffered_ -= consumed;
+
+    bool rescan = false;
+    for (const auto& event : events) handle(event, found, rescan);
+    if (buffered_ == buffer_.size()) {
+      // Cannot happen with a buffer larger than the largest record; never spin on it.
+      fall_back_to_polling("an inotify record larger than " + std::to_string(buffer_.size()) +
+                           " bytes");
+      rescan = true;
+    }
+    // Events after a fall back to polling were dropped with the watches.
+    if (rescan || !inotify_.is_open()) cover("", found);
+    // Re-armed before the callback runs: a callback that throws out of io_context::run() does
+    // not end the following.
+    if (inotify_.is_open()) read_events();
+    deliver(std::move(found));
+  }
+
+  void handle(const InotifyEvent& event, std::vector<TrialFile>& found, bool& rescan) {
+    if (event.mask & IN_Q_OVERFLOW) {
+      rescan = true;  // events were lost
+      return;
+    }
+    if (event.mask & IN_IGNORED) {
+      forget_watch(event.watch);  // its folder was removed (or forget_watches_under let it go)
+      return;
+    }
+    const auto watched = folder_of_watch_.find(event.watch);
+    if (watched == folder_of_watch_.end() || event.name.empty()) return;
+    // A copy: cover() below adds watches, which may rehash the map.
+    const std::string path = watched->second + event.name;
+    if (event.mask & IN_ISDIR) {
+      if (!is_followed_folder(path)) return;
+      if (event.mask & (IN_CREATE | IN_MOVED_TO)) {
+        // Files may have landed in it before its watch existed: cover() lists it after.
+        cover(path + '/', found);
+      } else if (event.mask & IN_MOVED_FROM) {
+        forget_watches_under(path + '/');
+      }
+      return;
+    }
+    if (event.mask & IN_CREATE) {
+      if (trial_file_kind(path)) tracker_.created(path);
+    } else if (event.mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
+      consider(path, Trigger::Finished, found);
+    }
+  }
+
+  void schedule_rescan() {
+    rescan_timer_.expires_after(options_.rescan_interval);
+    rescan_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
+      if (error || self->announcer_.closed()) return;
+      self->rescan();
+    });
+  }
+
+  void rescan() {
+    std::vector<TrialFile> found;
+    cover("", found);
+    schedule_rescan();
+    deliver(std::move(found));
+  }
+
+  void deliver(std::vector<TrialFile> files) { announcer_.announce(std::move(files)); }
+
+  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+  const std::string root_;
+  const Options options_;
+  FileAnnouncer announcer_;
+  boost::asio::posix::stream_descriptor inotify_;
+  boost::asio::steady_timer rescan_timer_;
+  ReadinessTracker tracker_;
+  std::vector<char> buffer_;
+  std::size_t buffered_ = 0;  // bytes of an incomplete record at the front of buffer_
+  std::unordered_map<int, std::string> folder_of_watch_;
+  std::map<std::string, int> watch_of_folder_;  // ordered: a moved folder's subtree is a range
+  std::unordered_set<std::string> listing_problems_;
+
+  std::atomic<bool> started_{false};
+};
+
+LocalWatcher::LocalWatcher(boost::asio::io_context& io, std::filesystem::path root, Options options,
+                           Callback on_files) {
+  if (!on_files) throw std::invalid_argument("LocalWatcher: no callback for " + root.string());
+  if (options.follow && options.rescan_interval <= std::chrono::milliseconds::zero()) {
+    throw std::invalid_argument("LocalWatcher: rescan_interval must be positive (" +
+                                std::to_string(options.rescan_interval.count()) + " ms) for " +
+                                root.string());
+  }
+  // Readable: opening it for listing is the test that counts.
+  DIR* listing = ::opendir(root.c_str());
+  if (listing == nullptr) {
+    throw StorageError("cannot watch trial folder " + root.string() + ": " + error_text(errno));
+  }
+  ::closedir(listing);
+  impl_ = std::make_shared<Impl>(io, std::move(root), options, std::move(on_files));
+}
+
+LocalWatcher::~LocalWatcher() {
+  impl_->stop();
+}
+
+void LocalWatcher::start() {
+  impl_->start();
+}
+
+void LocalWatcher::stop() {
+  impl_->stop();
+}
+
+std::size_t LocalWatcher::files_announced() const {
+  return impl_->files_announced();
+}
+
+}  // namespace rulestream

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "pipeline/model/trial_file.hpp"
+#include "sources/common/trial_source.hpp"
+
+namespace rulestream {
+
+// Finds the files of a local trial: an initial scan, then (when following) inotify through
+// Boost.Asio for new step folders, new files and files renamed into place. Each file is
+// announced once, when it is complete: found by the scan, closed after writing
+// (IN_CLOSE_WRITE) or renamed into place (IN_MOVED_TO). Files may appear in any order.
+// ReadinessTracker (sources/common/readiness_tracker.hpp) states the exact rules; in short, a file
+// rewritten in place after it was announced is not announced again, and a scan of a live
+// trial holds back empty files (except the end marker) and files it saw created but not closed
+// until they are closed or hold still from one rescan to the next.
+//
+// Only the root (for the end marker), index/ and collections/ are scanned and watched, with
+// every folder below them; events/ is not (an index file is the signal that a step landed).
+// Symbolic links to folders below the root are not followed.
+//
+// Runs on the io_context's thread; `on_files` is called there, with the files found together
+// in path order. A file closed or renamed into place before the end marker was written is
+// announced before it or in the same batch (where path order puts the end marker last). A periodic
+// rescan (rescan_interval) is the safety net for what inotify can miss (queue overflow, a folder
+// created and filled before its watch was added). When inotify is not available (no more instances
+// or watches: ENOSPC, EMFILE), the watcher says so in one line on stderr and follows by rescanning
+// alone.
+//
+// Limit: a file written in place (not renamed) that a scan finds non-empty before inotify
+// reported its creation (a folder's first scan, or no inotify at all) is taken as complete.
+// smdebug renames every file into place, so its files are never caught half-written.
+//
+// The io_context must outlive the watcher.
+class LocalWatcher final : public TrialSource {
+ public:
+  struct Options {
+    bool follow = true;  // false: the initial scan only (replay)
+    std::chrono::milliseconds rescan_interval{2000};
+  };
+  using Callback = TrialSource::Callback;
+
+  // Throws StorageError naming the root when it is not a readable folder.
+  LocalWatcher(boost::asio::io_context& io, std::filesystem::path root, Options options,
+               Callback on_files);
+  ~LocalWatcher() override;  // stop()s
+  LocalWatcher(const LocalWatcher&) = delete;
+  LocalWatcher& operator=(const LocalWatcher&) = delete;
+
+  // Scans and announces what exists, then follows (when options.follow). Call once.
+  void start() override;
+  // Stops following; no callback runs after stop() returns. Safe from any thread: from another
+  // thread it waits for a callback in progress to return.
+  void stop() override;
+
+  // Files announced so far (for progress reporting and tests).
+  std::size_t files_announced() const override;
+
+ private:
+  class Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace rulestream

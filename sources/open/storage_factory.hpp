@@ -1,0 +1,16 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "pipeline/model/storage.hpp"
+#include "pipeline/model/storage_options.hpp"
+
+namespace rulestream {
+
+// The storage for a trial path: a local folder, or an s3://bucket/prefix.
+// Throws StorageError for a path it cannot serve.
+std::shared_ptr<const Storage> open_storage(const std::string& path,
+                                            const StorageOptions& options = {});
+
+}  // namespace rulestream

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pipeline/model/compression.hpp"
+#include "pipeline/model/shared_bytes.hpp"
+
+namespace rulestream {
+
+// TFRecord framing: uint64 LE length | uint32 LE masked CRC32C(length) | payload |
+// uint32 LE footer. The footer is a masked CRC32C of the payload in files TensorFlow writes;
+// smdebug writes kSmdebugPlaceholderFooter instead, which is always accepted.
+inline constexpr std::size_t kRecordHeaderSize = 12;
+inline constexpr std::size_t kRecordFooterSize = 4;
+
+struct FramingOptions {
+  // Check real payload CRCs (footers other than smdebug's placeholder). Off trades safety for
+  // speed; the length CRC is always checked.
+  bool check_data_crc = true;
+};
+
+// What was found at one offset of a buffer.
+enum class FrameStatus {
+  Record,        // a whole, valid record
+  Incomplete,    // the buffer ends inside the record: a file still being written; resume here
+  BadLengthCrc,  // the length cannot be trusted: nothing after this offset can be framed
+  BadDataCrc,    // the record is whole but its payload CRC is wrong: skip it
+};
+
+struct Frame {
+  FrameStatus status = FrameStatus::Incomplete;
+  std::uint64_t offset = 0;       // where the record starts
+  std::uint64_t next_offset = 0;  // where the next record starts (Record, BadDataCrc)
+  std::span<const std::byte> payload;
+};
+
+// Frames the record that starts at `offset` of `buffer`.
+Frame frame_record_at(std::span<const std::byte> buffer, std::uint64_t offset,
+                      const FramingOptions& options = {});
+
+// A record's payload, kept alive by the buffer it came from, and where it was in its file.
+struct RecordPayload {
+  std::uint64_t offset = 0;
+  SharedBytes payload;
+};
+
+// A problem found while framing; `message` names the file and offset.
+struct FramingIssue {
+  std::uint64_t offset = 0;
+  FrameStatus status = FrameStatus::BadDataCrc;
+  std::string message;
+};
+
+// Every record from `start_offset` to the end of `file_bytes`, the offset to resume from when
+// more bytes arrive (a truncated tail is not an error), and the problems met. A bad data CRC
+// skips that record; a bad length CRC ends the scan and marks the file dead.
+struct RecordScan {
+  std::vector<RecordPayload> records;
+  std::uint64_t resume_offset = 0;
+  bool file_dead = false;
+  std::vector<FramingIssue> issues;
+};
+RecordScan scan_records(const SharedBytes& file_bytes, std::uint64_t start_offset,
+                        const std::string& file_name, const FramingOptions& options = {});
+
+// Guesses the compression of a file from its first bytes: a valid uncompressed record header
+// wins; then gzip's and zlib's magic numbers.
+Compression detect_compression(std::span<const std::byte> file_start);
+
+// Inflates a compressed TFRecord file. A stream cut short (a file still being written) yields
+// what could be inflated so far; corrupt data throws FormatError naming `file_name`.
+SharedBytes decompress_file(const SharedBytes& compressed, Compression compression,
+                            const std::string& file_name);
+
+}  // namespace rulestream

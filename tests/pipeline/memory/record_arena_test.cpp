@@ -1,0 +1,201 @@
+#include "pipeline/memory/record_arena.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rulestream {
+namespace {
+
+bool all_zero(const void* memory, std::size_t bytes) {
+  const auto* first = static_cast<const unsigned char*>(memory);
+  return std::all_of(first, first + bytes, [](unsigned char c) { return c == 0; });
+}
+
+TEST(RecordArenaTest, AllocationsAreAlignedZeroedAndDisjoint) {
+  RecordArena arena(4 << 20);
+  std::vector<std::pair<std::uintptr_t, std::size_t>> taken;
+  for (std::size_t i = 0; i < 2000; ++i) {
+    const std::size_t bytes = 1 + (i * 7919) % 5000;
+    const std::size_t alignment = std::size_t{1} << (i % 7);  // 1 .. 64
+    void* memory = arena.allocate(bytes, alignment);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(memory) % alignment, 0u) << i;
+    ASSERT_TRUE(all_zero(memory, bytes)) << i;
+    std::memset(memory, 0xab, bytes);  // writable, and a later overlap would show as non-zero
+    taken.emplace_back(reinterpret_cast<std::uintptr_t>(memory), bytes);
+  }
+  std::sort(taken.begin(), taken.end());
+  for (std::size_t i = 1; i < taken.size(); ++i) {
+    EXPECT_GE(taken[i].first, taken[i - 1].first + taken[i - 1].second) << i;
+  }
+  // 2000 requests of ~2.5 KB on average: about 5 MB, so more than one 4 MiB region.
+  EXPECT_GE(arena.mapped_bytes(), std::size_t{8} << 20);
+}
+
+TEST(RecordArenaTest, ALargeRequestGetsARegionOfItsOwn) {
+  RecordArena arena(4 << 20);
+  void* small = arena.allocate(100, 8);
+  void* large = arena.allocate(3 << 20, 8);  // more than a quarter region
+  ASSERT_TRUE(all_zero(large, 3 << 20));
+  void* after = arena.allocate(100, 8);
+  // The small region goes on being used after the large one.
+  EXPECT_EQ(static_cast<char*>(after), static_cast<char*>(small) + 104);
+  EXPECT_EQ(arena.mapped_bytes(), (std::size_t{4} << 20) + (std::size_t{4} << 20));
+}
+
+TEST(RecordArenaTest, RegionsStartOnHugePageBoundaries) {
+  RecordArena arena(2 << 20);
+  // The first allocation of a region is its start; one over a quarter region is a region.
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena.allocate(10, 8)) % (2 << 20), 0u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena.allocate(1 << 20, 8)) % (2 << 20), 0u);
+  }
+}
+
+// Once the first region fills, an idle-priority thread maps and faults in the next one ahead;
+// the arena moves on to it, and what it hands out from there is zeroed and aligned like the rest.
+TEST(RecordArenaTest, RegionsFaultedInAheadAreUsedAndZeroed) {
+  RecordArena arena(2 << 20);
+  std::set<std::uintptr_t> regions;
+  // 400 KiB at a time: five to a region. The pauses leave the idle thread a core.
+  for (int i = 0; i < 400 && arena.spares_used() < 2; ++i) {
+    void* memory = arena.allocate(400 << 10, 64);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(memory) % 64, 0u);
+    ASSERT_TRUE(all_zero(memory, 400 << 10)) << i;
+    std::memset(memory, 0x5a, 400 << 10);
+    regions.insert(reinterpret_cast<std::uintptr_t>(memory) / (2 << 20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_GE(arena.spares_used(), 2u);
+  // Every region handed out is mapped, and at most one spare is mapped beyond them.
+  EXPECT_GE(arena.mapped_bytes(), regions.size() * (std::size_t{2} << 20));
+  EXPECT_LE(arena.mapped_bytes(), (regions.size() + 1) * (std::size_t{2} << 20));
+}
+
+// What /proc/self/smaps says of the mapping that holds `address`: whether the kernel may back it
+// with huge pages ("THPeligible"); nullopt when it says nothing (no such line, no such mapping).
+std::optional<bool> huge_pages_eligible(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  bool inside = false;
+  std::string line;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t start = 0;
+    std::uintptr_t end = 0;
+    char dash = 0;
+    std::istringstream header(line);
+    if (header >> std::hex >> start >> dash >> end && dash == '-') {
+      inside = start <= at && at < end;
+      continue;
+    }
+    if (inside && line.starts_with("THPeligible:")) {
+      return line.find('1') != std::string::npos;
+    }
+  }
+  return std::nullopt;
+}
+
+bool huge_pages_enabled() {
+  std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(enabled, modes);
+  return !modes.empty() && modes.find("[never]") == std::string::npos;
+}
+
+// Regions the arena maps as it needs them take 4 KiB pages; those its idle thread faults in ahead
+// take huge pages where the kernel has them. A huge page zeroed on the critical path of a busy
+// replay cost more than the TLB misses it saves (benchmarks/RESULTS.md, "Huge pages only where
+// they are faulted in ahead").
+TEST(RecordArenaTest, OnlyRegionsFaultedInAheadAskForHugePages) {
+  if (!huge_pages_enabled()) GTEST_SKIP() << "transparent huge pages are off on this machine";
+  RecordArena arena(2 << 20);
+  const void* first = arena.allocate(64, 8);
+  const std::optional<bool> first_eligible = huge_pages_eligible(first);
+  if (!first_eligible) GTEST_SKIP() << "smaps says nothing of huge pages here";
+  EXPECT_FALSE(*first_eligible) << "the first region is mapped when it is needed";
+
+  const void* in_spare = nullptr;
+  for (int i = 0; i < 400 && in_spare == nullptr; ++i) {
+    const std::size_t before = arena.spares_used();
+    const void* memory = arena.allocate(400 << 10, 64);
+    // The allocation that moved the arena on to a spare sits at the spare's start.
+    if (arena.spares_used() > before) in_spare = memory;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a core for the idle thread
+  }
+  ASSERT_NE(in_spare, nullptr) << "no region was faulted in ahead";
+  EXPECT_EQ(huge_pages_eligible(in_spare), std::optional<bool>(true));
+}
+
+// An arena that goes while its thread is faulting a spare in stops the thread first.
+TEST(RecordArenaTest, GoesCleanlyWhileASpareIsBeingMade) {
+  for (int i = 0; i < 20; ++i) {
+    RecordArena arena(8 << 20);
+    for (int j = 0; j < 5; ++j) arena.allocate(2 << 20, 8);  // into the second region
+  }
+}
+
+TEST(RecordArenaTest, ThreadsAllocateConcurrentlyWithoutOverlap) {
+  RecordArena arena(2 << 20);
+  constexpr int kThreads = 4;
+  constexpr int kEach = 5000;
+  std::vector<std::vector<std::uintptr_t>> taken(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        auto* memory = static_cast<unsigned char*>(arena.allocate(64, 8));
+        memory[0] = static_cast<unsigned char>(t + 1);
+        taken[t].push_back(reinterpret_cast<std::uintptr_t>(memory));
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::set<std::uintptr_t> all;
+  for (int t = 0; t < kThreads; ++t) {
+    for (const std::uintptr_t address : taken[t]) {
+      EXPECT_EQ(*reinterpret_cast<unsigned char*>(address), t + 1);
+      all.insert(address);
+    }
+  }
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kThreads * kEach));
+}
+
+TEST(ArenaAllocatorTest, AVectorWithAnArenaGrowsInsideIt) {
+  RecordArena arena(2 << 20);
+  std::vector<std::string, ArenaAllocator<std::string>> names{ArenaAllocator<std::string>(&arena)};
+  for (int i = 0; i < 1000; ++i)
+    names.push_back("a name longer than fifteen characters " + std::to_string(i));
+  EXPECT_EQ(names[999], "a name longer than fifteen characters 999");
+  EXPECT_EQ(names.get_allocator().arena(), &arena);
+  // Growth from 1 to 1024 elements: about twice the final size, all of it in the arena.
+  EXPECT_EQ(arena.mapped_bytes(), std::size_t{2} << 20);
+}
+
+TEST(ArenaAllocatorTest, WithoutAnArenaItIsTheHeapAndAssignmentTakesTheArena) {
+  RecordArena arena(2 << 20);
+  std::vector<int, ArenaAllocator<int>> plain;  // no arena yet, as a default-made TensorHistory
+  plain.assign(100, 7);
+  EXPECT_EQ(plain.get_allocator().arena(), nullptr);
+  EXPECT_EQ(arena.mapped_bytes(), 0u);
+  plain = std::vector<int, ArenaAllocator<int>>(ArenaAllocator<int>(&arena));
+  plain.assign(100, 8);
+  EXPECT_EQ(plain.get_allocator().arena(), &arena);
+  EXPECT_EQ(arena.mapped_bytes(), std::size_t{2} << 20);
+  // Moved containers keep their memory and allocator.
+  auto moved = std::move(plain);
+  EXPECT_EQ(moved.get_allocator().arena(), &arena);
+  EXPECT_EQ(moved[99], 8);
+}
+
+}  // namespace
+}  // namespace rulestream

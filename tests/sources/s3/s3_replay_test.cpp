@@ -1,0 +1,354 @@
+// `rulestream replay|watch|inspect s3://...` through the CLI (in process) against a real
+// S3-compatible server: the same events as from a folder, a live watch while a writer uploads
+// steps, the server going away mid-replay, and the errors a user meets.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "pipeline/model/trial_layout.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
+#include "stages/format/index_file.hpp"
+#include "tests/support/cli_runner.hpp"
+#include "tests/support/s3_test_server.hpp"
+#include "tests/support/tcp_proxy.hpp"
+
+namespace rulestream {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::run_cli;
+using testing::TempDir;
+
+// The job every test here replays: two workers whose gradients vanish from step 12.
+JobSimulatorOptions job_options(const std::filesystem::path& output) {
+  JobSimulatorOptions options;
+  options.output = output;
+  options.scenario = JobScenario::VanishingGradients;
+  options.workers = 2;
+  options.steps = 24;
+  options.fault_step = 12;
+  options.tensor_size = 64;
+  return options;
+}
+
+// Rule events as JSON lines without their wall-clock time: what must match between sources.
+std::vector<std::string> events_without_time(const std::string& out) {
+  std::vector<std::string> events;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    boost::json::object event = boost::json::parse(line).as_object();
+    event.erase("time");
+    events.push_back(boost::json::serialize(event));
+  }
+  return events;
+}
+
+// Fired events per global step (status events have none).
+std::map<std::int64_t, int> fired_steps(const std::string& out) {
+  std::map<std::int64_t, int> steps;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto event = boost::json::parse(line).as_object();
+    if (event.contains("global_step") && !event.at("global_step").is_null()) {
+      ++steps[event.at("global_step").to_number<std::int64_t>()];
+    }
+  }
+  return steps;
+}
+
+// For each event file of a local trial, the Range header that fetches exactly the records of
+// `tensor` in it, as the index files place them ("bytes=FIRST-LAST").
+std::map<std::string, std::string> ranges_of(const std::filesystem::path& trial,
+                                             const std::string& tensor) {
+  std::map<std::string, std::string> ranges;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(trial / kIndexDir)) {
+    if (!entry.is_regular_file()) continue;
+    const IndexFile index =
+        parse_index_file(testing::read_text_file(entry.path()), entry.path().string());
+    for (const auto& location : index.tensors) {
+      if (location.tensor_name != tensor || !index.event_file_name) continue;
+      EXPECT_FALSE(ranges.contains(*index.event_file_name)) << "two records in one event file";
+      ranges[*index.event_file_name] = "bytes=" + std::to_string(location.start) + "-" +
+                                       std::to_string(location.start + location.length - 1);
+    }
+  }
+  return ranges;
+}
+
+class S3ReplayTest : public testing::S3ServerTest {
+ protected:
+  S3ReplayTest() : S3ServerTest("replay") {}
+
+  void SetUp() override {
+    S3ServerTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    server_->export_environment();
+  }
+
+  // The job written locally as "<tmp>/job" and uploaded to s3://bucket/<prefix>/job: the same
+  // last path component, so that both runs name the trial "job".
+  std::string upload_job(const std::string& prefix) {
+    local_ = (scratch_.path() / "job").string();
+    JobSimulator(job_options(local_)).run();
+    testing::upload_folder(*client_, local_, bucket_, prefix + "/job");
+    return "s3://" + bucket_ + "/" + prefix + "/job";
+  }
+
+  std::vector<std::string> rule_args(std::vector<std::string> args) const {
+    for (const std::string extra : {"--rule", "VanishingGradient", "--format", "json"}) {
+      args.push_back(extra);
+    }
+    return args;
+  }
+
+  TempDir scratch_;
+  std::string local_;
+};
+
+TEST_F(S3ReplayTest, ReplayFromS3GivesTheSameEventsAsFromAFolder) {
+  const std::string uri = upload_job("odd +=\xC3\xA9 prefix");
+  const auto local = run_cli("replay", rule_args({local_}));
+  const auto s3 = run_cli("replay", rule_args({uri, "--s3-endpoint", server_->endpoint()}));
+  EXPECT_EQ(local.exit_code, 1) << local.err;  // the rule fired
+  EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+  EXPECT_FALSE(events_without_time(local.out).empty());
+  EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+  EXPECT_EQ(s3.err, local.err);  // the same summary: steps, files, tensors, bytes
+
+  const auto inspect = run_cli("inspect", {uri, "--s3-endpoint", server_->endpoint()});
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_THAT(inspect.out, HasSubstr("workers    2 of 2"));
+  EXPECT_THAT(inspect.out, HasSubstr(uri));
+}
+
+TEST_F(S3ReplayTest, InspectOfAPrefixPrintsWhatInspectOfTheSameFolderPrints) {
+  const std::string uri = upload_job("inspected");
+  // A trial whose end marker is younger than its end_of_job_grace (1 s) may still expect late
+  // files and says so (loaded_all_steps false): let both markers, the file's and the object's,
+  // age past it, or the outputs would differ by when each inspect ran.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const std::vector<std::vector<std::string>> variants = {
+      {},
+      {"--json"},
+      {"--tensor", "CrossEntropyLoss_output_0"},
+      {"--tensor", "gradient/MLP_fc2.weight", "--json"}};
+  for (const auto& extra : variants) {
+    std::vector<std::string> local_args = {local_};
+    std::vector<std::string> s3_args = {uri, "--s3-endpoint", server_->endpoint()};
+    local_args.insert(local_args.end(), extra.begin(), extra.end());
+    s3_args.insert(s3_args.end(), extra.begin(), extra.end());
+    const auto local = run_cli("inspect", local_args);
+    const auto s3 = run_cli("inspect", s3_args);
+    SCOPED_TRACE(s3_args.back());
+    EXPECT_EQ(local.exit_code, 0) << local.err;
+    EXPECT_EQ(s3.exit_code, 0) << s3.err;
+    EXPECT_EQ(s3.err, local.err);
+    EXPECT_GT(local.out.size(), 200u);
+    // The same output, but for where the trial is.
+    std::string expected = local.out;
+    for (std::size_t at = expected.find(local_); at != std::string::npos;
+         at = expected.find(local_, at + uri.size())) {
+      expected.replace(at, local_.size(), uri);
+    }
+    EXPECT_EQ(s3.out, expected);
+  }
+}
+
+TEST_F(S3ReplayTest, AReplayResumesWhenTheServerGoesAwayAndComesBack) {
+  const std::string uri = upload_job("outage");
+  const auto local = run_cli("replay", rule_args({local_}));
+  testing::TcpProxy proxy(server_->port());
+  // Down after the first answers (the checks, the listing and some of the files), for longer
+  // than several retries' backoff.
+  constexpr std::size_t kChunksBeforeOutage = 40;
+  proxy.outage_after(kChunksBeforeOutage, std::chrono::milliseconds(1500));
+  const auto s3 = run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(),
+                                               "--s3-retries", "10", "--threads", "2"}));
+  EXPECT_EQ(proxy.outages(), 1u);
+  // Mid-replay: much was still to be read when the server went away.
+  EXPECT_GT(proxy.chunks_forwarded(), 2 * kChunksBeforeOutage);
+  EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+  EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+}
+
+TEST_F(S3ReplayTest, AWatchFollowsAJobUploadedStepByStepAndSeesEveryStepOnce) {
+  const std::string uri = "s3://" + bucket_ + "/live/job";
+  local_ = (scratch_.path() / "job").string();
+  JobSimulatorOptions options = job_options(local_);
+  std::set<std::string> uploaded;
+  // Each step is uploaded once every worker wrote it; the end marker comes with the last.
+  options.on_step_written = [&](const SimulatedStep&) {
+    testing::upload_new_files(*client_, local_, bucket_, "live/job", uploaded);
+  };
+  options.step_delay = std::chrono::milliseconds(40);
+  auto writer = std::async(std::launch::async, [&] {
+    JobSimulator(options).run();
+    testing::upload_new_files(*client_, local_, bucket_, "live/job", uploaded);
+  });
+  const auto watched = run_cli(
+      "watch", rule_args({uri, "--s3-endpoint", server_->endpoint(), "--poll-interval", "0.1"}));
+  writer.get();
+  const auto local = run_cli("replay", rule_args({local_}));
+  EXPECT_EQ(watched.exit_code, 1) << watched.err;
+  EXPECT_THAT(watched.err, HasSubstr("24 steps (0 incomplete), 48 index files"));
+  const auto fired = fired_steps(watched.out);
+  EXPECT_EQ(fired.size(), 12u);  // steps 12..23
+  for (const auto& [step, times] : fired) {
+    EXPECT_GE(step, 12);
+    EXPECT_EQ(times, 1) << "step " << step;
+  }
+  EXPECT_EQ(events_without_time(watched.out), events_without_time(local.out));
+}
+
+TEST_F(S3ReplayTest, ARuleOverLossesFetchesOnlyTheLossRecordOfEachEventFileOnTheWire) {
+  const std::string uri = upload_job("selective");
+  const std::vector<std::string> rule = {"--rule", "LossNotDecreasing", "--format", "json"};
+  std::vector<std::string> local_args = {local_};
+  local_args.insert(local_args.end(), rule.begin(), rule.end());
+  const auto local = run_cli("replay", local_args);
+  testing::TcpProxy proxy(server_->port());
+  std::vector<std::string> s3_args = {uri, "--s3-endpoint", proxy.endpoint()};
+  s3_args.insert(s3_args.end(), rule.begin(), rule.end());
+  const auto s3 = run_cli("replay", s3_args);
+  EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+  EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+  EXPECT_EQ(s3.err, local.err);  // the same tensors decoded and bytes read
+
+  // What went over the wire for each event file: one GET of the loss record's bytes, nothing of
+  // the gradients, weights or activations stored around it.
+  const auto expected = ranges_of(local_, "CrossEntropyLoss_output_0");
+  ASSERT_EQ(expected.size(), 48u);  // 24 steps, 2 workers
+  const std::string events_at = "/" + bucket_ + "/selective/job/" + std::string(kEventsDir);
+  std::map<std::string, std::vector<testing::ProxiedRequest>> asked;
+  std::size_t requests = 0;
+  for (const auto& request : proxy.requests()) {
+    ++requests;
+    if (!request.target.starts_with(events_at)) continue;
+    asked[request.target.substr(events_at.size() - kEventsDir.size())].push_back(request);
+  }
+  EXPECT_GT(requests, expected.size());  // the index files, collections and listings too
+  ASSERT_EQ(asked.size(), expected.size());
+  for (const auto& [file, range] : expected) {
+    SCOPED_TRACE(file);
+    const auto it = asked.find(file);
+    ASSERT_NE(it, asked.end());
+    ASSERT_EQ(it->second.size(), 1u);
+    EXPECT_EQ(it->second.front().method, "GET");
+    EXPECT_EQ(it->second.front().range, range);
+  }
+}
+
+TEST_F(S3ReplayTest, AMissingBucketIsAOneLineErrorNamingBucketAndPrefix) {
+  const std::string missing = server_->new_bucket("absent");
+  const std::string uri = "s3://" + missing + "/some/job";
+  for (const std::string command : {"replay", "inspect", "watch"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args = {uri, "--s3-endpoint", server_->endpoint()};
+    if (command != "inspect") args = rule_args(args);
+    testing::expect_one_line_error(
+        run_cli(command, args), command,
+        {uri + ": no such bucket '" + missing + "'", "HTTP 404 NoSuchBucket"});
+  }
+}
+
+TEST_F(S3ReplayTest, AnEmptyOrWrongPrefixIsAOneLineErrorForReplayAndInspect) {
+  upload_job("right");
+  client_->put(bucket_, "wrong/notes.txt", testing::bytes_of("not a training job"));
+  // Empty; holding something else; the job's parent; a string prefix of the job's prefix (which
+  // must not reach into right/job/).
+  const std::vector<std::pair<std::string, std::string>> places = {
+      {"nothing", "nothing/"}, {"wrong", "wrong/"}, {"right", "right/"}, {"right/jo", "right/jo/"}};
+  for (const auto& [prefix, as_listed] : places) {
+    const std::string uri = "s3://" + bucket_ + "/" + prefix;
+    const std::vector<std::string> fragments = {
+        uri + ": no smdebug trial under prefix '" + as_listed + "' of bucket '" + bucket_ + "'",
+        "empty or wrong prefix"};
+    SCOPED_TRACE(uri);
+    testing::expect_one_line_error(
+        run_cli("replay", rule_args({uri, "--s3-endpoint", server_->endpoint()})), "replay",
+        fragments);
+    testing::expect_one_line_error(run_cli("inspect", {uri, "--s3-endpoint", server_->endpoint()}),
+                                   "inspect", fragments);
+    testing::expect_one_line_error(
+        run_cli("inspect", {uri, "--s3-endpoint", server_->endpoint(), "--json"}), "inspect",
+        fragments);
+  }
+  // The bucket's top, which holds only folders.
+  const std::string top = "s3://" + bucket_;
+  testing::expect_one_line_error(
+      run_cli("inspect", {top, "--s3-endpoint", server_->endpoint()}), "inspect",
+      {top + ": no smdebug trial at the top of bucket '" + bucket_ + "' (", "empty or wrong"});
+}
+
+TEST_F(S3ReplayTest, AWatchOfAnEmptyPrefixSaysOnceThatItWaitsThenFollowsTheJob) {
+  const std::string uri = "s3://" + bucket_ + "/later/job";
+  local_ = (scratch_.path() / "job").string();
+  JobSimulator(job_options(local_)).run();
+  testing::TcpProxy proxy(server_->port());
+  // The job appears once the watch has polled the empty prefix (a listing with start-after is
+  // the watcher's; the command's own look before it has none).
+  auto writer = std::async(std::launch::async, [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const auto requests = proxy.requests();
+      if (std::any_of(requests.begin(), requests.end(), [](const testing::ProxiedRequest& made) {
+            return made.target.find("start-after=") != std::string::npos;
+          })) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    // One by one in path order, as a job writes them: the end marker last.
+    std::set<std::string> uploaded;
+    testing::upload_new_files(*client_, local_, bucket_, "later/job", uploaded);
+  });
+  const auto watched = run_cli(
+      "watch", rule_args({uri, "--s3-endpoint", proxy.endpoint(), "--poll-interval", "0.1"}));
+  writer.get();
+  const auto local = run_cli("replay", rule_args({local_}));
+  EXPECT_EQ(watched.exit_code, local.exit_code) << watched.err;
+  const std::string waiting =
+      "rulestream watch: " + uri + ": no trial files yet; waiting for the job to appear\n";
+  EXPECT_TRUE(watched.err.starts_with(waiting)) << watched.err;
+  EXPECT_EQ(watched.err.find("waiting", waiting.size()), std::string::npos) << watched.err;
+  EXPECT_THAT(watched.err, HasSubstr("rulestream watch: 24 steps (0 incomplete), 48 index files"));
+  EXPECT_EQ(events_without_time(watched.out), events_without_time(local.out));
+}
+
+TEST_F(S3ReplayTest, WrongCredentialsAreAOneLineErrorWithoutTheSecret) {
+  const std::string uri = upload_job("denied");
+  ::setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-value", 1);
+  const auto outcome = run_cli("replay", rule_args({uri, "--s3-endpoint", server_->endpoint()}));
+  server_->export_environment();
+  testing::expect_one_line_error(outcome, "replay",
+                                 {"s3://" + bucket_, "access denied", "SignatureDoesNotMatch"});
+  EXPECT_THAT(outcome.err, ::testing::Not(HasSubstr("wrong-secret-value")));
+}
+
+TEST_F(S3ReplayTest, ASlowServerIsWaitedForWithinTheTimeoutAndReportedBeyondIt) {
+  const std::string uri = upload_job("slow");
+  testing::TcpProxy proxy(server_->port());
+  proxy.set_response_delay(std::chrono::milliseconds(100));
+  const auto slow =
+      run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(), "--s3-timeout", "5"}));
+  EXPECT_EQ(slow.exit_code, 1) << slow.err;
+  EXPECT_EQ(events_without_time(slow.out),
+            events_without_time(run_cli("replay", rule_args({local_})).out));
+  proxy.set_response_delay(std::chrono::milliseconds(1500));
+  const auto too_slow = run_cli("replay", rule_args({uri, "--s3-endpoint", proxy.endpoint(),
+                                                     "--s3-timeout", "0.3", "--s3-retries", "1"}));
+  testing::expect_one_line_error(too_slow, "replay",
+                                 {"s3://" + bucket_, "Operation timed out", "after 2 attempts"});
+}
+
+}  // namespace
+}  // namespace rulestream
