@@ -24,7 +24,7 @@ rulestream_floor(s3 sources/s3 USES model memory source_common
   PUBLIC_DEPS Boost::headers PRIVATE_DEPS Boost::url CURL::libcurl PkgConfig::PUGIXML)
 rulestream_floor(open sources/open USES model source_common local s3)
 
-rulestream_floor(load stages/load USES model memory format reduce)
+rulestream_floor(load stages/load USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(assemble stages/assemble USES model memory reduce)
 
 rulestream_floor(store pipeline/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
@@ -52,6 +52,7 @@ set(RULESTREAM_PUBLIC_HEADERS
   pipeline/model/mode.hpp
   pipeline/model/reduction.hpp
   pipeline/model/reduction_set.hpp
+  pipeline/model/required_tensors.hpp
   pipeline/model/rule_event.hpp
   pipeline/model/shared_bytes.hpp
   pipeline/model/storage.hpp

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/model/required_tensors.hpp"
 #include "pipeline/model/rule_event.hpp"
 #include "pipeline/trial/trial.hpp"
 
@@ -23,21 +24,6 @@ struct Finding {
   // The step the finding is about, when it is not the step the rule was invoked at: a finding
   // from invoke_at_time names the last step the rule saw (nullopt: none yet).
   std::optional<std::int64_t> step;
-};
-
-// What a rule reads, so sources can fetch only that (a rule over `losses` must not make the
-// pipeline download gradients). No names, regexes or collections means "anything".
-struct RequiredTensors {
-  std::vector<std::string> names;
-  std::vector<std::string> regexes;
-  std::vector<std::string> collections;
-  // Whether the rule reads whole values (Tensor::value), not only reductions and element counts.
-  // The pipeline keeps decoded values (within max_memory) only when some rule does, so a rule that
-  // does not should say so: everything it reads is then computed in the one decoding pass.
-  bool values = true;
-  // The rule reads no tensor at all (it looks only at steps and when they arrived).
-  bool nothing = false;
-  bool empty() const { return names.empty() && regexes.empty() && collections.empty(); }
 };
 
 // smdebug's Rule (seed 000): subclass it, take string parameters in the constructor, and

@@ -26,12 +26,10 @@
 #include "sources/open/storage_factory.hpp"
 #include "sources/open/trial_source_factory.hpp"
 #include "stages/assemble/step_assembler.hpp"
-#include "stages/format/collections_file.hpp"
-#include "stages/format/event_codec.hpp"
 #include "stages/format/index_file.hpp"
-#include "stages/format/tfrecord_reader.hpp"
-#include "stages/load/record_batches.hpp"
-#include "stages/reduce/reductions.hpp"
+#include "stages/load/decode_selection.hpp"
+#include "stages/load/event_file_loader.hpp"
+#include "stages/load/index_loader.hpp"
 
 namespace rulestream {
 namespace {
@@ -81,162 +79,26 @@ struct RuleSlot {
 // How long the end of a run waits for stop commands still running, to report how they ended.
 constexpr std::chrono::seconds kStopCommandWait{10};
 
-// Tensors that some of the rules read: by name, regex or collection, or all of them.
-class TensorMatcher {
- public:
-  void add(const RequiredTensors& needs) {
-    if (needs.nothing) return;
-    if (needs.empty()) all_ = true;
-    if (all_) return;
-    names_.insert(needs.names.begin(), needs.names.end());
-    for (const auto& pattern : needs.regexes) regexes_.emplace_back(pattern);
-    collections_.insert(needs.collections.begin(), needs.collections.end());
-  }
+std::vector<RequiredTensors> required_by(const std::vector<std::unique_ptr<RuleSlot>>& slots) {
+  std::vector<RequiredTensors> required;
+  for (const auto& slot : slots) required.push_back(slot->rule->required_tensors());
+  return required;
+}
 
-  // Not thread-safe (the selection calls it under its lock): the regexes of the collections are
-  // compiled once per collections object, not once per name.
-  bool matches(const std::string& tensor,
-               const std::map<std::string, Collection>* collections) const {
-    if (all_ || names_.contains(tensor)) return true;
-    if (any_found_in(regexes_, tensor)) return true;
-    if (collections == nullptr) return !collections_.empty();  // unknown yet: be generous
-    if (collections != bound_collections_) bind(collections);
-    return std::any_of(bound_names_.begin(), bound_names_.end(),
-                       [&](const auto* names) { return names->contains(tensor); }) ||
-           any_found_in(bound_regexes_, tensor);
+// Values the loader decodes for rules go to the store's value cache.
+class StoreValueKeeper final : public DecodedValueKeeper {
+ public:
+  explicit StoreValueKeeper(TrialStore& store) : store_(store) {}
+  std::uint32_t file_number(const std::string& file) override {
+    return store_.cache().file_id(file);
+  }
+  void keep(std::uint32_t file_number, std::uint64_t start, const TensorValue& value) override {
+    store_.cache().put_value({file_number, start}, value);
   }
 
  private:
-  // The named collections this matcher selects, as defined in `collections` (which stay alive:
-  // the trial store keeps every collections object it published).
-  void bind(const std::map<std::string, Collection>* collections) const {
-    bound_collections_ = collections;
-    bound_names_.clear();
-    bound_regexes_.clear();
-    for (const auto& name : collections_) {
-      const auto it = collections->find(name);
-      if (it == collections->end()) continue;
-      bound_names_.push_back(&it->second.tensor_names);
-      for (const auto& pattern : it->second.include_regex) bound_regexes_.emplace_back(pattern);
-    }
-  }
-
-  bool all_ = false;
-  std::set<std::string> names_;
-  std::vector<NameRegex> regexes_;
-  std::set<std::string> collections_;
-  mutable const std::map<std::string, Collection>* bound_collections_ = nullptr;
-  mutable std::vector<const std::set<std::string>*> bound_names_;
-  mutable std::vector<NameRegex> bound_regexes_;
+  TrialStore& store_;
 };
-
-// What to do with a tensor as soon as it lands: decode and reduce it when some rule reads it,
-// and keep its value too (within max_memory) when such a rule reads whole values; the other
-// rules need nothing but its reductions and element counts, which are kept for every step.
-class EagerSelection {
- public:
-  // `rules` outlive the selection; each one's required_tensors() is read once, here, and
-  // reads_values() whenever a file lands (a rule may stop reading values part-way).
-  explicit EagerSelection(std::vector<const Rule*> rules) : rules_(std::move(rules)) {
-    for (const Rule* rule : rules_) {
-      required_.push_back(rule->required_tensors());
-      decode_.add(required_.back());
-    }
-  }
-
-  enum class Use { None, Reductions, Values };
-
-  // The use of each of `tensors`. A tensor's use is worked out once per collections object
-  // (matching regexes is slow, and the same names land at every step); thread-safe.
-  std::vector<Use> uses(
-      const std::vector<TensorLocation>& tensors,
-      const std::shared_ptr<const std::map<std::string, Collection>>& collections) const {
-    std::vector<Use> result;
-    result.reserve(tensors.size());
-    std::lock_guard lock(memo_mutex_);
-    std::vector<bool> reading;
-    for (const Rule* rule : rules_) reading.push_back(rule->reads_values());
-    if (collections != memo_collections_ || reading != memo_reading_) {
-      memo_.clear();
-      memo_collections_ = collections;
-      memo_reading_ = reading;
-      values_ = TensorMatcher{};
-      for (std::size_t i = 0; i < rules_.size(); ++i) {
-        if (reading[i] && required_[i].values) values_.add(required_[i]);
-      }
-    }
-    for (const auto& location : tensors) {
-      auto [it, inserted] = memo_.try_emplace(location.tensor_name, Use::None);
-      if (inserted) it->second = decide(location.tensor_name, collections.get());
-      result.push_back(it->second);
-    }
-    return result;
-  }
-
- private:
-  Use decide(const std::string& tensor,
-             const std::map<std::string, Collection>* collections) const {
-    if (parse_reduction_tensor_name(tensor)) return Use::None;  // saved reductions: on demand
-    if (values_.matches(tensor, collections)) return Use::Values;
-    return decode_.matches(tensor, collections) ? Use::Reductions : Use::None;
-  }
-
-  std::vector<const Rule*> rules_;
-  std::vector<RequiredTensors> required_;
-  TensorMatcher decode_;
-  mutable std::mutex memo_mutex_;
-  // Worked out again when the collections or the rules reading values change.
-  mutable std::shared_ptr<const std::map<std::string, Collection>> memo_collections_;
-  mutable std::vector<bool> memo_reading_;
-  mutable TensorMatcher values_;
-  mutable std::unordered_map<std::string, Use> memo_;
-};
-
-// A record of an event file the rules use; `keep_value`: they read its value, not only its
-// reductions.
-struct WantedRecord {
-  const TensorLocation* location;
-  bool keep_value;
-};
-
-// Bytes of an event file from offset `start`: the whole file, or a range around wanted records.
-struct FilePart {
-  std::uint64_t start = 0;
-  SharedBytes bytes;
-};
-
-const FilePart* part_holding(const std::vector<FilePart>& parts, std::uint64_t offset) {
-  for (const FilePart& part : parts) {
-    if (offset >= part.start && offset - part.start < part.bytes.size()) return &part;
-  }
-  return nullptr;
-}
-
-// (start, length) ranges covering the records, sorted, with records less than 64 KiB apart
-// read together (one request instead of two, for a little more data).
-std::vector<std::pair<std::uint64_t, std::uint64_t>> merged_ranges(
-    std::vector<const TensorLocation*> records) {
-  constexpr std::uint64_t kMergeGap = 64 * 1024;
-  std::sort(records.begin(), records.end(),
-            [](const auto* a, const auto* b) { return a->start < b->start; });
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
-  for (const auto* record : records) {
-    const std::uint64_t end = record->start + record->length;
-    if (!ranges.empty() &&
-        record->start <= ranges.back().first + ranges.back().second + kMergeGap) {
-      ranges.back().second = std::max(ranges.back().second, end - ranges.back().first);
-    } else {
-      ranges.emplace_back(record->start, record->length);
-    }
-  }
-  return ranges;
-}
-
-std::vector<const Rule*> rules_of(const std::vector<std::unique_ptr<RuleSlot>>& slots) {
-  std::vector<const Rule*> rules;
-  for (const auto& slot : slots) rules.push_back(slot->rule.get());
-  return rules;
-}
 
 }  // namespace
 
@@ -286,7 +148,15 @@ class RulePipeline::Impl {
       slots_.push_back(std::move(slot));
     }
     routing_ = std::make_unique<SinkRouting>(configured_rules(), sink_labels());
-    selection_ = std::make_unique<EagerSelection>(rules_of(slots_));
+    selection_ = std::make_unique<DecodeSelection>(required_by(slots_));
+    keeper_ = std::make_unique<StoreValueKeeper>(*store_);
+    loader_body_ = std::make_unique<EventFileLoader>(
+        storage_, store_->record_arena(), config_.check_data_crc,
+        [this](std::string path, std::string message) {
+          report_problem(std::move(path), std::move(message));
+        },
+        LoadCounters{.event_bytes = &progress_.event_bytes,
+                     .tensors_decoded = &progress_.tensors_decoded});
   }
 
   PipelineReport run();
@@ -321,28 +191,6 @@ class RulePipeline::Impl {
   bool skipped_after_stop(std::int64_t step);
   // Decodes and reduces the records of the landing's event file that the rules use.
   void decode(IndexLanding& landing);
-  // Maps the whole file and has storage keep the mapping (Storage::map_whole), for the rules to
-  // read the values they ask for from it (RecordCache::put_value keeps no copies of such
-  // values). false when nothing was kept: storage that does not map (S3), or a compressed file.
-  bool keep_mapped_for_rules(const std::string& file) const;
-  // Reads the records a cache-sized batch at a time (stages/load/record_batches.hpp). false where
-  // storage cannot (S3) or the file is compressed: then decode_from_parts.
-  bool decode_in_batches(const std::string& file, const std::vector<WantedRecord>& wanted,
-                         const std::string& where, FileId file_id, LandedReductions& landed);
-  // Reads the file whole, or the ranges around the records (read_parts).
-  void decode_from_parts(const std::string& file, const IndexFile& index,
-                         const std::vector<WantedRecord>& wanted, const std::string& where,
-                         bool keep_mapped, FileId file_id, LandedReductions& landed);
-  // Decodes the record framed `offset` bytes into `bytes` into landed's entry i, and keeps its
-  // value when the rules read it. `bytes_owned`: whether `bytes` keep their buffer alive.
-  void reduce_record(const SharedBytes& bytes, std::uint64_t offset, bool bytes_owned,
-                     const WantedRecord& wanted, std::size_t i, const std::string& where,
-                     FileId file_id, LandedReductions& landed);
-  // The bytes of `file` the `wanted` records sit in (StorageError, FormatError); `keep_mapped`:
-  // rules will read much of it as values, so storage should keep it mapped (map_whole).
-  std::vector<FilePart> read_parts(const std::string& file, const IndexFile& index,
-                                   const std::vector<const TensorLocation*>& wanted,
-                                   const std::string& where, bool keep_mapped) const;
   void assemble(const AssemblerInput& input, Assembler::output_ports_type& ports);
   void release(Assembler::output_ports_type& ports);
   void evaluate(RuleSlot& slot, const StepReady& ready);
@@ -370,7 +218,9 @@ class RulePipeline::Impl {
   std::vector<Trial> others_;
   std::vector<std::unique_ptr<RuleSlot>> slots_;
   std::unique_ptr<SinkRouting> routing_;
-  std::unique_ptr<EagerSelection> selection_;
+  std::unique_ptr<DecodeSelection> selection_;
+  std::unique_ptr<StoreValueKeeper> keeper_;
+  std::unique_ptr<EventFileLoader> loader_body_;
   StepAssembler assembler_;
   PipelineProgress progress_;
 
@@ -465,7 +315,6 @@ std::optional<std::int64_t> RulePipeline::Impl::lowest_in_flight() {
 }
 
 void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& ports) {
-  const std::string where = storage_->describe() + "/" + file.path;
   switch (file.kind) {
     case TrialFile::Kind::Collections:
       // Read when announced (announce()). Steps held while the collections loaded may go now;
@@ -493,27 +342,26 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
     std::get<0>(ports).try_put(AssemblerInput(Tick{}));
     return;
   }
-  if (!file.path.ends_with(".json")) {
-    report_problem(where, where + ": CSV index files are not supported; skipped");
+  if (file.path.ends_with(".json")) progress_.index_files_seen++;
+  IndexFileLoad load = load_index_file(*storage_, file.path, *name, arrival_of(file));
+  if (load.landing && in_range(load.landing->step)) {
+    try {
+      decode(*load.landing);
+    } catch (const RulestreamError& error) {  // a collection's regex that does not compile
+      load.problem = TrialProblem{storage_->describe() + "/" + file.path, error.what()};
+      load.landing.reset();
+    }
+  }
+  if (!load.landing) {
+    report_problem(load.problem->path, load.problem->message);
     landed_or_dropped(name->step);
     std::get<0>(ports).try_put(AssemblerInput(Tick{}));  // it held later steps: re-check them
     return;
   }
-  progress_.index_files_seen++;
-  try {
-    const SharedBytes bytes = storage_->read(file.path);
-    IndexLanding landing{file.path, name->step, name->worker,
-                         parse_index_file(bytes.as_string_view(), where)};
-    landing.arrival = arrival_of(file);
-    if (in_range(landing.step)) decode(landing);
-    progress_.index_files++;
-    std::get<0>(ports).try_put(
-        AssemblerInput(std::make_shared<const IndexLanding>(std::move(landing))));
-  } catch (const RulestreamError& error) {
-    report_problem(where, error.what());
-    landed_or_dropped(name->step);
-    std::get<0>(ports).try_put(AssemblerInput(Tick{}));  // it held later steps: re-check them
-  }
+  IndexLanding& landing = *load.landing;
+  progress_.index_files++;
+  std::get<0>(ports).try_put(
+      AssemblerInput(std::make_shared<const IndexLanding>(std::move(landing))));
 }
 
 bool RulePipeline::Impl::skipped_after_stop(std::int64_t step) {
@@ -537,259 +385,20 @@ void RulePipeline::Impl::load_collections(const TrialFile& file) {
   } done{*this};
   const auto worker = parse_collections_worker(file.path);
   if (!worker) return;
-  const std::string where = storage_->describe() + "/" + file.path;
   std::lock_guard lock(collections_mutex_);
-  CollectionsLanding landing;
-  landing.workers.push_back(*worker);
-  if (!store_->collections(store_->generation())) {
-    try {
-      const SharedBytes bytes = storage_->read(file.path);
-      CollectionsFile parsed = parse_collections_file(bytes.as_string_view(), where);
-      landing.num_workers = parsed.num_workers;
-      landing.collections =
-          std::make_shared<const std::map<std::string, Collection>>(std::move(parsed.collections));
-    } catch (const RulestreamError& error) {
-      report_problem(where, error.what());
-    }
-  }
-  store_->ingest({}, std::move(landing), {}, false, false);
+  const bool define = !store_->collections(store_->generation());
+  CollectionsFileLoad load = load_collections_file(*storage_, file.path, *worker, define);
+  if (load.problem) report_problem(load.problem->path, load.problem->message);
+  store_->ingest({}, std::move(load.landing), {}, false, false);
 }
-
-namespace {
-
-// Whether rules reading `value_count` values (`value_bytes` of records) of an event file of
-// `all_bytes` should read them from the file's kept mapping rather than from copies in the value
-// cache. A copy costs its bytes and an entry in the cache (a hash, an LRU link, an allocation,
-// all freed again): for the thousand weights of a small-tensor step, or the 46% of a
-// large-tensor step that its weights are, that is far more than mapping the file once
-// (benchmarks/RESULTS.md, "Values of a file read by rules"). A few small values (a loss in a
-// file of gradients) stay copies: cheaper than a whole file's pages. One value costs the cache
-// about what a page of mapping costs.
-bool keep_values_mapped(std::uint64_t value_bytes, std::uint64_t value_count,
-                        std::uint64_t all_bytes) {
-  constexpr std::uint64_t kPageBytes = 4096;
-  if (value_count == 0) return false;
-  return value_bytes * 4 >= all_bytes || value_count * kPageBytes >= all_bytes;
-}
-
-}  // namespace
 
 void RulePipeline::Impl::decode(IndexLanding& landing) {
-  const auto& index = landing.index;
-  if (!index.event_file_name) return;
-  const std::string& file = *index.event_file_name;
-  const auto collections = store_->collections(store_->generation());
-  std::vector<WantedRecord> wanted;
-  const auto uses = selection_->uses(index.tensors, collections);
-  for (std::size_t i = 0; i < uses.size(); ++i) {
-    if (uses[i] != EagerSelection::Use::None) {
-      wanted.push_back({&index.tensors[i], uses[i] == EagerSelection::Use::Values});
-    }
-  }
-  if (wanted.empty()) return;
-  const std::string where = storage_->describe() + "/" + file;
-  std::uint64_t value_bytes = 0, value_count = 0, all_bytes = 0;
-  for (const WantedRecord& each : wanted) {
-    if (!each.keep_value) continue;
-    value_bytes += each.location->length;
-    ++value_count;
-  }
-  for (const auto& location : index.tensors) all_bytes += location.length;
-  const bool keep_mapped = keep_values_mapped(value_bytes, value_count, all_bytes);
-  auto landed = std::make_shared<LandedReductions>(wanted.size(), store_->record_arena());
-  for (std::size_t i = 0; i < wanted.size(); ++i) {
-    landed->records[i] = static_cast<std::uint32_t>(wanted[i].location - index.tensors.data());
-  }
-  const FileId file_id = store_->cache().file_id(file);
-  bool decoded = false;
-  if (!keep_mapped) {
-    decoded = decode_in_batches(file, wanted, where, file_id, *landed);
-  } else if (keep_mapped_for_rules(file)) {
-    // The rules read the values from the kept mapping (a lookup and a slice). The records are
-    // still decoded from batches read into a buffer: the kernel copies through its own mapping
-    // of memory (huge pages) into a buffer that stays in cache, where walking the file's 4 KiB
-    // pages took a TLB miss per page (11% of an all-rules replay's samples on the development
-    // VM, in frame_record_at). So here the pipeline keeps no values.
-    std::vector<WantedRecord> reduced_only = wanted;
-    for (WantedRecord& each : reduced_only) each.keep_value = false;
-    decoded = decode_in_batches(file, reduced_only, where, file_id, *landed);
-  }
-  if (!decoded) decode_from_parts(file, index, wanted, where, keep_mapped, file_id, *landed);
-  landing.reductions = std::move(landed);
-}
-
-bool RulePipeline::Impl::keep_mapped_for_rules(const std::string& file) const {
-  std::optional<SharedBytes> mapping;
-  try {
-    mapping = storage_->map_whole(file, Storage::MapFor::LaterReads);
-  } catch (const RulestreamError&) {
-    return false;  // decode_from_parts reads the file again and reports what is wrong
-  }
-  if (!mapping) return false;
-  const auto head = mapping->span().first(std::min<std::size_t>(mapping->size(), 64));
-  return mapping->in_kept_mapping() && detect_compression(head) == Compression::None;
-}
-
-bool RulePipeline::Impl::decode_in_batches(const std::string& file,
-                                           const std::vector<WantedRecord>& wanted,
-                                           const std::string& where, FileId file_id,
-                                           LandedReductions& landed) {
-  std::unique_ptr<RandomAccessFile> reader;
-  try {
-    reader = storage_->open_random_access(file);
-    if (!reader) return false;
-    // Offsets in a compressed file count inflated bytes: the whole file is read and inflated.
-    std::array<std::byte, 64> head{};
-    const std::size_t got = reader->read_at(0, head);
-    if (detect_compression(std::span(head).first(got)) != Compression::None) return false;
-  } catch (const RulestreamError& error) {
-    report_problem(where, error.what());
-    return true;  // nothing of the file can be read: the rules that ask get the error
-  }
-  // The index usually lists records in file order; batches need them so.
-  std::vector<std::size_t> order(wanted.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return wanted[a].location->start < wanted[b].location->start;
-  });
-  std::vector<RecordSpan> spans(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    spans[i] = {wanted[order[i]].location->start, wanted[order[i]].location->length};
-  }
-  const std::vector<RecordBatch> batches = plan_record_batches(spans);
-  tbb::parallel_for(std::size_t{0}, batches.size(), [&](std::size_t b) {
-    const RecordBatch& batch = batches[b];
-    const auto length = static_cast<std::size_t>(batch.end - batch.start);
-    const auto reduce_all = [&](const SharedBytes& bytes, bool owned) {
-      progress_.event_bytes += bytes.size();
-      for (std::size_t k = batch.first; k < batch.last; ++k) {
-        const std::size_t i = order[k];
-        reduce_record(bytes, wanted[i].location->start - batch.start, owned, wanted[i], i, where,
-                      file_id, landed);
-      }
-    };
-    try {
-      if (length > BatchBuffer::kKeptBytes) {
-        // A record too large to stay in cache anyway (one record is a batch of its own): read as
-        // storage reads ranges (a mapping from 4 MiB), rather than copied into a fresh buffer.
-        reduce_all(storage_->read_range(file, batch.start, length), true);
-        return;
-      }
-      const BatchBuffer buffer(length);
-      const std::size_t got = reader->read_at(batch.start, buffer.span());
-      // Not owned: values that must outlive the batch are copied out (reduce_record).
-      reduce_all(SharedBytes(nullptr, buffer.span().first(got)), false);
-    } catch (const RulestreamError& error) {
-      report_problem(where, error.what());
-    }
-  });
-  return true;
-}
-
-void RulePipeline::Impl::decode_from_parts(const std::string& file, const IndexFile& index,
-                                           const std::vector<WantedRecord>& wanted,
-                                           const std::string& where, bool keep_mapped,
-                                           FileId file_id, LandedReductions& landed) {
-  std::vector<const TensorLocation*> locations;
-  for (const WantedRecord& each : wanted) locations.push_back(each.location);
-  std::vector<FilePart> parts;
-  try {
-    parts = read_parts(file, index, locations, where, keep_mapped);
-  } catch (const RulestreamError& error) {
-    report_problem(where, error.what());
-    return;
-  }
-  for (const FilePart& part : parts) progress_.event_bytes += part.bytes.size();
-  tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
-    const std::uint64_t start = wanted[i].location->start;
-    const FilePart* part = part_holding(parts, start);
-    if (part == nullptr) {
-      reduce_record({}, 0, true, wanted[i], i, where, file_id, landed);  // reports it
-      return;
-    }
-    reduce_record(part->bytes, start - part->start, true, wanted[i], i, where, file_id, landed);
-  });
-}
-
-void RulePipeline::Impl::reduce_record(const SharedBytes& bytes, std::uint64_t offset,
-                                       bool bytes_owned, const WantedRecord& wanted, std::size_t i,
-                                       const std::string& where, FileId file_id,
-                                       LandedReductions& landed) {
-  const TensorLocation& location = *wanted.location;
-  // Built only when something goes wrong: most records never need it.
-  const auto at = [&] {
-    return where + " at offset " + std::to_string(location.start) + " (tensor '" +
-           location.tensor_name + "')";
-  };
-  const FramingOptions framing{config_.check_data_crc};
-  const Frame frame =
-      offset < bytes.size() ? frame_record_at(bytes.span(), offset, framing) : Frame{};
-  if (frame.status != FrameStatus::Record) {
-    // The rule that asks for it will get the precise error; say it once here too.
-    report_problem(where, at() + ": not a whole, valid TFRecord");
-    return;
-  }
-  try {
-    // A value the cache keeps must own its bytes; one only reduced may borrow them.
-    const bool copy = wanted.keep_value && !bytes_owned;
-    const SharedBytes payload =
-        copy ? SharedBytes::copy_of(frame.payload)
-             : bytes.slice(static_cast<std::size_t>(frame.payload.data() - bytes.data()),
-                           frame.payload.size());
-    // The file is the context while decoding; the offset and tensor join the message only
-    // when something is wrong (a string built per record was 4% of a small-tensor replay's
-    // instructions).
-    const auto located = locate_tensor(payload, location.tensor_name, where);
-    if (!located) return;  // the rule that asks for it will get the error
-    // Each i writes its own entries: no lock. They reach the store with the landing.
-    landed.sets[i].assign(compute_reductions(located->value), *store_->record_arena());
-    landed.computed[i] = 1;
-    landed.tensor_fields[i] = located->tensor_field;
-    if (wanted.keep_value) store_->cache().put_value({file_id, location.start}, located->value);
-    progress_.tensors_decoded++;
-  } catch (const FormatError& error) {
-    report_problem(where, at() + ": " + error.detail());
-  } catch (const RulestreamError& error) {
-    report_problem(where, error.what());
-  }
-}
-
-std::vector<FilePart> RulePipeline::Impl::read_parts(
-    const std::string& file, const IndexFile& index,
-    const std::vector<const TensorLocation*>& wanted, const std::string& where,
-    bool keep_mapped) const {
-  // Ranges only when the rules want a small share of the file's records (a rule over losses in
-  // a file of gradients): then S3 never downloads what no rule reads. Otherwise one read of the
-  // whole file (from a local mapping, free).
-  std::uint64_t wanted_bytes = 0, all_bytes = 0;
-  for (const auto* location : wanted) wanted_bytes += location->length;
-  for (const auto& location : index.tensors) all_bytes += location.length;
-  if (wanted_bytes * 2 < all_bytes) {
-    std::vector<FilePart> parts;
-    for (const auto& range : merged_ranges(wanted)) {
-      parts.push_back({range.first, storage_->read_range(file, range.first, range.second)});
-    }
-    // A compressed file's offsets count inflated bytes: the ranges then hold no records, and
-    // the whole file is read below instead.
-    const FramingOptions framing{config_.check_data_crc};
-    const FilePart* first = part_holding(parts, wanted.front()->start);
-    const FrameStatus status =
-        first == nullptr
-            ? FrameStatus::Incomplete
-            : frame_record_at(first->bytes.span(), wanted.front()->start - first->start, framing)
-                  .status;
-    if (status == FrameStatus::Record || status == FrameStatus::BadDataCrc) return parts;
-  }
-  // A local file whose values rules will read stays mapped for them: their reads are then
-  // slices of the mapping, and the value cache holds no copies.
-  std::optional<SharedBytes> mapped =
-      keep_mapped ? storage_->map_whole(file, Storage::MapFor::ReadingNow) : std::nullopt;
-  SharedBytes bytes = mapped ? std::move(*mapped) : storage_->read(file);
-  const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));
-  if (const Compression compression = detect_compression(head); compression != Compression::None) {
-    bytes = decompress_file(bytes, compression, where);
-  }
-  return {FilePart{0, std::move(bytes)}};
+  // Which rules still read whole values: a rule may stop part-way (Rule::done_reading_values).
+  std::vector<bool> reading;
+  for (const auto& slot : slots_) reading.push_back(slot->rule->reads_values());
+  const auto uses =
+      selection_->uses(landing.index.tensors, store_->collections(store_->generation()), reading);
+  landing.reductions = loader_body_->load(landing.index, uses, *keeper_);
 }
 
 void RulePipeline::Impl::assemble(const AssemblerInput& input,

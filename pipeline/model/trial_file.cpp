@@ -21,4 +21,12 @@ std::optional<TrialFile::Kind> trial_file_kind(std::string_view path) {
   return std::nullopt;
 }
 
+std::optional<std::chrono::system_clock::time_point> arrival_from_modified_ns(
+    std::int64_t modified_ns) {
+  if (modified_ns == 0) return std::nullopt;
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(modified_ns)));
+}
+
 }  // namespace rulestream

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,5 +24,10 @@ struct TrialFile {
 // The kind of a relative path, or nullopt for files sources ignore (event files, *.tmp,
 // claim.smd, anything unknown).
 std::optional<TrialFile::Kind> trial_file_kind(std::string_view path);
+
+// The arrival time a listing gives a file: its modification time (nanoseconds since the epoch,
+// as StoredObject and TrialFile carry it); nullopt for 0, which storage uses for "unknown".
+std::optional<std::chrono::system_clock::time_point> arrival_from_modified_ns(
+    std::int64_t modified_ns);
 
 }  // namespace rulestream

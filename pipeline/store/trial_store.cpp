@@ -9,10 +9,10 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/trial_layout.hpp"
-#include "stages/format/collections_file.hpp"
 #include "stages/format/event_codec.hpp"
 #include "stages/format/index_file.hpp"
 #include "stages/format/tfrecord_reader.hpp"
+#include "stages/load/index_loader.hpp"
 #include "stages/load/record_batches.hpp"
 #include "stages/reduce/reductions.hpp"
 
@@ -51,34 +51,6 @@ std::string index_listing_start(std::int64_t step) {
 }
 
 }  // namespace
-
-std::optional<std::chrono::system_clock::time_point> arrival_from_modified_ns(
-    std::int64_t modified_ns) {
-  if (modified_ns == 0) return std::nullopt;
-  return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(
-          std::chrono::nanoseconds(modified_ns)));
-}
-
-namespace {
-
-// Default-constructed objects of T, in the arena.
-template <typename T>
-std::span<T> arena_array(RecordArena& arena, std::size_t count) {
-  static_assert(std::is_trivially_destructible_v<T>, "the arena never runs destructors");
-  T* first = static_cast<T*>(arena.allocate(count * sizeof(T), alignof(T)));
-  std::uninitialized_value_construct_n(first, count);
-  return {first, count};
-}
-
-}  // namespace
-
-LandedReductions::LandedReductions(std::size_t count, std::shared_ptr<RecordArena> arena)
-    : sets(arena_array<PackedReductions>(*arena, count)),
-      records(arena_array<std::uint32_t>(*arena, count)),
-      computed(arena_array<std::uint8_t>(*arena, count)),
-      tensor_fields(arena_array<std::uint32_t>(*arena, count)),
-      arena_(std::move(arena)) {}
 
 TrialStore::TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options)
     : storage_(std::move(storage)),
@@ -163,18 +135,14 @@ void TrialStore::refresh() {
       const auto worker = parse_collections_worker(object.path);
       if (!worker) continue;
       seen_collection_files_[object.path] = true;
+      const bool define = !have_collections && !pending_collections.collections;
+      CollectionsFileLoad load = load_collections_file(*storage_, object.path, *worker, define);
       pending_collections.workers.push_back(*worker);
-      if (have_collections || pending_collections.collections) continue;
-      const std::string where = storage_->describe() + "/" + object.path;
-      try {
-        const SharedBytes bytes = storage_->read(object.path);
-        CollectionsFile file = parse_collections_file(bytes.as_string_view(), where);
-        pending_collections.num_workers = file.num_workers;
-        pending_collections.collections =
-            std::make_shared<const std::map<std::string, Collection>>(std::move(file.collections));
-      } catch (const RulestreamError& error) {
-        problems.push_back({where, error.what()});
+      if (load.landing.collections) {
+        pending_collections.collections = std::move(load.landing.collections);
+        pending_collections.num_workers = load.landing.num_workers;
       }
+      if (load.problem) problems.push_back(std::move(*load.problem));
     }
   }
 
@@ -213,7 +181,8 @@ void TrialStore::refresh() {
       batch_bytes += new_files[end++].size;
     }
     const std::span<const StoredObject> batch(new_files.data() + begin, end - begin);
-    auto [indexes, parse_problems] = parse_index_files(batch);
+    auto [indexes, parse_problems] =
+        load_index_files(*storage_, batch, [this](std::int64_t step) { return in_range(step); });
     for (const StoredObject& object : batch) seen_index_files_[object.path] = true;
     for (auto& problem : parse_problems) problems.push_back(std::move(problem));
     // The collections go with the first batch; the end of the job is declared with the last.
@@ -224,40 +193,6 @@ void TrialStore::refresh() {
     problems.clear();
     begin = end;
   } while (begin < new_files.size());
-}
-
-std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> TrialStore::parse_index_files(
-    std::span<const StoredObject> files) const {
-  std::vector<std::optional<IndexLanding>> parsed(files.size());
-  std::vector<std::optional<TrialProblem>> problems(files.size());
-  tbb::parallel_for(std::size_t{0}, files.size(), [&](std::size_t i) {
-    const StoredObject& object = files[i];
-    const std::string where = storage_->describe() + "/" + object.path;
-    const auto name = parse_step_file_name(object.path);
-    if (!name) return;  // not an index file (smdebug ignores these too)
-    if (!in_range(name->step)) return;
-    if (object.path.ends_with(".csv")) {
-      problems[i] = TrialProblem{where, "CSV index files are not supported; skipped"};
-      return;
-    }
-    if (!object.path.ends_with(".json")) return;
-    try {
-      const SharedBytes bytes = storage_->read(object.path);
-      parsed[i] = IndexLanding{object.path,  name->step,
-                               name->worker, parse_index_file(bytes.as_string_view(), where),
-                               {},           arrival_from_modified_ns(object.modified_ns)};
-    } catch (const RulestreamError& error) {
-      problems[i] = TrialProblem{where, error.what()};
-    }
-  });
-  std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> result;
-  for (auto& landing : parsed) {
-    if (landing) result.first.push_back(std::move(*landing));
-  }
-  for (auto& problem : problems) {
-    if (problem) result.second.push_back(std::move(*problem));
-  }
-  return result;
 }
 
 void TrialStore::ingest(std::vector<IndexLanding> indexes, CollectionsLanding collections,

@@ -35,6 +35,7 @@
 #include "pipeline/store/step_tensors_cache.hpp"
 #include "pipeline/store/trial_options.hpp"
 #include "stages/format/index_file.hpp"
+#include "stages/load/landing.hpp"
 
 namespace rulestream {
 
@@ -119,49 +120,6 @@ struct TrialStatus {
   bool loaded_all_steps = false;
   bool training_ended = false;
   int num_workers = 0;
-};
-
-// Reductions of an index file's values, computed as they landed: one block per file rather than
-// an allocation per record (a small-tensor job has millions of records). Only the records a
-// pipeline decoded have a set, so a rule over one loss does not cost a set per gradient.
-// The block lives in the store's RecordArena (huge pages where the kernel has them), which it
-// keeps alive.
-class LandedReductions {
- public:
-  LandedReductions(std::size_t count, std::shared_ptr<RecordArena> arena);
-
-  std::span<PackedReductions> sets;
-  std::span<std::uint32_t> records;        // the index's tensor position of each set, ascending
-  std::span<std::uint8_t> computed;        // 1 where the record decoded and its set was filled
-  std::span<std::uint32_t> tensor_fields;  // RecordRef::tensor_field of each decoded record
-
- private:
-  std::shared_ptr<RecordArena> arena_;
-};
-
-// An index file that landed: what one worker saved at one global step.
-struct IndexLanding {
-  std::string path;
-  std::int64_t step = 0;
-  std::string worker;
-  IndexFile index;
-  // Reductions of some of index.tensors' values, computed as they landed; null when none were.
-  std::shared_ptr<const LandedReductions> reductions;
-  // When the file arrived: the time a live pipeline saw it, or the file's modification time
-  // for a listing (replay, Trial::open). nullopt when unknown.
-  std::optional<std::chrono::system_clock::time_point> arrival;
-};
-
-// The arrival time a listing gives a file: its modification time (nanoseconds since the epoch,
-// as StoredObject and TrialFile carry it); nullopt for 0, which storage uses for "unknown".
-std::optional<std::chrono::system_clock::time_point> arrival_from_modified_ns(
-    std::int64_t modified_ns);
-
-// Collections files that landed: the first defines the collections, each names a worker.
-struct CollectionsLanding {
-  std::shared_ptr<const std::map<std::string, Collection>> collections;
-  std::optional<int> num_workers;
-  std::vector<std::string> workers;
 };
 
 // The shared, append-only state behind Trial handles.
@@ -271,10 +229,6 @@ class TrialStore {
   std::string describe_record(const RecordRef& ref, const std::string& tensor) const;
 
  private:
-  // Reads and parses index files in parallel (refresh's batches): the landings of those in
-  // range, and a problem for each that could not be read or parsed.
-  std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> parse_index_files(
-      std::span<const StoredObject> files) const;
   void add_index(const IndexLanding& index, std::uint64_t generation);
   // read_record without asking the value cache first (read_records asked it already).
   TensorValue read_uncached(const RecordRef& ref, const std::string& tensor) const;

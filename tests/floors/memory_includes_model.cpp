@@ -3,5 +3,7 @@
 #include "pipeline/model/dtype.hpp"
 
 namespace rulestream {
-DType memory_floor_probe() { return DType::Float32; }
+DType memory_floor_probe() {
+  return DType::Float32;
+}
 }  // namespace rulestream
