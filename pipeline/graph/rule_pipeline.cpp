@@ -1,32 +1,28 @@
 #include "pipeline/graph/rule_pipeline.hpp"
 
 #include <tbb/flow_graph.h>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
-#include <unordered_map>
 #include <variant>
 
 #include "pipeline/graph/configuration_check.hpp"
+#include "pipeline/graph/file_tracker.hpp"
+#include "pipeline/graph/rule_runner.hpp"
 #include "pipeline/graph/sink_routing.hpp"
 #include "pipeline/graph/stop_action.hpp"
 #include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/name_regex.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "pipeline/store/trial_store.hpp"
 #include "sources/open/storage_factory.hpp"
 #include "sources/open/trial_source_factory.hpp"
 #include "stages/assemble/step_assembler.hpp"
-#include "stages/format/index_file.hpp"
 #include "stages/load/decode_selection.hpp"
 #include "stages/load/event_file_loader.hpp"
 #include "stages/load/index_loader.hpp"
@@ -36,52 +32,19 @@ namespace {
 
 namespace flow = tbb::flow;
 
-// A step the assembler released: rules may evaluate it.
-struct StepReady {
-  std::int64_t step = 0;
-  Mode mode = Mode::Global;
-  std::int64_t mode_step = 0;
-  bool incomplete = false;
-};
-// A rule that watches the clock is due a look at it (Rule::invoke_at_time).
-struct TimeCheck {};
-// What a rule's serial node handles: steps in order, and time checks between them.
-using RuleMessage = std::variant<StepReady, TimeCheck>;
 struct Tick {};
-// Holds every step while a collections file is being read.
-constexpr std::int64_t kCollectionsInFlight = -1;
 struct EndOfJob {};
 // A landing travels by pointer: the flow graph copies what it buffers, and a landing holds a
 // name per tensor (a copy of each was 4% of a small-tensor replay's instructions).
 using LandingPtr = std::shared_ptr<const IndexLanding>;
 using AssemblerInput = std::variant<LandingPtr, Tick, EndOfJob>;
 
-// One configured rule and how its evaluation is going. Touched only by its own serial node
-// until the graph has drained.
-struct RuleSlot {
-  std::size_t index = 0;  // in configuration order
-  RuleConfig config;
-  std::unique_ptr<Rule> rule;
-  std::int64_t evaluated = 0;
-  std::int64_t fired = 0;
-  std::chrono::steady_clock::duration busy{};  // in evaluate()
-  bool errored = false;
-  std::string error;
-  // What runs the first time the rule fires: its own stop actions, or the defaults when it
-  // asks to stop training and has none.
-  std::vector<StopAction> stop_actions;
-  bool stop_ran = false;
-  // A time check is queued on the rule's node: a rule busy with a backlog of steps gets one,
-  // not one per tick.
-  std::atomic<bool> time_check_queued{false};
-};
-
 // How long the end of a run waits for stop commands still running, to report how they ended.
 constexpr std::chrono::seconds kStopCommandWait{10};
 
-std::vector<RequiredTensors> required_by(const std::vector<std::unique_ptr<RuleSlot>>& slots) {
+std::vector<RequiredTensors> required_by(const std::vector<std::unique_ptr<RuleRunner>>& runners) {
   std::vector<RequiredTensors> required;
-  for (const auto& slot : slots) required.push_back(slot->rule->required_tensors());
+  for (const auto& runner : runners) required.push_back(runner->rule().required_tensors());
   return required;
 }
 
@@ -140,15 +103,22 @@ class RulePipeline::Impl {
       const RuleContext context{base_->separately_counted(), others};
       ConfiguredRule configured =
           configure_rule(rule_config, context, config_.default_stop_actions, registry);
-      auto slot = std::make_unique<RuleSlot>();
-      slot->index = slots_.size();
-      slot->config = std::move(configured.config);
-      slot->rule = std::move(configured.rule);
-      slot->stop_actions = std::move(configured.stop_actions);
-      slots_.push_back(std::move(slot));
+      runners_.push_back(
+          std::make_unique<RuleRunner>(runners_.size(), std::move(configured), runner_context_));
     }
     routing_ = std::make_unique<SinkRouting>(configured_rules(), sink_labels());
-    selection_ = std::make_unique<DecodeSelection>(required_by(slots_));
+    runner_context_ =
+        RuleRunnerContext{.base = &*base_,
+                          .routing = routing_.get(),
+                          .sinks = &sinks_,
+                          .stopper = &stopper_,
+                          .report_problem =
+                              [this](std::string path, std::string message) {
+                                report_problem(std::move(path), std::move(message));
+                              },
+                          .in_range = [this](std::int64_t step) { return in_range(step); },
+                          .end_marker_seen = &end_marker_seen_};
+    selection_ = std::make_unique<DecodeSelection>(required_by(runners_));
     keeper_ = std::make_unique<StoreValueKeeper>(*store_);
     loader_body_ = std::make_unique<EventFileLoader>(
         storage_, store_->record_arena(), config_.check_data_crc,
@@ -174,34 +144,23 @@ class RulePipeline::Impl {
   using Assembler = flow::multifunction_node<AssemblerInput, std::tuple<RuleMessage>>;
   using RuleNode = flow::function_node<RuleMessage>;
 
-  // Hands a file to the loader once; index files count as in flight until their landing has
-  // been assembled, so no later step overtakes a step still being read.
-  // `seen_at`: when a live pipeline saw the file (nullopt: its modification time tells when it
-  // arrived), which becomes its step's arrival time.
+  // Hands a file to the loader once (FileTracker). `seen_at`: when a live pipeline saw the file
+  // (nullopt: its modification time tells when it arrived), which becomes its step's arrival.
   void announce(Loader& loader, TrialFile file,
                 std::optional<std::chrono::system_clock::time_point> seen_at = std::nullopt);
-  void landed_or_dropped(std::int64_t step);
   // Tells the store how many steps the initial scan found (it sizes tensor histories by it).
   void expect_steps(const std::vector<TrialFile>& files);
-  std::optional<std::chrono::system_clock::time_point> arrival_of(const TrialFile& file);
-  std::optional<std::int64_t> lowest_in_flight();
   void load(const TrialFile& file, Loader::output_ports_type& ports);
   void load_collections(const TrialFile& file);
-  // Whether an index file of `step` is left unread because a replay was asked to stop.
-  bool skipped_after_stop(std::int64_t step);
   // Decodes and reduces the records of the landing's event file that the rules use.
   void decode(IndexLanding& landing);
   void assemble(const AssemblerInput& input, Assembler::output_ports_type& ports);
   void release(Assembler::output_ports_type& ports);
-  void evaluate(RuleSlot& slot, const StepReady& ready);
-  void check_time(RuleSlot& slot);
-  void fire(RuleSlot& slot, RuleEvent event);
-  void dispatch(const RuleSlot& slot, const RuleEvent& event);
   std::vector<RuleConfig> configured_rules() const;
   std::vector<SinkLabel> sink_labels() const;
   void start_time_checks(std::vector<std::unique_ptr<RuleNode>>& nodes);
   void schedule_time_check(boost::asio::steady_timer& timer, std::chrono::milliseconds interval,
-                           RuleSlot& slot, RuleNode& node);
+                           RuleRunner& runner, RuleNode& node);
   void report_problem(std::string path, std::string message);
   void finish_following();
   void rescan_into(Loader& loader);
@@ -216,7 +175,7 @@ class RulePipeline::Impl {
   std::shared_ptr<TrialStore> store_;
   std::optional<Trial> base_;
   std::vector<Trial> others_;
-  std::vector<std::unique_ptr<RuleSlot>> slots_;
+  std::vector<std::unique_ptr<RuleRunner>> runners_;
   std::unique_ptr<SinkRouting> routing_;
   std::unique_ptr<DecodeSelection> selection_;
   std::unique_ptr<StoreValueKeeper> keeper_;
@@ -228,11 +187,10 @@ class RulePipeline::Impl {
   std::vector<TrialProblem> problems_;
   // After what its failures are reported to: destroyed (no more reports) before them.
   StopActionRunner stopper_{[this](const std::string& line) { report_problem("", line); }};
-  std::mutex seen_mutex_;
-  std::set<std::string> seen_files_;
-  std::multiset<std::int64_t> in_flight_;  // guarded by seen_mutex_
-  std::unordered_map<std::string, std::chrono::system_clock::time_point>
-      seen_at_;  // guarded by seen_mutex_
+  // What every runner shares; filled in the constructor once the sink routing is known, before
+  // any runner runs.
+  RuleRunnerContext runner_context_;
+  FileTracker files_;
   std::mutex collections_mutex_;
 
   boost::asio::io_context io_;
@@ -244,11 +202,6 @@ class RulePipeline::Impl {
   std::int64_t incomplete_steps_ = 0;  // touched by the serial assembler only
   bool job_ended_ = false;             // likewise
   std::atomic<bool> stop_requested_{false};
-  // Guarded by seen_mutex_: the highest step whose index files began loading, and where a
-  // replay asked to stop stops.
-  std::int64_t highest_step_begun_ = std::numeric_limits<std::int64_t>::min();
-  std::optional<std::int64_t> stop_after_step_;
-  std::int64_t index_files_unread_ = 0;
   std::atomic<bool> end_marker_seen_{false};
   bool following_ = false;
 };
@@ -261,17 +214,7 @@ void RulePipeline::Impl::report_problem(std::string path, std::string message) {
 
 void RulePipeline::Impl::announce(Loader& loader, TrialFile file,
                                   std::optional<std::chrono::system_clock::time_point> seen_at) {
-  {
-    std::lock_guard lock(seen_mutex_);
-    if (!seen_files_.insert(file.path).second) return;
-    if (seen_at && file.kind == TrialFile::Kind::Index) seen_at_.emplace(file.path, *seen_at);
-    if (file.kind == TrialFile::Kind::Index) {
-      if (const auto name = parse_step_file_name(file.path)) in_flight_.insert(name->step);
-    } else if (file.kind == TrialFile::Kind::Collections) {
-      // Rules select tensors by collection: no step goes out before the collections are in.
-      in_flight_.insert(kCollectionsInFlight);
-    }
-  }
+  if (!files_.first_sight(file, seen_at)) return;
   // Collections files are read here, as they are found, not by the loader: rules select tensors
   // by collection, and an index file decoded before the collections are known would have every
   // tensor decoded (a rule over `losses` would read the gradients too). They are small, and
@@ -288,30 +231,6 @@ void RulePipeline::Impl::expect_steps(const std::vector<TrialFile>& files) {
     if (const auto name = parse_step_file_name(file.path)) steps.insert(name->step);
   }
   store_->expect_steps(steps.size());
-}
-
-void RulePipeline::Impl::landed_or_dropped(std::int64_t step) {
-  std::lock_guard lock(seen_mutex_);
-  if (const auto it = in_flight_.find(step); it != in_flight_.end()) in_flight_.erase(it);
-}
-
-std::optional<std::chrono::system_clock::time_point> RulePipeline::Impl::arrival_of(
-    const TrialFile& file) {
-  {
-    std::lock_guard lock(seen_mutex_);
-    if (const auto it = seen_at_.find(file.path); it != seen_at_.end()) {
-      const auto seen = it->second;
-      seen_at_.erase(it);
-      return seen;
-    }
-  }
-  return arrival_from_modified_ns(file.modified_ns);
-}
-
-std::optional<std::int64_t> RulePipeline::Impl::lowest_in_flight() {
-  std::lock_guard lock(seen_mutex_);
-  if (in_flight_.empty()) return std::nullopt;
-  return *in_flight_.begin();
 }
 
 void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& ports) {
@@ -337,13 +256,13 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
   }
   const auto name = parse_step_file_name(file.path);
   if (!name) return;
-  if (skipped_after_stop(name->step)) {
-    landed_or_dropped(name->step);
+  if (files_.skipped_after_stop(name->step, stop_requested_ && !config_.follow)) {
+    files_.landed_or_dropped(name->step);
     std::get<0>(ports).try_put(AssemblerInput(Tick{}));
     return;
   }
   if (file.path.ends_with(".json")) progress_.index_files_seen++;
-  IndexFileLoad load = load_index_file(*storage_, file.path, *name, arrival_of(file));
+  IndexFileLoad load = load_index_file(*storage_, file.path, *name, files_.arrival_of(file));
   if (load.landing && in_range(load.landing->step)) {
     try {
       decode(*load.landing);
@@ -354,7 +273,7 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
   }
   if (!load.landing) {
     report_problem(load.problem->path, load.problem->message);
-    landed_or_dropped(name->step);
+    files_.landed_or_dropped(name->step);
     std::get<0>(ports).try_put(AssemblerInput(Tick{}));  // it held later steps: re-check them
     return;
   }
@@ -364,24 +283,10 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
       AssemblerInput(std::make_shared<const IndexLanding>(std::move(landing))));
 }
 
-bool RulePipeline::Impl::skipped_after_stop(std::int64_t step) {
-  std::lock_guard lock(seen_mutex_);
-  if (!stop_requested_ || config_.follow) {
-    highest_step_begun_ = std::max(highest_step_begun_, step);
-    return false;
-  }
-  // A replay asked to stop finishes the steps it has begun (so none goes out with only some of
-  // its workers) and reads no later index file.
-  if (!stop_after_step_) stop_after_step_ = highest_step_begun_;
-  if (step <= *stop_after_step_) return false;
-  index_files_unread_++;
-  return true;
-}
-
 void RulePipeline::Impl::load_collections(const TrialFile& file) {
   struct Done {
     Impl& impl;
-    ~Done() { impl.landed_or_dropped(kCollectionsInFlight); }
+    ~Done() { impl.files_.landed_or_dropped(FileTracker::kCollectionsInFlight); }
   } done{*this};
   const auto worker = parse_collections_worker(file.path);
   if (!worker) return;
@@ -395,7 +300,7 @@ void RulePipeline::Impl::load_collections(const TrialFile& file) {
 void RulePipeline::Impl::decode(IndexLanding& landing) {
   // Which rules still read whole values: a rule may stop part-way (Rule::done_reading_values).
   std::vector<bool> reading;
-  for (const auto& slot : slots_) reading.push_back(slot->rule->reads_values());
+  for (const auto& runner : runners_) reading.push_back(runner->rule().reads_values());
   const auto uses =
       selection_->uses(landing.index.tensors, store_->collections(store_->generation()), reading);
   landing.reductions = loader_body_->load(landing.index, uses, *keeper_);
@@ -407,7 +312,7 @@ void RulePipeline::Impl::assemble(const AssemblerInput& input,
   if (const auto* landing = std::get_if<LandingPtr>(&input)) {
     store_->ingest(**landing);
     assembler_.landed((*landing)->step, (*landing)->worker, now);
-    landed_or_dropped((*landing)->step);
+    files_.landed_or_dropped((*landing)->step);
   } else if (std::holds_alternative<EndOfJob>(input)) {
     assembler_.end_of_job();
     job_ended_ = true;
@@ -420,7 +325,7 @@ void RulePipeline::Impl::release(Assembler::output_ports_type& ports) {
   // The worker count comes from the collections files, which may land after a step's first
   // index file: take it afresh each time, or a step could leave with one worker of two.
   assembler_.set_num_workers(store_->status(store_->generation()).num_workers);
-  std::optional<std::int64_t> held = lowest_in_flight();
+  std::optional<std::int64_t> held = files_.lowest_in_flight();
   // Until a collections file says how many workers the job has, a step with one worker's files
   // may still be waiting for another's: hold everything (smdebug waits for the collections
   // too), unless the job ended or a grace period lets silent workers go.
@@ -443,104 +348,9 @@ void RulePipeline::Impl::release(Assembler::output_ports_type& ports) {
   }
 }
 
-void RulePipeline::Impl::evaluate(RuleSlot& slot, const StepReady& ready) {
-  if (slot.errored || !in_range(ready.step)) return;
-  struct BusyTimer {
-    std::chrono::steady_clock::duration& busy;
-    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-    ~BusyTimer() { busy += std::chrono::steady_clock::now() - start; }
-  } timer{slot.busy};
-  try {
-    slot.rule->invoke(ready.step);
-    slot.evaluated++;
-  } catch (const RuleEvaluationConditionMet&) {
-    slot.evaluated++;
-    const Finding& finding = slot.rule->last_finding();
-    RuleEvent event;
-    event.global_step = ready.step;
-    event.mode = ready.mode;
-    event.mode_step = ready.mode_step;
-    event.tensors = finding.tensors;
-    event.figures = finding.figures;
-    event.message = finding.message.empty()
-                        ? std::string(slot.rule->name()) + " condition met at step " +
-                              std::to_string(ready.step)
-                        : finding.message;
-    if (ready.incomplete) event.message += " (not every worker had written this step)";
-    fire(slot, std::move(event));
-  } catch (const TensorUnavailableForStep&) {
-    // What this rule reads was not saved at this step: smdebug skips the step too.
-  } catch (const TensorUnavailable&) {
-  } catch (const StepUnavailable&) {
-  } catch (const StepNotYetAvailable&) {
-  } catch (const NoMoreData&) {
-  } catch (const FormatError& error) {
-    report_problem(error.where(), "rule " + slot.config.configuration_name + " at step " +
-                                      std::to_string(ready.step) + ": " + error.what());
-  } catch (const StorageError& error) {
-    report_problem("", "rule " + slot.config.configuration_name + " at step " +
-                           std::to_string(ready.step) + ": " + error.what());
-  } catch (const std::exception& error) {
-    slot.errored = true;
-    slot.error = "at step " + std::to_string(ready.step) + ": " + error.what();
-  }
-}
-
-// A time check runs on the rule's own node, between its steps. Once the job has written its end
-// marker, silence is the end of training, not a stall.
-void RulePipeline::Impl::check_time(RuleSlot& slot) {
-  slot.time_check_queued = false;
-  if (slot.errored || end_marker_seen_) return;
-  try {
-    if (!slot.rule->invoke_at(std::chrono::system_clock::now())) return;
-    const Finding& finding = slot.rule->last_finding();
-    RuleEvent event;
-    // The step the finding names (the last one seen), or -1 before any.
-    event.global_step = finding.step.value_or(-1);
-    event.mode = finding.step ? base_->mode(*finding.step).value_or(Mode::Global) : Mode::Global;
-    event.mode_step =
-        finding.step ? base_->mode_step(*finding.step).value_or(*finding.step) : std::int64_t{-1};
-    event.tensors = finding.tensors;
-    event.figures = finding.figures;
-    event.message = finding.message.empty()
-                        ? std::string(slot.rule->name()) + " condition met with no new step"
-                        : finding.message;
-    fire(slot, std::move(event));
-  } catch (const std::exception& error) {
-    slot.errored = true;
-    slot.error = std::string("checking the time: ") + error.what();
-  }
-}
-
-// Sends a condition-met event out and, the first time the rule fires, runs its stop actions.
-void RulePipeline::Impl::fire(RuleSlot& slot, RuleEvent event) {
-  slot.fired++;
-  event.kind = RuleEvent::Kind::ConditionMet;
-  event.time = std::chrono::system_clock::now();
-  event.trial = base_->name();
-  event.rule_configuration = slot.config.configuration_name;
-  event.rule = std::string(slot.rule->name());
-  dispatch(slot, event);
-  if (slot.stop_ran || slot.stop_actions.empty()) return;
-  slot.stop_ran = true;
-  const StopRequest request{event.rule_configuration, event.rule, event.trial, event.global_step};
-  for (const auto& action : slot.stop_actions) stopper_.run(action, request);
-}
-
-void RulePipeline::Impl::dispatch(const RuleSlot& slot, const RuleEvent& event) {
-  for (const std::size_t i : routing_->sinks_of(slot.index)) {
-    const auto& sink = sinks_[i];
-    try {
-      sink->write(event);
-    } catch (const std::exception& error) {
-      report_problem("", sink->describe() + ": " + error.what());
-    }
-  }
-}
-
 std::vector<RuleConfig> RulePipeline::Impl::configured_rules() const {
   std::vector<RuleConfig> rules;
-  for (const auto& slot : slots_) rules.push_back(slot->config);
+  for (const auto& runner : runners_) rules.push_back(runner->config());
   return rules;
 }
 
@@ -558,29 +368,28 @@ std::vector<SinkLabel> RulePipeline::Impl::sink_labels() const {
 // --- Time checks: rules that watch the clock, while following ----------------------------------
 
 void RulePipeline::Impl::start_time_checks(std::vector<std::unique_ptr<RuleNode>>& nodes) {
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    const auto interval = slots_[i]->rule->check_interval();
+  for (std::size_t i = 0; i < runners_.size(); ++i) {
+    const auto interval = runners_[i]->rule().check_interval();
     if (!interval) continue;
     auto& timer =
         *time_check_timers_.emplace_back(std::make_unique<boost::asio::steady_timer>(io_));
-    schedule_time_check(timer, std::max(*interval, std::chrono::milliseconds(1)), *slots_[i],
+    schedule_time_check(timer, std::max(*interval, std::chrono::milliseconds(1)), *runners_[i],
                         *nodes[i]);
   }
 }
 
 void RulePipeline::Impl::schedule_time_check(boost::asio::steady_timer& timer,
-                                             std::chrono::milliseconds interval, RuleSlot& slot,
+                                             std::chrono::milliseconds interval, RuleRunner& runner,
                                              RuleNode& node) {
   timer.expires_after(interval);
-  timer.async_wait([this, &timer, interval, &slot, &node](const boost::system::error_code& error) {
-    if (error || !following_) return;
-    // Past --end-step the rule is done with this job: no alarms about what comes after.
-    const bool past_end = config_.end_step && progress_.last_step >= *config_.end_step - 1;
-    if (!past_end && !slot.time_check_queued.exchange(true)) {
-      node.try_put(RuleMessage(TimeCheck{}));
-    }
-    schedule_time_check(timer, interval, slot, node);
-  });
+  timer.async_wait(
+      [this, &timer, interval, &runner, &node](const boost::system::error_code& error) {
+        if (error || !following_) return;
+        // Past --end-step the rule is done with this job: no alarms about what comes after.
+        const bool past_end = config_.end_step && progress_.last_step >= *config_.end_step - 1;
+        if (!past_end && runner.claim_time_check()) node.try_put(RuleMessage(TimeCheck{}));
+        schedule_time_check(timer, interval, runner, node);
+      });
 }
 
 void RulePipeline::Impl::finish_following() {
@@ -641,16 +450,11 @@ PipelineReport RulePipeline::Impl::run() {
       kDownstreamFirst);
   flow::make_edge(flow::output_port<0>(loader), assembler);
   std::vector<std::unique_ptr<RuleNode>> rule_nodes;
-  for (auto& slot : slots_) {
-    RuleSlot* target = slot.get();
+  for (auto& runner : runners_) {
     rule_nodes.push_back(std::make_unique<RuleNode>(
         graph, flow::serial,
-        [this, target](const RuleMessage& message) {
-          if (const auto* ready = std::get_if<StepReady>(&message)) {
-            evaluate(*target, *ready);
-          } else {
-            check_time(*target);
-          }
+        [target = runner.get()](const RuleMessage& message) {
+          target->handle(message);
           return flow::continue_msg();
         },
         kDownstreamFirst));
@@ -705,42 +509,20 @@ PipelineReport RulePipeline::Impl::run() {
   // Stop commands run on their own; give them a moment to say how they ended.
   const auto stop_outcomes = stopper_.finish(kStopCommandWait);
   PipelineReport report;
-  {
-    std::lock_guard lock(seen_mutex_);
-    report.interrupted = stop_after_step_.has_value();
-    report.index_files_unread = index_files_unread_;
-  }
-  for (const auto& slot : slots_) {
-    RuleEvent status;
-    status.kind = RuleEvent::Kind::Status;
-    status.time = std::chrono::system_clock::now();
-    status.trial = base_->name();
-    status.rule_configuration = slot->config.configuration_name;
-    status.rule = std::string(slot->rule->name());
-    status.steps_evaluated = slot->evaluated;
-    status.times_fired = slot->fired;
-    report.rule_busy.push_back(slot->busy);
-    if (slot->errored) {
-      status.status = RuleStatus::Error;
-      status.message = slot->error;
-      report.rule_errors = true;
-    } else {
-      status.status = slot->fired > 0 ? RuleStatus::IssuesFound : RuleStatus::NoIssuesFound;
-    }
-    if (report.interrupted) {
-      // No issue found in part of a job is not "no issues": say where the reading stopped.
-      status.message = "interrupted: not read to the end (" +
-                       std::to_string(report.index_files_unread) + " index files unread)" +
-                       (status.message.empty() ? "" : "; " + status.message);
-    }
-    if (const auto it = stop_outcomes.find(slot->config.configuration_name);
-        it != stop_outcomes.end()) {
-      for (const auto& outcome : it->second) {
-        status.message += (status.message.empty() ? "" : "; ") + outcome;
-      }
-    }
-    report.conditions_met += slot->fired;
-    dispatch(*slot, status);
+  report.interrupted = files_.interrupted();
+  report.index_files_unread = files_.index_files_unread();
+  // No issue found in part of a job is not "no issues": say where the reading stopped.
+  const std::string ended = report.interrupted ? "interrupted: not read to the end (" +
+                                                     std::to_string(report.index_files_unread) +
+                                                     " index files unread)"
+                                               : "";
+  for (const auto& runner : runners_) {
+    const auto outcomes = stop_outcomes.find(runner->config().configuration_name);
+    RuleEvent status = runner->finish(
+        ended, outcomes == stop_outcomes.end() ? std::vector<std::string>{} : outcomes->second);
+    report.rule_busy.push_back(runner->busy());
+    report.rule_errors = report.rule_errors || runner->errored();
+    report.conditions_met += runner->fired();
     report.statuses.push_back(std::move(status));
   }
   for (const auto& sink : sinks_) sink->flush();

@@ -1,0 +1,144 @@
+#include "pipeline/graph/rule_runner.hpp"
+
+#include "pipeline/model/exceptions.hpp"
+
+namespace rulestream {
+
+RuleRunner::RuleRunner(std::size_t index, ConfiguredRule configured,
+                       const RuleRunnerContext& context)
+    : index_(index),
+      config_(std::move(configured.config)),
+      rule_(std::move(configured.rule)),
+      stop_actions_(std::move(configured.stop_actions)),
+      context_(context) {}
+
+void RuleRunner::handle(const RuleMessage& message) {
+  if (const auto* ready = std::get_if<StepReady>(&message)) {
+    evaluate(*ready);
+  } else {
+    check_time();
+  }
+}
+
+void RuleRunner::evaluate(const StepReady& ready) {
+  if (errored_ || !context_.in_range(ready.step)) return;
+  struct BusyTimer {
+    std::chrono::steady_clock::duration& busy;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~BusyTimer() { busy += std::chrono::steady_clock::now() - start; }
+  } timer{busy_};
+  try {
+    rule_->invoke(ready.step);
+    evaluated_++;
+  } catch (const RuleEvaluationConditionMet&) {
+    evaluated_++;
+    const Finding& finding = rule_->last_finding();
+    RuleEvent event;
+    event.global_step = ready.step;
+    event.mode = ready.mode;
+    event.mode_step = ready.mode_step;
+    event.tensors = finding.tensors;
+    event.figures = finding.figures;
+    event.message =
+        finding.message.empty()
+            ? std::string(rule_->name()) + " condition met at step " + std::to_string(ready.step)
+            : finding.message;
+    if (ready.incomplete) event.message += " (not every worker had written this step)";
+    fire(std::move(event));
+  } catch (const TensorUnavailableForStep&) {
+    // What this rule reads was not saved at this step: smdebug skips the step too.
+  } catch (const TensorUnavailable&) {
+  } catch (const StepUnavailable&) {
+  } catch (const StepNotYetAvailable&) {
+  } catch (const NoMoreData&) {
+  } catch (const FormatError& error) {
+    context_.report_problem(error.where(), "rule " + config_.configuration_name + " at step " +
+                                               std::to_string(ready.step) + ": " + error.what());
+  } catch (const StorageError& error) {
+    context_.report_problem("", "rule " + config_.configuration_name + " at step " +
+                                    std::to_string(ready.step) + ": " + error.what());
+  } catch (const std::exception& error) {
+    errored_ = true;
+    error_ = "at step " + std::to_string(ready.step) + ": " + error.what();
+  }
+}
+
+// A time check runs on the rule's own node, between its steps. Once the job has written its end
+// marker, silence is the end of training, not a stall.
+void RuleRunner::check_time() {
+  time_check_queued_ = false;
+  if (errored_ || *context_.end_marker_seen) return;
+  try {
+    if (!rule_->invoke_at(std::chrono::system_clock::now())) return;
+    const Finding& finding = rule_->last_finding();
+    const Trial& base = *context_.base;
+    RuleEvent event;
+    // The step the finding names (the last one seen), or -1 before any.
+    event.global_step = finding.step.value_or(-1);
+    event.mode = finding.step ? base.mode(*finding.step).value_or(Mode::Global) : Mode::Global;
+    event.mode_step =
+        finding.step ? base.mode_step(*finding.step).value_or(*finding.step) : std::int64_t{-1};
+    event.tensors = finding.tensors;
+    event.figures = finding.figures;
+    event.message = finding.message.empty()
+                        ? std::string(rule_->name()) + " condition met with no new step"
+                        : finding.message;
+    fire(std::move(event));
+  } catch (const std::exception& error) {
+    errored_ = true;
+    error_ = std::string("checking the time: ") + error.what();
+  }
+}
+
+void RuleRunner::fire(RuleEvent event) {
+  fired_++;
+  event.kind = RuleEvent::Kind::ConditionMet;
+  event.time = std::chrono::system_clock::now();
+  event.trial = context_.base->name();
+  event.rule_configuration = config_.configuration_name;
+  event.rule = std::string(rule_->name());
+  dispatch(event);
+  if (stop_ran_ || stop_actions_.empty()) return;
+  stop_ran_ = true;
+  const StopRequest request{event.rule_configuration, event.rule, event.trial, event.global_step};
+  for (const auto& action : stop_actions_) context_.stopper->run(action, request);
+}
+
+void RuleRunner::dispatch(const RuleEvent& event) const {
+  for (const std::size_t i : context_.routing->sinks_of(index_)) {
+    const auto& sink = (*context_.sinks)[i];
+    try {
+      sink->write(event);
+    } catch (const std::exception& error) {
+      context_.report_problem("", sink->describe() + ": " + error.what());
+    }
+  }
+}
+
+RuleEvent RuleRunner::finish(const std::string& before,
+                             const std::vector<std::string>& after) const {
+  RuleEvent status;
+  status.kind = RuleEvent::Kind::Status;
+  status.time = std::chrono::system_clock::now();
+  status.trial = context_.base->name();
+  status.rule_configuration = config_.configuration_name;
+  status.rule = std::string(rule_->name());
+  status.steps_evaluated = evaluated_;
+  status.times_fired = fired_;
+  if (errored_) {
+    status.status = RuleStatus::Error;
+    status.message = error_;
+  } else {
+    status.status = fired_ > 0 ? RuleStatus::IssuesFound : RuleStatus::NoIssuesFound;
+  }
+  if (!before.empty()) {
+    status.message = before + (status.message.empty() ? "" : "; " + status.message);
+  }
+  for (const std::string& note : after) {
+    status.message += (status.message.empty() ? "" : "; ") + note;
+  }
+  dispatch(status);
+  return status;
+}
+
+}  // namespace rulestream
