@@ -1,15 +1,14 @@
 #include "rules/all_zero_rule.hpp"
 
-#include "pipeline/model/exceptions.hpp"
+#include <optional>
+
 #include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 
 namespace rulestream {
 
 AllZeroRule::AllZeroRule(Trial base_trial, Options options)
-    : Rule(std::move(base_trial)),
-      options_(std::move(options)),
-      selection_{options_.collection_names, options_.tensor_regex} {}
+    : Rule(std::move(base_trial)), options_(std::move(options)) {}
 
 RuleSpec AllZeroRule::spec() {
   RuleSpec spec;
@@ -17,15 +16,13 @@ RuleSpec AllZeroRule::spec() {
   spec.aliases = {"all_zero"};
   spec.description = "tensors whose values are all (or mostly) zero";
   spec.parameters = {
-      {"collection_names", "list", "", "collections whose tensors are inspected"},
-      {"tensor_regex", "regex list", "",
-       "regexes of tensor names to inspect (with collections: union)"},
+      TensorSelection::collections_parameter(),
+      TensorSelection::regexes_parameter(),
       {"threshold", "float", "100", "percentage of zero values at which the rule fires"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("AllZero", parameters);
     Options options;
-    options.collection_names = reader.list("collection_names", options.collection_names);
-    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.selection = TensorSelection::read(reader, options.selection);
     options.threshold = reader.percentage("threshold", options.threshold);
     reader.finish();
     return std::unique_ptr<Rule>(new AllZeroRule(context.base_trial, std::move(options)));
@@ -36,17 +33,13 @@ RuleSpec AllZeroRule::spec() {
 bool AllZeroRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
-  for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
+  for (const TensorRef& ref : options_.selection.tensor_refs(trial, step)) {
     const std::string& name = ref.name();
-    ElementCounts counts;
-    try {
-      counts = trial.tensor(ref).element_counts(step);
-    } catch (const TensorUnavailableForStep&) {
-      continue;  // saved only as reductions at this step, or not numbers: no elements to count
-    }
-    if (!counts.zeros || counts.elements == 0) continue;  // bool tensors are not numbers
+    const std::optional<ElementCounts> counts = saved_element_counts(trial.tensor(ref), step);
+    if (!counts) continue;  // saved only as reductions at this step, or not numbers
+    if (!counts->zeros || counts->elements == 0) continue;  // bool tensors are not numbers
     const double percent =
-        static_cast<double>(*counts.zeros) * 100.0 / static_cast<double>(counts.elements);
+        static_cast<double>(*counts->zeros) * 100.0 / static_cast<double>(counts->elements);
     if (percent < options_.threshold) continue;
     finding.tensors.push_back(name);
     finding.figures.push_back({"zero_percent", percent, name});

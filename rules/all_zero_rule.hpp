@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
@@ -19,9 +18,8 @@ namespace rulestream {
 class AllZeroRule final : public Rule {
  public:
   struct Options {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
-    double threshold = 100.0;  // percent
+    TensorSelection selection;  // collection_names, tensor_regex
+    double threshold = 100.0;   // percent
   };
 
   AllZeroRule(Trial base_trial, Options options);
@@ -30,13 +28,12 @@ class AllZeroRule final : public Rule {
 
   std::string_view name() const override { return "AllZero"; }
   bool invoke_at_step(std::int64_t step) override;
-  RequiredTensors required_tensors() const override { return selection_.required(false); }
+  RequiredTensors required_tensors() const override { return options_.selection.required(false); }
 
   const Options& options() const { return options_; }
 
  private:
   Options options_;
-  TensorSelection selection_;
 };
 
 }  // namespace rulestream

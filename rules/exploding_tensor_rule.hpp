@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
@@ -19,8 +18,7 @@ namespace rulestream {
 class ExplodingTensorRule final : public Rule {
  public:
   struct Options {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
+    TensorSelection selection;  // collection_names, tensor_regex
     bool only_nan = false;
   };
 
@@ -30,13 +28,12 @@ class ExplodingTensorRule final : public Rule {
 
   std::string_view name() const override { return "ExplodingTensor"; }
   bool invoke_at_step(std::int64_t step) override;
-  RequiredTensors required_tensors() const override { return selection_.required(false); }
+  RequiredTensors required_tensors() const override { return options_.selection.required(false); }
 
   const Options& options() const { return options_; }
 
  private:
   Options options_;
-  TensorSelection selection_;
 };
 
 }  // namespace rulestream

@@ -12,7 +12,7 @@ namespace rulestream {
 namespace {
 
 TensorSelection loss_selection(const LossNotDecreasingRule::Options& options) {
-  TensorSelection selection{options.collection_names, options.tensor_regex};
+  TensorSelection selection = options.selection;
   if (options.use_losses_collection &&
       std::find(selection.collections.begin(), selection.collections.end(), "losses") ==
           selection.collections.end()) {
@@ -38,8 +38,8 @@ RuleSpec LossNotDecreasingRule::spec() {
   spec.aliases = {"loss_not_decreasing"};
   spec.description = "a loss that does not decrease by diff_percent over num_steps";
   spec.parameters = {
-      {"collection_names", "list", "", "collections of further loss tensors"},
-      {"tensor_regex", "regex list", "", "regexes of further loss tensor names"},
+      TensorSelection::collections_parameter("collections of further loss tensors"),
+      TensorSelection::regexes_parameter("regexes of further loss tensor names"),
       {"use_losses_collection", "bool", "True", "include the tensors of the collection \"losses\""},
       {"num_steps", "int", "10", "compare with the loss at least this many steps before"},
       {"diff_percent", "float", "0.1", "minimum decrease, in percent, between compared steps"},
@@ -49,8 +49,7 @@ RuleSpec LossNotDecreasingRule::spec() {
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("LossNotDecreasing", parameters);
     Options options;
-    options.collection_names = reader.list("collection_names", options.collection_names);
-    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.selection = TensorSelection::read(reader, options.selection);
     options.use_losses_collection =
         reader.boolean("use_losses_collection", options.use_losses_collection);
     options.num_steps = reader.integer("num_steps", options.num_steps);

@@ -24,8 +24,7 @@ namespace rulestream {
 class LossNotDecreasingRule final : public Rule {
  public:
   struct Options {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
+    TensorSelection selection;  // collection_names, tensor_regex: further loss tensors
     bool use_losses_collection = true;
     std::int64_t num_steps = 10;
     double diff_percent = 0.1;
@@ -61,7 +60,7 @@ class LossNotDecreasingRule final : public Rule {
 
  private:
   Options options_;
-  TensorSelection selection_;
+  TensorSelection selection_;  // options_.selection, with `losses` when use_losses_collection
   std::map<std::string, std::int64_t> last_compared_;  // tensor -> step of `mode`
   std::vector<Comparison> comparisons_;
 };

@@ -42,20 +42,20 @@ void check_range(const ParameterReader& reader, const std::string& min_name, dou
 }  // namespace
 
 SaturatedActivationRule::SaturatedActivationRule(Trial base_trial, Options options)
-    : Rule(std::move(base_trial)),
-      options_(std::move(options)),
-      selection_{options_.collection_names, options_.tensor_regex} {}
+    : Rule(std::move(base_trial)), options_(std::move(options)) {}
 
 RuleSpec SaturatedActivationRule::spec() {
   RuleSpec spec;
   spec.name = "SaturatedActivation";
   spec.aliases = {"saturated_activation"};
   spec.description = "tanh and sigmoid layers whose inputs sit at the function's flat ends";
+  const TensorSelection defaults = Options().selection;
   spec.parameters = {
-      {"collection_names", "list", "", "collections of activation input tensors"},
-      {"tensor_regex", "regex list", ".*tanh_input|.*sigmoid_input",
-       "regexes of activation input tensors (with collections: union); the name says tanh or "
-       "sigmoid"},
+      TensorSelection::collections_parameter("collections of activation input tensors", defaults),
+      TensorSelection::regexes_parameter(
+          "regexes of activation input tensors (with collections: union); the name says tanh or "
+          "sigmoid",
+          defaults),
       {"threshold_tanh_min", "float", "-9.4999", "a tanh input at or below this is saturated"},
       {"threshold_tanh_max", "float", "9.4999", "a tanh input at or above this is saturated"},
       {"threshold_sigmoid_min", "float", "-23", "a sigmoid input at or below this is saturated"},
@@ -68,8 +68,7 @@ RuleSpec SaturatedActivationRule::spec() {
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("SaturatedActivation", parameters);
     Options options;
-    options.collection_names = reader.list("collection_names", options.collection_names);
-    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.selection = TensorSelection::read(reader, options.selection);
     options.threshold_tanh_min = reader.number("threshold_tanh_min", options.threshold_tanh_min);
     options.threshold_tanh_max = reader.number("threshold_tanh_max", options.threshold_tanh_max);
     check_range(reader, "threshold_tanh_min", options.threshold_tanh_min, "threshold_tanh_max",
@@ -98,7 +97,7 @@ bool SaturatedActivationRule::invoke_at_step(std::int64_t step) {
     return range ? std::optional(std::pair(range->min, range->max)) : std::nullopt;
   };
   const std::vector<InactiveLayer> layers =
-      find_inactive_layers(trial, step, selection_.names(trial, step), inside_extremes,
+      find_inactive_layers(trial, step, options_.selection.names(trial, step), inside_extremes,
                            options_.threshold_inactivity, options_.threshold_layer);
   if (layers.empty()) return false;
 

@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
@@ -21,8 +20,8 @@ namespace rulestream {
 class SaturatedActivationRule final : public Rule {
  public:
   struct Options {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex{".*tanh_input|.*sigmoid_input"};
+    // collection_names, tensor_regex
+    TensorSelection selection{.regexes = {".*tanh_input|.*sigmoid_input"}};
     double threshold_tanh_min = -9.4999;
     double threshold_tanh_max = 9.4999;
     double threshold_sigmoid_min = -23.0;
@@ -37,13 +36,12 @@ class SaturatedActivationRule final : public Rule {
 
   std::string_view name() const override { return "SaturatedActivation"; }
   bool invoke_at_step(std::int64_t step) override;
-  RequiredTensors required_tensors() const override { return selection_.required(); }
+  RequiredTensors required_tensors() const override { return options_.selection.required(); }
 
   const Options& options() const { return options_; }
 
  private:
   Options options_;
-  TensorSelection selection_;
 };
 
 }  // namespace rulestream

@@ -62,8 +62,7 @@ SimilarAcrossRunsRule::SimilarAcrossRunsRule(Trial base_trial, std::vector<Trial
                                              std::size_t other, Options options)
     : Rule(std::move(base_trial), std::move(other_trials)),
       other_(other),
-      options_(std::move(options)),
-      selection_{options_.collection_names, options_.tensor_regex} {}
+      options_(std::move(options)) {}
 
 RuleSpec SimilarAcrossRunsRule::spec() {
   RuleSpec spec;
@@ -73,15 +72,14 @@ RuleSpec SimilarAcrossRunsRule::spec() {
   spec.parameters = {
       {"other_trial", "string", "",
        "name or path of the other trial (one of the extra PATHs; optional when only one)"},
-      {"collection_names", "list", "", "collections whose tensors are compared"},
-      {"tensor_regex", "regex list", "",
-       "regexes of tensor names to compare (with collections: union)"}};
+      TensorSelection::collections_parameter("collections whose tensors are compared"),
+      TensorSelection::regexes_parameter(
+          "regexes of tensor names to compare (with collections: union)")};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("SimilarAcrossRuns", parameters);
     Options options;
     options.other_trial = reader.text("other_trial", options.other_trial);
-    options.collection_names = reader.list("collection_names", options.collection_names);
-    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.selection = TensorSelection::read(reader, options.selection);
     reader.finish();
 
     const auto& others = context.other_trials;
@@ -120,7 +118,7 @@ bool SimilarAcrossRunsRule::invoke_at_step(std::int64_t step) {
   const Mode mode = trial.mode(step).value_or(Mode::Global);
   const std::int64_t mode_step = mode == Mode::Global ? step : trial.mode_step(step).value_or(step);
 
-  const std::vector<TensorRef> names = selection_.tensor_refs(trial, step);
+  const std::vector<TensorRef> names = options_.selection.tensor_refs(trial, step);
   // The other trial's tensors at the same step, in name order as ours are: each of ours is
   // matched by a merge rather than looked up by name in the other store.
   // Values are read by global step in both trials: the mode step is translated once here rather

@@ -27,9 +27,8 @@ namespace rulestream {
 class SimilarAcrossRunsRule final : public Rule {
  public:
   struct Options {
-    std::string other_trial;  // "" when not given
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
+    std::string other_trial;    // "" when not given
+    TensorSelection selection;  // collection_names, tensor_regex
   };
 
   // `other` indexes other_trials: the run compared with.
@@ -40,14 +39,13 @@ class SimilarAcrossRunsRule final : public Rule {
 
   std::string_view name() const override { return "SimilarAcrossRuns"; }
   bool invoke_at_step(std::int64_t step) override;
-  RequiredTensors required_tensors() const override { return selection_.required(); }
+  RequiredTensors required_tensors() const override { return options_.selection.required(); }
 
   const Options& options() const { return options_; }
 
  private:
   std::size_t other_;
   Options options_;
-  TensorSelection selection_;
   // NaN equals NaN here: two runs that both produce NaN at an element agree there (that the NaN is
   // a problem is ExplodingTensor's to say).
   Tolerance tolerance_{.equal_nan = true};

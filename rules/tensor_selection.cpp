@@ -2,10 +2,39 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 #include "pipeline/model/exceptions.hpp"
+#include "rules/rule_registry.hpp"
 
 namespace rulestream {
+namespace {
+
+// A list parameter's default as a user would write it: comma-separated, "" for none.
+std::string list_text(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+}  // namespace
+
+ParameterSpec TensorSelection::collections_parameter(std::string description,
+                                                     const TensorSelection& defaults) {
+  return {"collection_names", "list", list_text(defaults.collections), std::move(description)};
+}
+
+ParameterSpec TensorSelection::regexes_parameter(std::string description,
+                                                 const TensorSelection& defaults) {
+  return {"tensor_regex", "regex list", list_text(defaults.regexes), std::move(description)};
+}
+
+TensorSelection TensorSelection::read(ParameterReader& reader, const TensorSelection& defaults) {
+  TensorSelection selection;
+  selection.collections = reader.list("collection_names", defaults.collections);
+  selection.regexes = reader.regex_list("tensor_regex", defaults.regexes);
+  return selection;
+}
 
 std::vector<std::string> TensorSelection::names(const Trial& trial,
                                                 std::optional<std::int64_t> step) const {

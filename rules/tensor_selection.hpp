@@ -5,16 +5,34 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/trial/tensor.hpp"
 #include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
 
 namespace rulestream {
+
+class ParameterReader;
+struct ParameterSpec;
 
 // The tensors a rule inspects, from smdebug's `collection_names` and `tensor_regex` parameters:
 // the union of both, and every tensor when neither is given (seed 002).
 struct TensorSelection {
   std::vector<std::string> collections;
   std::vector<std::string> regexes;  // ECMAScript, searched (not anchored), as Trial takes them
+
+  // The two parameters as a RuleSpec lists them, with the defaults of `defaults`. The default
+  // descriptions fit a rule that inspects the tensors; a rule that does something else with
+  // them (compares them, follows losses) words its own.
+  static ParameterSpec collections_parameter(
+      std::string description = "collections whose tensors are inspected",
+      const TensorSelection& defaults = {});
+  static ParameterSpec regexes_parameter(
+      std::string description = "regexes of tensor names to inspect (with collections: union)",
+      const TensorSelection& defaults = {});
+  // Reads collection_names (a list) then tensor_regex (a list of regexes, each checked to
+  // compile), each falling back to `defaults`'.
+  static TensorSelection read(ParameterReader& reader, const TensorSelection& defaults = {});
 
   bool selects_all() const { return collections.empty() && regexes.empty(); }
 
@@ -32,5 +50,16 @@ struct TensorSelection {
     return {.regexes = regexes, .collections = collections, .values = reads_values};
   }
 };
+
+// A tensor's element counts at a global step (Tensor::element_counts), or nullopt when it has
+// no elements to count there: saved only as reductions at this step, or not numbers (strings,
+// complex values). Rules that walk a selection at a step skip such tensors.
+inline std::optional<ElementCounts> saved_element_counts(const Tensor& tensor, std::int64_t step) {
+  try {
+    return tensor.element_counts(step);
+  } catch (const TensorUnavailableForStep&) {
+    return std::nullopt;
+  }
+}
 
 }  // namespace rulestream

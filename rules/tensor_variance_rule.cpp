@@ -9,18 +9,15 @@
 namespace rulestream {
 
 TensorVarianceRule::TensorVarianceRule(Trial base_trial, Options options)
-    : Rule(std::move(base_trial)),
-      options_(std::move(options)),
-      selection_{options_.collection_names, options_.tensor_regex} {}
+    : Rule(std::move(base_trial)), options_(std::move(options)) {}
 
 RuleSpec TensorVarianceRule::spec() {
   RuleSpec spec;
   spec.name = "TensorVariance";
   spec.aliases = {"tensor_variance"};
   spec.description = "tensors whose variance is above max_threshold or below min_threshold";
-  spec.parameters = {{"collection_names", "list", "", "collections whose tensors are inspected"},
-                     {"tensor_regex", "regex list", "",
-                      "regexes of tensor names to inspect (with collections: union)"},
+  spec.parameters = {TensorSelection::collections_parameter(),
+                     TensorSelection::regexes_parameter(),
                      {"max_threshold", "float", "",
                       "fires when a variance is above this (set this or min_threshold)"},
                      {"min_threshold", "float", "",
@@ -28,8 +25,7 @@ RuleSpec TensorVarianceRule::spec() {
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("TensorVariance", parameters);
     Options options;
-    options.collection_names = reader.list("collection_names", options.collection_names);
-    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.selection = TensorSelection::read(reader, options.selection);
     options.max_threshold = reader.optional_number("max_threshold");
     options.min_threshold = reader.optional_number("min_threshold");
     if (!options.max_threshold && !options.min_threshold) {
@@ -52,7 +48,7 @@ bool TensorVarianceRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
   Finding finding;
   std::string first_bound;
-  for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
+  for (const TensorRef& ref : options_.selection.tensor_refs(trial, step)) {
     const std::string& name = ref.name();
     const Tensor tensor = trial.tensor(ref);
     double variance = 0.0;
@@ -70,9 +66,9 @@ bool TensorVarianceRule::invoke_at_step(std::int64_t step) {
     // only of a variance out of bounds: every tensor is judged at every step, and this is a
     // second lookup of it. The count comes with the reductions; a tensor saved only as
     // reductions tells it by its saved shape, if any (else the saved variance is all there is).
-    try {
-      if (tensor.element_counts(step).elements < 2) continue;
-    } catch (const TensorUnavailableForStep&) {
+    if (const auto counts = saved_element_counts(tensor, step)) {
+      if (counts->elements < 2) continue;
+    } else {
       try {
         if (element_count(tensor.shape(step)) < 2) continue;
       } catch (const ShapeUnavailableForStep&) {

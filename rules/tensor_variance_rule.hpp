@@ -4,7 +4,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
@@ -23,8 +22,7 @@ namespace rulestream {
 class TensorVarianceRule final : public Rule {
  public:
   struct Options {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
+    TensorSelection selection;  // collection_names, tensor_regex
     std::optional<double> max_threshold;
     std::optional<double> min_threshold;
   };
@@ -35,13 +33,12 @@ class TensorVarianceRule final : public Rule {
 
   std::string_view name() const override { return "TensorVariance"; }
   bool invoke_at_step(std::int64_t step) override;
-  RequiredTensors required_tensors() const override { return selection_.required(false); }
+  RequiredTensors required_tensors() const override { return options_.selection.required(false); }
 
   const Options& options() const { return options_; }
 
  private:
   Options options_;
-  TensorSelection selection_;
 };
 
 }  // namespace rulestream

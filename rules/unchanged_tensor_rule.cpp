@@ -12,7 +12,6 @@ namespace rulestream {
 UnchangedTensorRule::UnchangedTensorRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)),
       options_(std::move(options)),
-      selection_{options_.collection_names, options_.tensor_regex},
       history_(static_cast<std::size_t>(options_.num_steps - 1)) {}
 
 RuleSpec UnchangedTensorRule::spec() {
@@ -21,9 +20,8 @@ RuleSpec UnchangedTensorRule::spec() {
   spec.aliases = {"unchanged_tensor"};
   spec.description = "tensors that stopped changing over their last num_steps saved steps";
   spec.parameters = {
-      {"collection_names", "list", "", "collections whose tensors are inspected"},
-      {"tensor_regex", "regex list", "",
-       "regexes of tensor names to inspect (with collections: union)"},
+      TensorSelection::collections_parameter(),
+      TensorSelection::regexes_parameter(),
       {"num_steps", "int", "3", "saved steps (the current one included) that must all be close"},
       {"rtol", "float", "1e-05", "relative tolerance, as numpy.allclose"},
       {"atol", "float", "1e-08", "absolute tolerance, as numpy.allclose"},
@@ -31,8 +29,7 @@ RuleSpec UnchangedTensorRule::spec() {
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("UnchangedTensor", parameters);
     Options options;
-    options.collection_names = reader.list("collection_names", options.collection_names);
-    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+    options.selection = TensorSelection::read(reader, options.selection);
     options.num_steps = reader.integer("num_steps", options.num_steps);
     if (options.num_steps < 2) {
       throw reader.invalid("num_steps", "must be at least 2 (a step and one before it)");
@@ -56,7 +53,7 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
   const auto wanted = static_cast<std::size_t>(options_.num_steps - 1);
   // Every selected tensor is looked at, even past kMaxReportedTensors, so that each one's
   // history of saved steps stays complete.
-  for (const TensorRef& ref : selection_.tensor_refs(trial, step)) {
+  for (const TensorRef& ref : options_.selection.tensor_refs(trial, step)) {
     const std::string& name = ref.name();
     const Tensor tensor = trial.tensor(ref);
     CloseScreen current_screen;

@@ -5,7 +5,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <vector>
 
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
@@ -28,8 +27,7 @@ namespace rulestream {
 class UnchangedTensorRule final : public Rule {
  public:
   struct Options {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
+    TensorSelection selection;  // collection_names, tensor_regex
     std::int64_t num_steps = 3;
     double rtol = 1e-05;
     double atol = 1e-08;
@@ -43,7 +41,7 @@ class UnchangedTensorRule final : public Rule {
   std::string_view name() const override { return "UnchangedTensor"; }
   bool invoke_at_step(std::int64_t step) override;
   // Values are compared only when reductions say they may be close (read on demand then).
-  RequiredTensors required_tensors() const override { return selection_.required(false); }
+  RequiredTensors required_tensors() const override { return options_.selection.required(false); }
 
   const Options& options() const { return options_; }
 
@@ -54,7 +52,6 @@ class UnchangedTensorRule final : public Rule {
     CloseScreen screen;
   };
   Options options_;
-  TensorSelection selection_;
   SavedStepHistory history_;
   // Each tensor's screens at its last num_steps saved steps, as read at those steps: a step
   // compares its value's screen with those of the saves before it, and reading them again from

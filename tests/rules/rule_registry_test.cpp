@@ -167,8 +167,8 @@ TEST_F(RuleRegistryTest, CreatesEachBuiltinWithItsDefaults) {
   EXPECT_EQ(options_of<VanishingGradientRule>(vanishing).threshold, 1e-7);
 
   const auto exploding = RuleRegistry::builtin().create("ExplodingTensor", context(), {});
-  EXPECT_TRUE(options_of<ExplodingTensorRule>(exploding).collection_names.empty());
-  EXPECT_TRUE(options_of<ExplodingTensorRule>(exploding).tensor_regex.empty());
+  EXPECT_TRUE(options_of<ExplodingTensorRule>(exploding).selection.collections.empty());
+  EXPECT_TRUE(options_of<ExplodingTensorRule>(exploding).selection.regexes.empty());
   EXPECT_FALSE(options_of<ExplodingTensorRule>(exploding).only_nan);
 
   const auto zero = RuleRegistry::builtin().create("AllZero", context(), {});
@@ -225,8 +225,8 @@ TEST_F(RuleRegistryTest, ReadsEveryParameterKind) {
                                                     {"increase_threshold_percent", "7.5"},
                                                     {"mode", "train"}});
   const auto& options = options_of<LossNotDecreasingRule>(loss);
-  EXPECT_EQ(options.collection_names, (std::vector<std::string>{"extra_losses", "more"}));
-  EXPECT_EQ(options.tensor_regex, (std::vector<std::string>{".*loss$", "^val_"}));
+  EXPECT_EQ(options.selection.collections, (std::vector<std::string>{"extra_losses", "more"}));
+  EXPECT_EQ(options.selection.regexes, (std::vector<std::string>{".*loss$", "^val_"}));
   EXPECT_FALSE(options.use_losses_collection);
   EXPECT_EQ(options.num_steps, 25);
   EXPECT_EQ(options.diff_percent, 0.1);
