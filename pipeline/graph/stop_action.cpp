@@ -189,8 +189,9 @@ void StopActionRunner::run(const StopAction& action, const StopRequest& request)
     return;
   }
   // Detached, holding the state: a command may outlive the pipeline (finish() stops waiting),
-  // and its waiter must then still have somewhere to write.
-  std::thread([state = state_, pid, slot, who, configuration = request.rule_configuration,
+  // and its waiter must then still have somewhere to write. (`pid = pid`: clang 14 cannot
+  // capture a structured binding itself.)
+  std::thread([state = state_, pid = pid, slot, who, configuration = request.rule_configuration,
                command = action.command] {
     int status = 0;
     pid_t waited = -1;
