@@ -432,7 +432,7 @@ std::optional<S3ObjectInfo> S3Client::head(std::string_view bucket, std::string_
   info.key = std::string(key);
   // HEAD's Content-Length is the object's size; libcurl reports it as the download length.
   info.size = static_cast<std::uint64_t>(std::max<curl_off_t>(response.content_length, 0));
-  info.modified_ns = std::max<curl_off_t>(response.file_time, 0) * 1'000'000'000;
+  info.modified_ns = epoch_seconds_to_ns(static_cast<std::int64_t>(response.file_time));
   return info;
 }
 

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <ctime>
+#include <limits>
 #include <pugixml.hpp>
 
 #include "pipeline/model/exceptions.hpp"
@@ -82,7 +83,13 @@ std::int64_t parse_s3_timestamp(std::string_view text) {
       scale /= 10;
     }
   }
-  return static_cast<std::int64_t>(::timegm(&time)) * 1'000'000'000 + nanoseconds;
+  return epoch_seconds_to_ns(static_cast<std::int64_t>(::timegm(&time)), nanoseconds);
+}
+
+std::int64_t epoch_seconds_to_ns(std::int64_t seconds, std::int64_t nanoseconds) {
+  constexpr std::int64_t kMaxSeconds = std::numeric_limits<std::int64_t>::max() / 1'000'000'000 - 1;
+  if (seconds < 0 || seconds > kMaxSeconds) return 0;
+  return seconds * 1'000'000'000 + nanoseconds;
 }
 
 }  // namespace rulestream

@@ -36,7 +36,13 @@ S3ListPage parse_list_objects_v2(std::string_view xml, const std::string& where)
 
 S3ErrorDocument parse_s3_error(std::string_view xml);
 
-// "2026-11-22T13:56:03.000Z" (ISO 8601, UTC) in nanoseconds since the epoch; 0 if unreadable.
+// "2026-11-22T13:56:03.000Z" (ISO 8601, UTC) in nanoseconds since the epoch; 0 if unreadable
+// or out of range (epoch_seconds_to_ns).
 std::int64_t parse_s3_timestamp(std::string_view text);
+
+// Seconds (and a fraction in nanoseconds) since the epoch as nanoseconds; 0, which storage takes
+// for "unknown", for a time before 1970 or after 2262 (what int64 nanoseconds hold): a broken or
+// hostile server's date must not overflow.
+std::int64_t epoch_seconds_to_ns(std::int64_t seconds, std::int64_t nanoseconds = 0);
 
 }  // namespace rulestream
