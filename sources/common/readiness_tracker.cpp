@@ -5,7 +5,7 @@ namespace rulestream {
 void ReadinessTracker::created(const std::string& path) {
   if (announced(path)) return;
   // A file created again restarts its observations.
-  settling_.insert_or_assign(path, std::nullopt);
+  settling_.insert_or_assign(path, Settling{});
 }
 
 bool ReadinessTracker::finished(const std::string& path) {
@@ -13,20 +13,22 @@ bool ReadinessTracker::finished(const std::string& path) {
   return announce(path);
 }
 
-bool ReadinessTracker::scanned(const std::string& path, TrialFile::Kind kind, Observation seen) {
+bool ReadinessTracker::scanned(const std::string& path, TrialFile::Kind kind, Observation seen,
+                               Clock::time_point now) {
   if (announced(path)) return false;
   if (!live_) return announce(path);
   const auto settling = settling_.find(path);
   if (settling == settling_.end()) {
     if (kind == TrialFile::Kind::EndMarker || seen.size > 0) return announce(path);
-    // Empty: about to be written in place, or left empty; the next scan tells.
-    settling_.emplace(path, seen);
+    // Empty: about to be written in place, or left empty; later scans tell.
+    settling_.emplace(path, Settling{seen, now});
     return false;
   }
-  if (settling->second != seen) {
-    settling->second = seen;
+  if (settling->second.seen != seen) {
+    settling->second = Settling{seen, now};
     return false;
   }
+  if (now - settling->second.since < settle_) return false;
   return announce(path);
 }
 

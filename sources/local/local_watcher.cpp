@@ -69,7 +69,9 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
         announcer_(std::move(on_files)),
         inotify_(strand_),
         rescan_timer_(strand_),
-        tracker_(options.follow),
+        // Rescans are rescan_interval apart; a folder's first listing may come right after the
+        // initial scan, and must not count as the second look at a file being written.
+        tracker_(options.follow, options.rescan_interval / 2),
         buffer_(kEventBufferSize) {}
 
   void start() {
@@ -245,8 +247,9 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
         .size = static_cast<std::uint64_t>(status.st_size),
         .modified_ns = static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
                        status.st_mtim.tv_nsec};
-    const bool ready = trigger == Trigger::Finished ? tracker_.finished(path)
-                                                    : tracker_.scanned(path, *kind, seen);
+    const bool ready = trigger == Trigger::Finished
+                           ? tracker_.finished(path)
+                           : tracker_.scanned(path, *kind, seen, ReadinessTracker::Clock::now());
     if (!ready) return;
     found.push_back(
         TrialFile{.kind = *kind, .path = path, .size = seen.size, .modified_ns = seen.modified_ns});

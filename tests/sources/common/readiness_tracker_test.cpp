@@ -43,6 +43,27 @@ TEST(ReadinessTracker, LiveScansWaitForAnEmptyFileToFillOrHoldStill) {
   EXPECT_TRUE(tracker.scanned(other, Kind::Index, {0, 1}));
 }
 
+// A folder's first listing may come a moment after the initial scan found the same file: a
+// writer that has created it but not written yet. Two looks that close together must not settle
+// it (LocalWatcher.FollowsAWriterThatWritesInPlace once saw it announced empty).
+TEST(ReadinessTracker, ScansCloserTogetherThanTheSettleTimeDoNotSettleAFile) {
+  using namespace std::chrono_literals;
+  ReadinessTracker tracker(/*live=*/true, /*settle=*/1s);
+  const ReadinessTracker::Clock::time_point start{};
+  EXPECT_FALSE(tracker.scanned(kIndex, Kind::Index, {0, 1}, start));
+  EXPECT_FALSE(tracker.scanned(kIndex, Kind::Index, {0, 1}, start + 1ms));
+  EXPECT_FALSE(tracker.scanned(kIndex, Kind::Index, {0, 1}, start + 999ms));
+  EXPECT_TRUE(tracker.scanned(kIndex, Kind::Index, {0, 1}, start + 1s));
+
+  // A change restarts the wait from the scan that saw it.
+  const std::string other = "index/000000000/000000000006_worker_0.json";
+  tracker.created(other);
+  EXPECT_FALSE(tracker.scanned(other, Kind::Index, {10, 1}, start));
+  EXPECT_FALSE(tracker.scanned(other, Kind::Index, {20, 2}, start + 900ms));
+  EXPECT_FALSE(tracker.scanned(other, Kind::Index, {20, 2}, start + 1500ms));
+  EXPECT_TRUE(tracker.scanned(other, Kind::Index, {20, 2}, start + 1900ms));
+}
+
 TEST(ReadinessTracker, AFileClosedOrRenamedIsReadyWhateverItsSize) {
   ReadinessTracker tracker(/*live=*/true);
   tracker.created(kIndex);
