@@ -521,7 +521,7 @@ PipelineReport RulePipeline::Impl::run() {
     RuleEvent status = runner->finish(
         ended, outcomes == stop_outcomes.end() ? std::vector<std::string>{} : outcomes->second);
     report.rule_busy.push_back(runner->busy());
-    report.rule_errors = report.rule_errors || runner->errored();
+    report.rule_errors = report.rule_errors || status.status == RuleStatus::Error;
     report.conditions_met += runner->fired();
     report.statuses.push_back(std::move(status));
   }

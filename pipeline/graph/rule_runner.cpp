@@ -22,6 +22,7 @@ void RuleRunner::handle(const RuleMessage& message) {
 
 void RuleRunner::evaluate(const StepReady& ready) {
   if (errored_ || !context_.in_range(ready.step)) return;
+  steps_offered_++;
   struct BusyTimer {
     std::chrono::steady_clock::duration& busy;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -52,9 +53,11 @@ void RuleRunner::evaluate(const StepReady& ready) {
   } catch (const StepNotYetAvailable&) {
   } catch (const NoMoreData&) {
   } catch (const FormatError& error) {
+    unreadable(ready.step, error.what());
     context_.report_problem(error.where(), "rule " + config_.configuration_name + " at step " +
                                                std::to_string(ready.step) + ": " + error.what());
   } catch (const StorageError& error) {
+    unreadable(ready.step, error.what());
     context_.report_problem("", "rule " + config_.configuration_name + " at step " +
                                     std::to_string(ready.step) + ": " + error.what());
   } catch (const std::exception& error) {
@@ -115,6 +118,21 @@ void RuleRunner::dispatch(const RuleEvent& event) const {
   }
 }
 
+void RuleRunner::unreadable(std::int64_t step, const std::string& reason) {
+  if (unreadable_steps_++ == 0) first_unreadable_ = "step " + std::to_string(step) + ": " + reason;
+}
+
+std::string RuleRunner::why_not_evaluated() const {
+  if (unreadable_steps_ > 0) {
+    return "could not read its data at " + std::to_string(unreadable_steps_) + " of " +
+           std::to_string(steps_offered_) + " steps (first, " + first_unreadable_ + ")";
+  }
+  if (evaluated_ > 0) return "";
+  if (steps_offered_ == 0) return "evaluated no step: no step of the job was read";
+  return "evaluated no step: what it reads was not saved at any of the " +
+         std::to_string(steps_offered_) + " steps read";
+}
+
 RuleEvent RuleRunner::finish(const std::string& before,
                              const std::vector<std::string>& after) const {
   RuleEvent status;
@@ -128,8 +146,14 @@ RuleEvent RuleRunner::finish(const std::string& before,
   if (errored_) {
     status.status = RuleStatus::Error;
     status.message = error_;
+  } else if (fired_ > 0) {
+    status.status = RuleStatus::IssuesFound;
+  } else if (const std::string why = why_not_evaluated(); !why.empty()) {
+    // Not firing on data that was never read, or on no step at all, is not "no issues".
+    status.status = RuleStatus::Error;
+    status.message = why;
   } else {
-    status.status = fired_ > 0 ? RuleStatus::IssuesFound : RuleStatus::NoIssuesFound;
+    status.status = RuleStatus::NoIssuesFound;
   }
   if (!before.empty()) {
     status.message = before + (status.message.empty() ? "" : "; " + status.message);

@@ -67,9 +67,11 @@ class RuleRunner {
   // busy with a backlog of steps gets one time check, not one per tick.
   bool claim_time_check() { return !time_check_queued_.exchange(true); }
 
-  // The rule's status event at the end of the run (IssuesFound, NoIssuesFound or Error), also
-  // sent to the rule's sinks. `before` is said ahead of the rule's own message (how the run
-  // ended), each of `after` behind it (what its stop actions did).
+  // The rule's status event at the end of the run, also sent to the rule's sinks: IssuesFound
+  // when it fired; Error when it threw, when data it asked for could not be read at some step,
+  // or when it evaluated no step at all (a rule that looked at nothing has not found the job
+  // healthy); NoIssuesFound otherwise. `before` is said ahead of the rule's own message (how the
+  // run ended), each of `after` behind it (what its stop actions did).
   RuleEvent finish(const std::string& before, const std::vector<std::string>& after) const;
 
   const RuleConfig& config() const { return config_; }
@@ -84,6 +86,11 @@ class RuleRunner {
   // Sends a condition-met event out and, the first time the rule fires, runs its stop actions.
   void fire(RuleEvent event);
   void dispatch(const RuleEvent& event) const;
+  // The rule's data could not be read at `step` (a file's format, storage): remembered for the
+  // status.
+  void unreadable(std::int64_t step, const std::string& reason);
+  // Why the rule's silence is no all-clear (see finish()); empty when it is one.
+  std::string why_not_evaluated() const;
 
   std::size_t index_;  // in configuration order
   RuleConfig config_;
@@ -92,7 +99,10 @@ class RuleRunner {
   // to stop training and has none.
   std::vector<StopAction> stop_actions_;
   const RuleRunnerContext& context_;
+  std::int64_t steps_offered_ = 0;  // released steps in range, while not in Error
   std::int64_t evaluated_ = 0;
+  std::int64_t unreadable_steps_ = 0;
+  std::string first_unreadable_;
   std::int64_t fired_ = 0;
   std::chrono::steady_clock::duration busy_{};
   bool errored_ = false;

@@ -270,6 +270,35 @@ TEST(RulePipeline, AReplayStoppedBeforeItBeganReadsNoIndexFile) {
   EXPECT_EQ(report.steps_released, 0);
   ASSERT_TRUE(sink->status_of("VG"));
   EXPECT_NE(sink->status_of("VG")->message.find("interrupted"), std::string::npos);
+  // Nothing was looked at: that is no all-clear.
+  EXPECT_EQ(sink->status_of("VG")->status, RuleStatus::Error);
+  EXPECT_NE(sink->status_of("VG")->message.find("evaluated no step: no step of the job was read"),
+            std::string::npos)
+      << sink->status_of("VG")->message;
+  EXPECT_TRUE(report.rule_errors);
+}
+
+// A rule whose inputs the job never saved (ClassImbalance needs labels and predictions; the
+// simulated job saves neither) evaluated nothing: its status says so as an Error.
+TEST(RulePipeline, ARuleWhoseTensorsWereNeverSavedEndsInErrorNotNoIssuesFound) {
+  TempDir dir;
+  JobSimulator(job(dir.path() / "job", JobScenario::Healthy, 6, 2)).run();
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(
+      config_for(dir.path() / "job", {{"CI", "ClassImbalance", {}}, {"ET", "ExplodingTensor", {}}}),
+      sinks_with(sink));
+  const PipelineReport report = pipeline.run();
+  EXPECT_EQ(report.steps_released, 6);
+  ASSERT_TRUE(sink->status_of("CI"));
+  EXPECT_EQ(sink->status_of("CI")->steps_evaluated, 0);
+  EXPECT_EQ(sink->status_of("CI")->status, RuleStatus::Error);
+  EXPECT_EQ(sink->status_of("CI")->message,
+            "evaluated no step: what it reads was not saved at any of the 6 steps read");
+  // The rule that could look at every step found the healthy job healthy.
+  ASSERT_TRUE(sink->status_of("ET"));
+  EXPECT_EQ(sink->status_of("ET")->status, RuleStatus::NoIssuesFound);
+  EXPECT_EQ(sink->status_of("ET")->steps_evaluated, 6);
+  EXPECT_TRUE(report.rule_errors);
 }
 
 TEST(RulePipeline, ACorruptRecordIsReportedAndTheReplayGoesOn) {
@@ -297,6 +326,15 @@ TEST(RulePipeline, ACorruptRecordIsReportedAndTheReplayGoesOn) {
   const auto fired = sink->steps_fired("VG");
   EXPECT_EQ(fired.front(), 4);
   EXPECT_EQ(fired.back(), 9);
+  // ExplodingTensor could not read the loss at step 6: not firing there is no all-clear.
+  const auto exploding = sink->status_of("ET");
+  ASSERT_TRUE(exploding);
+  EXPECT_EQ(exploding->status, RuleStatus::Error);
+  EXPECT_EQ(
+      exploding->message.rfind("could not read its data at 1 of 10 steps (first, step 6: ", 0), 0u)
+      << exploding->message;
+  EXPECT_NE(exploding->message.find("000000000006_worker_0.tfevents"), std::string::npos)
+      << exploding->message;
 }
 
 // A rule over losses reads the loss records' ranges of each event file, not the gradients and
