@@ -85,7 +85,7 @@ TEST_F(CustomGradientRuleExampleTest, ReportsABadParameterAndFails) {
   EXPECT_NE(result.err.find("no such trial folder"), std::string::npos) << result.err;
 
   const auto samples = testing::samples_dir();
-  if (!samples) return;
+  if (!samples) GTEST_SKIP() << "the smdebug samples are not there for the second half";
   const auto bad = testing::run_command("'" + binary_.string() + "' '" +
                                         (*samples / "trials" / "pt-exploding").string() + "' abc");
   EXPECT_EQ(bad.exit_code, 1);

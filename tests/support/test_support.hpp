@@ -22,7 +22,8 @@ class TempDir {
 };
 
 // smdebug-samples: $RULESTREAM_SAMPLES if set, else ../shared/smdebug-samples beside the
-// project. nullopt when absent (tests then GTEST_SKIP with a clear message).
+// project. nullopt when absent (tests then GTEST_SKIP with a clear message); with
+// RULESTREAM_REQUIRE_SAMPLES=1 (CI) the calling test also fails.
 std::optional<std::filesystem::path> samples_dir();
 
 // The files named "*`suffix`" under <trial>/`folder` of every trial under `samples`/trials,

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <csignal>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -89,11 +90,15 @@ TEST(StopAction, RunsTheCommandThroughTheShellWithTheFiringInItsEnvironment) {
 TEST(StopAction, FailuresAreReportedNotThrown) {
   Failures failures;
   StopActionRunner runner(failures.callback());
-  // A process id that is certainly free: a child the test started and reaped.
+  // A process id that is certainly free: above the kernel's pid_max, never given out. (A child
+  // the test started and reaped was free only until the kernel reused its id, and this test,
+  // as root, would then have signalled whatever process had it.)
   pid_t gone = 0;
   {
-    SleepingChild child;
-    gone = child.pid();
+    std::ifstream pid_max("/proc/sys/kernel/pid_max");
+    long max = 0;
+    ASSERT_TRUE(pid_max >> max) << "cannot read /proc/sys/kernel/pid_max";
+    gone = static_cast<pid_t>(max + 1);
   }
   EXPECT_NO_THROW(runner.run(signal_to(gone), kRequest));
   EXPECT_NO_THROW(runner.run(command("exit 3"), kRequest));
