@@ -12,7 +12,7 @@
 #   PUBLIC_DEPS   libraries its headers need;  PRIVATE_DEPS  libraries only its sources need
 
 rulestream_floor(model pipeline/model
-  PUBLIC_DEPS Boost::json Threads::Threads PRIVATE_DEPS CURL::libcurl)
+  PUBLIC_DEPS Boost::json Threads::Threads PRIVATE_DEPS CURL::libcurl PkgConfig::PCRE2)
 rulestream_floor(memory pipeline/memory USES model)
 
 rulestream_floor(format stages/format USES model memory

@@ -4,9 +4,9 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <regex>
 #include <stdexcept>
 
+#include "pipeline/model/name_regex.hpp"
 #include "rules/all_zero_rule.hpp"
 #include "rules/check_input_images_rule.hpp"
 #include "rules/class_imbalance_rule.hpp"
@@ -183,8 +183,8 @@ std::vector<std::string> ParameterReader::regex_list(const std::string& name,
   std::vector<std::string> patterns = list(name, fallback);
   for (const auto& pattern : patterns) {
     try {
-      const std::regex compiled(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& error) {
+      const NameRegex compiled(pattern);
+    } catch (const RegexError& error) {
       throw RuleConfigError("rule " + rule_ + ": parameter " + name + ": \"" + pattern +
                             "\" is not a valid regex: " + error.what());
     }

@@ -60,7 +60,7 @@ class ParameterReader {
   std::string text(const std::string& name, const std::string& fallback);
   std::vector<std::string> list(const std::string& name,
                                 const std::vector<std::string>& fallback);  // comma-separated
-  // A list of ECMAScript regexes, each checked to compile.
+  // A list of regexes in Python's syntax (NameRegex), each checked to compile.
   std::vector<std::string> regex_list(const std::string& name,
                                       const std::vector<std::string>& fallback);
   void finish() const;  // throws RuleConfigError for parameters nobody read

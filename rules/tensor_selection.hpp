@@ -19,7 +19,8 @@ struct ParameterSpec;
 // the union of both, and every tensor when neither is given (seed 002).
 struct TensorSelection {
   std::vector<std::string> collections;
-  std::vector<std::string> regexes;  // ECMAScript, searched (not anchored), as Trial takes them
+  std::vector<std::string>
+      regexes;  // Python re syntax, searched (not anchored), as Trial takes them
 
   // The two parameters as a RuleSpec lists them, with the defaults of `defaults`. The default
   // descriptions fit a rule that inspects the tensors; a rule that does something else with

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git clang-format
   libtbb-dev
-  libcurl4-openssl-dev libpugixml-dev
+  libcurl4-openssl-dev libpugixml-dev libpcre2-dev
   libprotobuf-dev protobuf-compiler
   zlib1g-dev
   libboost1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev libboost-url1.81-dev

@@ -293,7 +293,9 @@ void RulePipeline::Impl::load_collections(const TrialFile& file) {
   std::lock_guard lock(collections_mutex_);
   const bool define = !store_->collections(store_->generation());
   CollectionsFileLoad load = load_collections_file(*storage_, file.path, *worker, define);
-  if (load.problem) report_problem(load.problem->path, load.problem->message);
+  for (TrialProblem& problem : load.problems) {
+    report_problem(std::move(problem.path), std::move(problem.message));
+  }
   store_->ingest({}, std::move(load.landing), {}, false, false);
 }
 

@@ -1,41 +1,53 @@
 #pragma once
 
-#include <regex>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace rulestream {
 
-// A regex over tensor names, used as smdebug uses them (Python's re.search: a match anywhere in
-// the name), ECMAScript syntax, compiled once.
+// A pattern that does not compile, with PCRE2's reason and where in the pattern it lies.
+class RegexError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// A regex over tensor names, used as smdebug uses them: Python's `re.search`, a match anywhere
+// in the name, in Python's syntax. smdebug's own collections (its XGBoost hook's
+// "^[a-zA-z]+-.+(?<!(auc|map))$") and users' configs use lookbehind and (?P<name>...) groups,
+// which std::regex rejects, so names are matched with PCRE2 (Debian's libpcre2-8), whose syntax
+// is Python's but for a few corners: `{,n}` (Python: 0 to n times; PCRE2 10.42: literal text) is
+// rewritten as `{0,n}`. Patterns are compiled once, JIT-compiled where the CPU allows; PCRE2
+// anchors a pattern that starts with ".*" by itself, so such a search does not rescan the name
+// from every position (std::regex did: 9 us a name instead of 0.3). Names are UTF-8; invalid
+// UTF-8 in a name does not match where it is invalid, and is no error.
 //
-// std::regex backtracks: a leading ".*", which a search never needs (a match may start
-// anywhere, and ".*" may match nothing), makes it scan the rest of the name from every position.
-// On a 28-character name that is 9 us a search against 0.33 us without it, and rules' default
-// regexes (".*relu_output", ".*tanh_output", ...) are matched against every tensor name a job
-// saves. So the compiled pattern leaves a leading ".*" out: for every name the verdict is the
-// same (".*X" is found in a name exactly when "X" is).
+// Copies share the compiled pattern. Thread-safe: found_in may be called from any number of
+// threads at once (each uses match data of its own).
 class NameRegex {
  public:
-  // Throws std::regex_error for a pattern that does not compile.
+  // Throws RegexError naming the pattern, PCRE2's reason and the offset, for a pattern that
+  // does not compile.
   explicit NameRegex(const std::string& pattern);
 
-  bool found_in(const std::string& name) const { return std::regex_search(name, compiled_); }
+  bool found_in(std::string_view name) const;
   const std::string& pattern() const { return pattern_; }
 
  private:
+  struct Compiled;
   std::string pattern_;
-  std::regex compiled_;
+  std::shared_ptr<const Compiled> compiled_;
 };
 
-// The pattern a search compiles for `pattern`: without its leading ".*" (one or more, greedy or
-// lazy) when one is there, else the pattern itself.
-std::string searched_pattern(std::string_view pattern);
+// Python's `re` syntax written the way PCRE2 reads it (today: `{,n}` as `{0,n}`).
+std::string pcre2_pattern_for_python(std::string_view pattern);
 
-// Compiles each pattern; std::invalid_argument naming the pattern for one that does not compile.
+// Compiles each pattern; RegexError (a std::invalid_argument) naming the pattern for one that
+// does not compile.
 std::vector<NameRegex> compile_name_regexes(const std::vector<std::string>& patterns);
 
-bool any_found_in(const std::vector<NameRegex>& regexes, const std::string& name);
+bool any_found_in(const std::vector<NameRegex>& regexes, std::string_view name);
 
 }  // namespace rulestream

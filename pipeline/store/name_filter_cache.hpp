@@ -15,7 +15,7 @@ namespace rulestream {
 
 // Remembers which tensor names pass a name filter (a query's regexes, a collection's names and
 // include_regex), so that rules asking the same question at every step of a long job match
-// each name once instead of running std::regex over every name at every step.
+// each name once instead of running the regexes over every name at every step.
 // Thread-safe: each filter's verdicts have their own lock.
 class NameFilterCache {
  public:

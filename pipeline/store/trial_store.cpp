@@ -142,7 +142,7 @@ void TrialStore::refresh() {
         pending_collections.collections = std::move(load.landing.collections);
         pending_collections.num_workers = load.landing.num_workers;
       }
-      if (load.problem) problems.push_back(std::move(*load.problem));
+      for (TrialProblem& problem : load.problems) problems.push_back(std::move(problem));
     }
   }
 

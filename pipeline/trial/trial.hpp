@@ -55,7 +55,7 @@ std::string_view step_state_name(StepState state);  // "UNAVAILABLE", "AVAILABLE
 struct TensorNameQuery {
   std::optional<std::int64_t> step;  // a step of `mode` (global step for Mode::Global)
   Mode mode = Mode::Global;
-  std::vector<std::string> regex;  // ECMAScript regexes, searched (not anchored), any may match
+  std::vector<std::string> regex;  // Python re regexes (NameRegex), searched, any may match
   std::optional<std::string> collection;
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/name_regex.hpp"
 #include "pipeline/model/python_json.hpp"
 #include "stages/format/json_document.hpp"
 
@@ -207,6 +208,19 @@ CollectionsFile parse_collections_file(std::string_view json, const std::string&
   for (const auto& member : collections) {
     Collection collection = parse_collection(reader, member.value(),
                                              collections_field.member(member.key()), member.key());
+    // A trial written by smdebug must stay readable whatever its regexes: one that does not
+    // compile is reported and left out, never an error for the whole file.
+    std::erase_if(collection.include_regex, [&](const std::string& pattern) {
+      try {
+        const NameRegex compiled(pattern);
+        return false;
+      } catch (const RegexError& error) {
+        file.problems.push_back(path + ": collection '" + collection.name +
+                                "': include_regex left out, it selects its listed tensor names (" +
+                                error.what() + ")");
+        return true;
+      }
+    });
     // Like smdebug's CollectionManager, key by the collection's own name.
     std::string name = collection.name;
     file.collections.insert_or_assign(std::move(name), std::move(collection));

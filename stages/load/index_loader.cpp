@@ -62,8 +62,11 @@ CollectionsFileLoad load_collections_file(const Storage& storage, const std::str
     load.landing.num_workers = parsed.num_workers;
     load.landing.collections =
         std::make_shared<const std::map<std::string, Collection>>(std::move(parsed.collections));
+    for (std::string& problem : parsed.problems) {
+      load.problems.push_back(TrialProblem{where, std::move(problem)});
+    }
   } catch (const RulestreamError& error) {
-    load.problem = TrialProblem{where, error.what()};
+    load.problems.push_back(TrialProblem{where, error.what()});
   }
   return load;
 }

@@ -43,10 +43,12 @@ std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> load_index_files
     const std::function<bool(std::int64_t step)>& wanted_step);
 
 // One collections file: the worker it names, and, when `define` (no collections are known yet:
-// the first file defines them, as in smdebug), the collections and worker count it holds.
+// the first file defines them, as in smdebug), the collections and worker count it holds. The
+// problems: a file that cannot be read or parsed (then it defines nothing), or regexes in it
+// that do not compile (left out of their collections: CollectionsFile::problems).
 struct CollectionsFileLoad {
   CollectionsLanding landing;
-  std::optional<TrialProblem> problem;
+  std::vector<TrialProblem> problems;
 };
 
 // Reads the collections file at `path` (a collections file's name: parse_collections_worker

@@ -65,6 +65,42 @@ TEST(InspectCli, SummaryJsonHasTheDocumentedKeys) {
   EXPECT_EQ(document.at("ended"), true);
 }
 
+// smdebug's XGBoost hook writes a collection whose regex uses a lookbehind (Python syntax):
+// such a trial inspects like any other. A regex no syntax accepts is a problem the summary
+// names, with its file, and its collection keeps its listed names; it never stops inspect.
+TEST(InspectCli, ATrialWithPythonRegexesInItsCollectionsIsInspected) {
+  TempDir dir;
+  TrialWriter writer({.root = dir.path(), .worker = "worker_0"});
+  writer.begin_step(0, Mode::Train, 0);
+  for (const std::string name : {"train-rmse", "train-auc", "validation-map", "f0"}) {
+    writer.add_tensor(name, TensorValue::from_values(DType::Float32, {}, std::vector<float>{1}));
+  }
+  writer.end_step();
+  CollectionsFile collections;
+  Collection metrics;
+  metrics.name = "metrics";
+  metrics.include_regex = {"^[a-zA-z]+-.+(?<!(auc|map))$"};
+  collections.collections["metrics"] = metrics;
+  Collection broken;
+  broken.name = "broken";
+  broken.include_regex = {"(?<!a+)b"};
+  broken.tensor_names = {"f0"};
+  collections.collections["broken"] = broken;
+  writer.write_collections(collections);
+  TrialWriter({.root = dir.path()}).write_end_marker();
+
+  const auto outcome = inspect({dir.path().string(), "--json"});
+  ASSERT_EQ(outcome.exit_code, cli::kExitOk) << outcome.err;
+  const auto document = boost::json::parse(outcome.out).as_object();
+  EXPECT_EQ(document.at("collections"),
+            boost::json::parse(R"({"broken": ["f0"], "metrics": ["train-rmse"]})"));
+  const auto& problems = document.at("problems").as_array();
+  ASSERT_EQ(problems.size(), 1u);
+  const std::string problem(problems[0].as_string());
+  EXPECT_NE(problem.find("worker_0_collections.json: collection 'broken'"), std::string::npos)
+      << problem;
+}
+
 TEST(InspectCli, TensorJsonReportsEveryStepAndWorker) {
   TempDir dir;
   write_trial(dir.path());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -101,7 +102,7 @@ TEST_F(IndexLoaderTest, TheFirstCollectionsFileDefinesTheCollectionsAndEveryOneN
       path,
       R"({"collections": {"losses": {"name": "losses", "include_regex": ["loss"], "tensor_names": ["loss"]}}, "_meta": {"num_workers": 2}})");
   const CollectionsFileLoad defining = load_collections_file(storage_, path, "worker_0", true);
-  EXPECT_FALSE(defining.problem);
+  EXPECT_TRUE(defining.problems.empty());
   EXPECT_EQ(defining.landing.workers, std::vector<std::string>{"worker_0"});
   ASSERT_TRUE(defining.landing.collections);
   EXPECT_TRUE(defining.landing.collections->contains("losses"));
@@ -110,7 +111,7 @@ TEST_F(IndexLoaderTest, TheFirstCollectionsFileDefinesTheCollectionsAndEveryOneN
   const CollectionsFileLoad naming = load_collections_file(storage_, path, "worker_1", false);
   EXPECT_EQ(naming.landing.workers, std::vector<std::string>{"worker_1"});
   EXPECT_FALSE(naming.landing.collections);
-  EXPECT_FALSE(naming.problem);
+  EXPECT_TRUE(naming.problems.empty());
 }
 
 TEST_F(IndexLoaderTest, AnUnreadableCollectionsFileIsAProblemAndStillNamesItsWorker) {
@@ -119,8 +120,32 @@ TEST_F(IndexLoaderTest, AnUnreadableCollectionsFileIsAProblemAndStillNamesItsWor
   const CollectionsFileLoad load = load_collections_file(storage_, path, "worker_0", true);
   EXPECT_EQ(load.landing.workers, std::vector<std::string>{"worker_0"});
   EXPECT_FALSE(load.landing.collections);
-  ASSERT_TRUE(load.problem);
-  EXPECT_EQ(load.problem->path, storage_.describe() + "/" + path);
+  ASSERT_EQ(load.problems.size(), 1u);
+  EXPECT_EQ(load.problems[0].path, storage_.describe() + "/" + path);
+}
+
+// smdebug's XGBoost hook writes Python-only syntax (a lookbehind), which must load; a regex that
+// does not compile in any syntax is reported and its collection keeps its listed names.
+TEST_F(IndexLoaderTest, ACollectionsRegexThatDoesNotCompileIsReportedAndLeftOut) {
+  const std::string path = collections_file_path("worker_0");
+  write(
+      path,
+      R"({"collections": {)"
+      R"("metrics": {"name": "metrics", "include_regex": ["^[a-zA-z]+-.+(?<!(auc|map))$"], "tensor_names": []},)"
+      R"("broken": {"name": "broken", "include_regex": ["(?<!a+)b", "^loss"], "tensor_names": ["total"]}}})");
+  const CollectionsFileLoad load = load_collections_file(storage_, path, "worker_0", true);
+  ASSERT_TRUE(load.landing.collections);
+  const auto& collections = *load.landing.collections;
+  EXPECT_EQ(collections.at("metrics").include_regex,
+            std::vector<std::string>{"^[a-zA-z]+-.+(?<!(auc|map))$"});
+  EXPECT_EQ(collections.at("broken").include_regex, std::vector<std::string>{"^loss"});
+  EXPECT_EQ(collections.at("broken").tensor_names, std::set<std::string>{"total"});
+  ASSERT_EQ(load.problems.size(), 1u);
+  EXPECT_EQ(load.problems[0].path, storage_.describe() + "/" + path);
+  EXPECT_NE(load.problems[0].message.find("collection 'broken'"), std::string::npos)
+      << load.problems[0].message;
+  EXPECT_NE(load.problems[0].message.find("'(?<!a+)b'"), std::string::npos)
+      << load.problems[0].message;
 }
 
 }  // namespace
