@@ -31,6 +31,17 @@ using wire::WireType;
 // Typed values are materialised into a new buffer; a single value broadcast to a huge shape
 // must not allocate without bound. 2 GiB is also protobuf's own limit on a message.
 constexpr std::uint64_t kMaxMaterialisedBytes = std::uint64_t{1} << 31;
+// Typed fields carry every element (a few wire bytes each), except in the one-value broadcast
+// TensorFlow allows, where a record may declare far more than it carries: a 38-byte event once
+// made the reader allocate 2.37 GB for 13.8 s, on every core that decoded such a record. A
+// broadcast may fill 64 MiB, or 1,024 bytes for each byte of its record where that is more.
+constexpr std::uint64_t kBroadcastFloorBytes = std::uint64_t{64} << 20;
+constexpr std::uint64_t kBroadcastBytesPerRecordByte = 1024;
+
+std::uint64_t broadcast_limit(std::size_t record_bytes) {
+  return std::min(kMaxMaterialisedBytes,
+                  std::max(kBroadcastFloorBytes, kBroadcastBytesPerRecordByte * record_bytes));
+}
 
 // TensorFlow's field numbers (stages/format/proto/event.proto).
 namespace field {
@@ -376,7 +387,8 @@ std::uint64_t checked_element_count(const Shape& shape, const ErrorContext& cont
 template <typename Out, typename In, typename Convert>
 SharedBytes materialise(const std::vector<In>& values, std::string_view field_name,
                         std::size_t per_element, std::uint64_t count, DType dtype,
-                        const ErrorContext& context, Convert convert) {
+                        const ErrorContext& context, std::uint64_t broadcast_bytes,
+                        Convert convert) {
   const std::uint64_t given = values.size() / per_element;
   if (values.size() % per_element != 0 || (given != count && !(given == 1 && count > 1))) {
     fail(context, std::string(field_name) + " holds " + std::to_string(values.size()) +
@@ -384,9 +396,10 @@ SharedBytes materialise(const std::vector<In>& values, std::string_view field_na
                       std::string(dtype_name(dtype)) + " (expected " +
                       std::to_string(count * per_element) + (count > 1 ? " or one element)" : ")"));
   }
-  if (count * per_element > kMaxMaterialisedBytes / sizeof(Out)) {
+  const std::uint64_t limit = given == count ? kMaxMaterialisedBytes : broadcast_bytes;
+  if (count * per_element > limit / sizeof(Out)) {
     fail(context, std::string(field_name) + " broadcast to " + std::to_string(count) +
-                      " elements exceeds " + std::to_string(kMaxMaterialisedBytes) + " bytes");
+                      " elements exceeds " + std::to_string(limit) + " bytes");
   }
   std::vector<std::byte> bytes(count * per_element * sizeof(Out));
   std::byte* out = bytes.data();
@@ -417,50 +430,57 @@ auto narrowing(const ErrorContext& context, std::string_view field_name) {
 constexpr auto kSame = [](auto value) { return value; };
 
 SharedBytes typed_bytes(const TensorParts& parts, DType dtype, std::uint64_t count,
-                        const ErrorContext& context) {
+                        const ErrorContext& context, std::uint64_t broadcast_bytes) {
   switch (dtype) {
     case DType::Float32:
-      return materialise<float>(parts.float_val, "float_val", 1, count, dtype, context, kSame);
+      return materialise<float>(parts.float_val, "float_val", 1, count, dtype, context,
+                                broadcast_bytes, kSame);
     case DType::Float64:
-      return materialise<double>(parts.double_val, "double_val", 1, count, dtype, context, kSame);
+      return materialise<double>(parts.double_val, "double_val", 1, count, dtype, context,
+                                 broadcast_bytes, kSame);
     case DType::Int8:
       return materialise<std::int8_t>(parts.int_val, "int_val", 1, count, dtype, context,
-                                      narrowing<std::int8_t>(context, "int_val"));
+                                      broadcast_bytes, narrowing<std::int8_t>(context, "int_val"));
     case DType::Int16:
       return materialise<std::int16_t>(parts.int_val, "int_val", 1, count, dtype, context,
+                                       broadcast_bytes,
                                        narrowing<std::int16_t>(context, "int_val"));
     case DType::Int32:
-      return materialise<std::int32_t>(parts.int_val, "int_val", 1, count, dtype, context, kSame);
+      return materialise<std::int32_t>(parts.int_val, "int_val", 1, count, dtype, context,
+                                       broadcast_bytes, kSame);
     case DType::UInt8:
       return materialise<std::uint8_t>(parts.int_val, "int_val", 1, count, dtype, context,
+                                       broadcast_bytes,
                                        narrowing<std::uint8_t>(context, "int_val"));
     case DType::UInt16:
       return materialise<std::uint16_t>(parts.int_val, "int_val", 1, count, dtype, context,
+                                        broadcast_bytes,
                                         narrowing<std::uint16_t>(context, "int_val"));
     case DType::Int64:
       return materialise<std::int64_t>(parts.int64_val, "int64_val", 1, count, dtype, context,
-                                       kSame);
+                                       broadcast_bytes, kSame);
     case DType::UInt32:
       return materialise<std::uint32_t>(parts.uint32_val, "uint32_val", 1, count, dtype, context,
-                                        kSame);
+                                        broadcast_bytes, kSame);
     case DType::UInt64:
       return materialise<std::uint64_t>(parts.uint64_val, "uint64_val", 1, count, dtype, context,
-                                        kSame);
+                                        broadcast_bytes, kSame);
     case DType::Bool:
       return materialise<std::uint8_t>(
-          parts.bool_val, "bool_val", 1, count, dtype, context,
+          parts.bool_val, "bool_val", 1, count, dtype, context, broadcast_bytes,
           [](bool value) { return static_cast<std::uint8_t>(value ? 1 : 0); });
     case DType::Float16:
     case DType::BFloat16:
       // half_val holds the 16-bit patterns in int32s.
       return materialise<std::uint16_t>(parts.half_val, "half_val", 1, count, dtype, context,
+                                        broadcast_bytes,
                                         narrowing<std::uint16_t>(context, "half_val"));
     case DType::Complex64:
       return materialise<float>(parts.scomplex_val, "scomplex_val", 2, count, dtype, context,
-                                kSame);
+                                broadcast_bytes, kSame);
     case DType::Complex128:
       return materialise<double>(parts.dcomplex_val, "dcomplex_val", 2, count, dtype, context,
-                                 kSame);
+                                 broadcast_bytes, kSame);
     case DType::String:
     case DType::Invalid:
       break;
@@ -468,7 +488,8 @@ SharedBytes typed_bytes(const TensorParts& parts, DType dtype, std::uint64_t cou
   throw std::logic_error("typed_bytes: not a numeric dtype");
 }
 
-TensorValue string_tensor(TensorParts& parts, std::uint64_t count, const ErrorContext& context) {
+TensorValue string_tensor(TensorParts& parts, std::uint64_t count, const ErrorContext& context,
+                          std::uint64_t broadcast_bytes) {
   if (parts.has_content && !parts.content.empty()) {
     fail(context, "string tensor carries tensor_content");
   }
@@ -476,7 +497,7 @@ TensorValue string_tensor(TensorParts& parts, std::uint64_t count, const ErrorCo
   if (strings.size() == 1 && count > 1) {
     std::uint64_t bytes = 0;
     if (__builtin_mul_overflow(count, strings.front().size() + sizeof(std::string), &bytes) ||
-        bytes > kMaxMaterialisedBytes) {
+        bytes > broadcast_bytes) {
       fail(context, "string_val broadcast to " + std::to_string(count) + " elements is too large");
     }
     strings.assign(count, strings.front());
@@ -494,7 +515,7 @@ TensorValue to_tensor_value(TensorParts& parts, const SharedBytes& payload,
   // smdebug leaves strings at DT_INVALID; an empty DT_INVALID tensor is an empty string list.
   if (parts.tf_dtype == 7 ||
       (parts.tf_dtype == 0 && !parts.has_content && (!parts.string_val.empty() || count == 0))) {
-    return string_tensor(parts, count, context);
+    return string_tensor(parts, count, context, broadcast_limit(payload.size()));
   }
   const auto dtype = dtype_from_tf(parts.tf_dtype);
   if (!dtype) fail(context, "unsupported TensorFlow dtype " + std::to_string(parts.tf_dtype));
@@ -513,7 +534,8 @@ TensorValue to_tensor_value(TensorParts& parts, const SharedBytes& payload,
     return TensorValue(*dtype, std::move(parts.shape), payload.slice(offset, parts.content.size()));
   }
   if (count == 0) return TensorValue(*dtype, std::move(parts.shape), SharedBytes());
-  return TensorValue(*dtype, std::move(parts.shape), typed_bytes(parts, *dtype, count, context));
+  return TensorValue(*dtype, std::move(parts.shape),
+                     typed_bytes(parts, *dtype, count, context, broadcast_limit(payload.size())));
 }
 
 std::int64_t parse_decimal(std::span<const std::byte> content, std::string_view plugin,

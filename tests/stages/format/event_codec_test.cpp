@@ -792,6 +792,31 @@ TEST(EventCodec, HugeBroadcastIsRefused) {
   expect_format_error([&] { decode_event(payload, kWhere); }, {"'huge'", "exceeds"});
 }
 
+// A 38-byte event whose one float is broadcast to a shape of 2^29 elements: it once made the
+// reader allocate 2.37 GB and spend 13.8 s. What a record may declare is bounded by what it
+// carries (a broadcast fills at most 64 MiB, or 1,024 bytes per record byte).
+TEST(EventCodec, ASmallRecordCannotDeclareAHugeBroadcast) {
+  const std::string hex =
+      "09000000000000f03f10012a190a170a016142120801120812060880808080022a040000803f";
+  std::string bytes;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  ASSERT_EQ(bytes.size(), 38u);
+  const auto payload = SharedBytes::copy_of(std::as_bytes(std::span(bytes.data(), bytes.size())));
+  expect_format_error([&] { decode_event(payload, kWhere); },
+                      {"float_val broadcast to 536870912 elements exceeds 67108864 bytes"});
+
+  // The same broadcast of a shape that fits stays a value.
+  auto event = event_with_tensor("fits");
+  auto& tensor = tensor_of(event);
+  tensor.set_dtype(tfproto::DT_FLOAT);
+  set_shape(tensor, {1 << 20});  // 4 MiB of float32 from one value
+  tensor.add_float_val(2.5f);
+  const auto decoded = decode_one(serialize(event));
+  EXPECT_EQ(decoded.value.bytes().size(), std::size_t{4} << 20);
+}
+
 TEST(EventCodec, EveryTruncationIsAFormatErrorOrAShorterEvent) {
   // A record cut anywhere must never crash or read out of bounds (run under ASan too).
   const auto value = values<float>(DType::Float32, {2, 2}, {1, 2, 3, 4});
