@@ -89,6 +89,31 @@ class ProgressLine {
   std::thread thread_;
 };
 
+// Ctrl-C and SIGTERM ask the pipeline to stop (it drains and reports), on a thread of its own
+// that is stopped and joined however the run ends: a std::thread destroyed still joinable, as
+// when the run throws, would abort the process.
+class StopOnSignals {
+ public:
+  explicit StopOnSignals(RulePipeline& pipeline) : signals_(io_, SIGINT, SIGTERM) {
+    signals_.async_wait([&pipeline](const boost::system::error_code& error, int) {
+      if (!error) pipeline.request_stop();
+    });
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~StopOnSignals() {
+    signals_.cancel();
+    io_.stop();
+    thread_.join();
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::signal_set signals_;
+  std::thread thread_;
+};
+
 int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err) {
   const std::string command = follow ? "watch" : "replay";
@@ -270,23 +295,13 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     const bool show_progress = config.progress;
     RulePipeline pipeline(std::move(config), std::move(sinks));
 
-    // Ctrl-C / SIGTERM: stop following, drain, report.
-    boost::asio::io_context signals_io;
-    boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
-    signals.async_wait([&](const boost::system::error_code& error, int) {
-      if (!error) pipeline.request_stop();
-    });
-    std::thread signal_thread([&] { signals_io.run(); });
-
     PipelineReport report;
     {
+      const StopOnSignals stop_on_signals(pipeline);  // Ctrl-C / SIGTERM: drain and report
       std::optional<ProgressLine> line;
       if (show_progress) line.emplace(pipeline.progress(), err);
       report = pipeline.run();
     }
-    signals.cancel();
-    signals_io.stop();
-    signal_thread.join();
 
     err << "rulestream " << command << ": " << report.steps_released << " steps ("
         << report.incomplete_steps << " incomplete), " << report.index_files << " index files, "
@@ -305,6 +320,8 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       err << "rulestream " << command << ": interrupted: " << report.index_files_unread
           << " index files were not read\n";
     }
+    // Said when it happened ("rulestream: reading the job failed: ..."), and in every status.
+    if (!report.source_failure.empty()) return kExitError;
     if (report.rule_errors) return kExitError;
     if (report.conditions_met > 0) return kExitRuleFired;
     // A replay cut short has not shown the job healthy: a CI gate must not pass on it.

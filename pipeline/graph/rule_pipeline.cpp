@@ -164,6 +164,8 @@ class RulePipeline::Impl {
   void report_problem(std::string path, std::string message);
   void finish_following();
   void rescan_into(Loader& loader);
+  void follow_source(Loader& loader, Assembler& assembler,
+                     std::vector<std::unique_ptr<RuleNode>>& rule_nodes);
   bool in_range(std::int64_t step) const {
     return (!config_.start_step || step >= *config_.start_step) &&
            (!config_.end_step || step < *config_.end_step);
@@ -418,53 +420,10 @@ void RulePipeline::Impl::rescan_into(Loader& loader) {
   }
 }
 
-PipelineReport RulePipeline::Impl::run() {
-  // The trials rules compare with are loaded beside the pipeline rather than before it: opening
-  // one is a listing and a parse of every index file (0.45 s for the 300-step benchmark job),
-  // which the first trial's decoding and its other rules need not wait for. A rule that asks
-  // about such a trial before it is loaded waits for the load (TrialStore::refresh holds its
-  // refresh lock) and then sees all of it.
-  std::jthread load_others([this] {
-    for (const Trial& other : others_) {
-      try {
-        other.load();
-      } catch (const RulestreamError& error) {
-        report_problem(other.path(), error.what());
-      }
-    }
-  });
-  flow::graph graph;
-  const std::size_t decoders = config_.threads > 0
-                                   ? static_cast<std::size_t>(config_.threads)
-                                   : std::max(2u, std::thread::hardware_concurrency());
-  Loader loader(graph, decoders, [this](const TrialFile& file, Loader::output_ports_type& ports) {
-    load(file, ports);
-  });
-  // Assembling and evaluating go before decoding more files: when rules lag behind the decoders,
-  // the values decoded for them are evicted before they are read (max_memory) and every rule
-  // reads them again from disk. Priorities only order ready tasks; they change no result.
-  constexpr flow::node_priority_t kDownstreamFirst = 1;
-  Assembler assembler(
-      graph, flow::serial,
-      [this](const AssemblerInput& input, Assembler::output_ports_type& ports) {
-        assemble(input, ports);
-      },
-      kDownstreamFirst);
-  flow::make_edge(flow::output_port<0>(loader), assembler);
-  std::vector<std::unique_ptr<RuleNode>> rule_nodes;
-  for (auto& runner : runners_) {
-    rule_nodes.push_back(std::make_unique<RuleNode>(
-        graph, flow::serial,
-        [target = runner.get()](const RuleMessage& message) {
-          target->handle(message);
-          return flow::continue_msg();
-        },
-        kDownstreamFirst));
-    flow::make_edge(flow::output_port<0>(assembler), *rule_nodes.back());
-  }
-  loader_ = &loader;
-
-  following_ = config_.follow && !stop_requested_;
+// Starts the source and runs the io_context: the whole job for a replay (the initial scan),
+// until the end marker's grace or a stop for a watch. Throws what the source throws.
+void RulePipeline::Impl::follow_source(Loader& loader, Assembler& assembler,
+                                       std::vector<std::unique_ptr<RuleNode>>& rule_nodes) {
   // Files already there when watching began (the source's first batch, its initial scan)
   // arrived when they were written; later ones when the pipeline saw them.
   watcher_ = make_trial_source(
@@ -501,6 +460,86 @@ PipelineReport RulePipeline::Impl::run() {
   } else {
     io_.run();  // the initial scan
   }
+}
+
+PipelineReport RulePipeline::Impl::run() {
+  // The trials rules compare with are loaded beside the pipeline rather than before it: opening
+  // one is a listing and a parse of every index file (0.45 s for the 300-step benchmark job),
+  // which the first trial's decoding and its other rules need not wait for. A rule that asks
+  // about such a trial before it is loaded waits for the load (TrialStore::refresh holds its
+  // refresh lock) and then sees all of it.
+  std::jthread load_others([this] {
+    for (const Trial& other : others_) {
+      try {
+        other.load();
+      } catch (const RulestreamError& error) {
+        report_problem(other.path(), error.what());
+      }
+    }
+  });
+  flow::graph graph;
+  const std::size_t decoders = config_.threads > 0
+                                   ? static_cast<std::size_t>(config_.threads)
+                                   : std::max(2u, std::thread::hardware_concurrency());
+  // Nothing a node body throws may leave it: TBB would cancel the graph and rethrow from
+  // wait_for_all, with landings lost and steps held. What is not a RulestreamError (handled
+  // where it is thrown) is reported here, and the file's step let go.
+  Loader loader(graph, decoders, [this](const TrialFile& file, Loader::output_ports_type& ports) {
+    try {
+      load(file, ports);
+    } catch (const std::exception& error) {
+      report_problem(file.path, storage_->describe() + "/" + file.path + ": " + error.what());
+      if (const auto name = parse_step_file_name(file.path)) files_.landed_or_dropped(name->step);
+      std::get<0>(ports).try_put(AssemblerInput(Tick{}));
+    }
+  });
+  // Assembling and evaluating go before decoding more files: when rules lag behind the decoders,
+  // the values decoded for them are evicted before they are read (max_memory) and every rule
+  // reads them again from disk. Priorities only order ready tasks; they change no result.
+  constexpr flow::node_priority_t kDownstreamFirst = 1;
+  Assembler assembler(
+      graph, flow::serial,
+      [this](const AssemblerInput& input, Assembler::output_ports_type& ports) {
+        try {
+          assemble(input, ports);
+        } catch (const std::exception& error) {
+          const auto* landing = std::get_if<LandingPtr>(&input);
+          report_problem(landing ? (*landing)->path : "",
+                         std::string("assembling steps: ") + error.what());
+          if (landing) files_.landed_or_dropped((*landing)->step);
+        }
+      },
+      kDownstreamFirst);
+  flow::make_edge(flow::output_port<0>(loader), assembler);
+  std::vector<std::unique_ptr<RuleNode>> rule_nodes;
+  for (auto& runner : runners_) {
+    rule_nodes.push_back(std::make_unique<RuleNode>(
+        graph, flow::serial,
+        [target = runner.get()](const RuleMessage& message) {
+          target->handle(message);
+          return flow::continue_msg();
+        },
+        kDownstreamFirst));
+    flow::make_edge(flow::output_port<0>(assembler), *rule_nodes.back());
+  }
+  loader_ = &loader;
+
+  following_ = config_.follow && !stop_requested_;
+  // A source that fails (a listing refused, storage gone) ends the reading, not the process:
+  // what was read is drained and evaluated, and every rule that did not fire says the job
+  // could not be read to the end.
+  std::string source_failure;
+  try {
+    follow_source(loader, assembler, rule_nodes);
+  } catch (const std::exception& error) {
+    source_failure = error.what();  // storage's errors name the trial's place
+    report_problem("", "reading the job failed: " + source_failure);
+    following_ = false;
+    if (watcher_) watcher_->stop();
+    if (end_timer_) end_timer_->cancel();
+    if (tick_timer_) tick_timer_->cancel();
+    for (const auto& timer : time_check_timers_) timer->cancel();
+  }
   graph.wait_for_all();
   assembler.try_put(AssemblerInput(EndOfJob{}));
   graph.wait_for_all();
@@ -514,14 +553,19 @@ PipelineReport RulePipeline::Impl::run() {
   report.interrupted = files_.interrupted();
   report.index_files_unread = files_.index_files_unread();
   // No issue found in part of a job is not "no issues": say where the reading stopped.
-  const std::string ended = report.interrupted ? "interrupted: not read to the end (" +
-                                                     std::to_string(report.index_files_unread) +
-                                                     " index files unread)"
-                                               : "";
+  report.source_failure = source_failure;
+  const std::string ended =
+      !source_failure.empty()
+          ? "the job could not be read to the end: " + source_failure
+          : (report.interrupted
+                 ? "interrupted: not read to the end (" +
+                       std::to_string(report.index_files_unread) + " index files unread)"
+                 : "");
   for (const auto& runner : runners_) {
     const auto outcomes = stop_outcomes.find(runner->config().configuration_name);
     RuleEvent status = runner->finish(
-        ended, outcomes == stop_outcomes.end() ? std::vector<std::string>{} : outcomes->second);
+        ended, outcomes == stop_outcomes.end() ? std::vector<std::string>{} : outcomes->second,
+        /*read_whole_job=*/source_failure.empty());
     report.rule_busy.push_back(runner->busy());
     report.rule_errors = report.rule_errors || status.status == RuleStatus::Error;
     report.conditions_met += runner->fired();

@@ -33,6 +33,10 @@ struct PipelineReport {
   // index files of later steps were never read.
   bool interrupted = false;
   std::int64_t index_files_unread = 0;
+  // The source failed before the job was read to the end (a listing refused, storage gone):
+  // what failed, naming the storage; empty when it did not. Every rule that did not fire then
+  // ends in Error.
+  std::string source_failure;
 };
 
 // Progress of a running pipeline, readable from any thread.

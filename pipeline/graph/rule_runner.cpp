@@ -133,8 +133,8 @@ std::string RuleRunner::why_not_evaluated() const {
          std::to_string(steps_offered_) + " steps read";
 }
 
-RuleEvent RuleRunner::finish(const std::string& before,
-                             const std::vector<std::string>& after) const {
+RuleEvent RuleRunner::finish(const std::string& before, const std::vector<std::string>& after,
+                             bool read_whole_job) const {
   RuleEvent status;
   status.kind = RuleEvent::Kind::Status;
   status.time = std::chrono::system_clock::now();
@@ -152,6 +152,8 @@ RuleEvent RuleRunner::finish(const std::string& before,
     // Not firing on data that was never read, or on no step at all, is not "no issues".
     status.status = RuleStatus::Error;
     status.message = why;
+  } else if (!read_whole_job) {
+    status.status = RuleStatus::Error;  // `before` says why
   } else {
     status.status = RuleStatus::NoIssuesFound;
   }

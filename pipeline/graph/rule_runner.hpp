@@ -70,9 +70,11 @@ class RuleRunner {
   // The rule's status event at the end of the run, also sent to the rule's sinks: IssuesFound
   // when it fired; Error when it threw, when data it asked for could not be read at some step,
   // or when it evaluated no step at all (a rule that looked at nothing has not found the job
-  // healthy); NoIssuesFound otherwise. `before` is said ahead of the rule's own message (how the
-  // run ended), each of `after` behind it (what its stop actions did).
-  RuleEvent finish(const std::string& before, const std::vector<std::string>& after) const;
+  // healthy), or when the job could not be read to the end (`read_whole_job` false); otherwise
+  // NoIssuesFound. `before` is said ahead of the rule's own message (how the run ended), each
+  // of `after` behind it (what its stop actions did).
+  RuleEvent finish(const std::string& before, const std::vector<std::string>& after,
+                   bool read_whole_job = true) const;
 
   const RuleConfig& config() const { return config_; }
   const Rule& rule() const { return *rule_; }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <future>
 #include <sstream>
 #include <stdexcept>
@@ -28,7 +29,9 @@ namespace rulestream::testing {
 namespace {
 
 // Runs moto's server after pointing its signature check at the raw request line (see the
-// header). Arguments are moto_server's own (-H HOST -p PORT).
+// header), and with listings refused where a test asks (refuse_listings_under): a ListObjectsV2
+// of a bucket whose prefix starts with a refused one is answered 403 AccessDenied, as S3 answers
+// a key without the right. Arguments are moto_server's own (-H HOST -p PORT).
 constexpr std::string_view kLauncher = R"PY(
 import sys
 from moto.core import responses, authorization
@@ -52,6 +55,28 @@ def authenticate(self, iam_request_cls, resource="*"):
     finally:
         self.uri = kept
 authorization.ActionAuthenticatorMixin._authenticate_and_authorize_action = authenticate
+
+import os
+from urllib.parse import parse_qs, unquote
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+_refused_file = os.environ.get("RULESTREAM_TEST_REFUSED_LISTINGS", "")
+_dispatch = DomainDispatcherApplication.__call__
+def dispatch(self, environ, start_response):
+    query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+    if environ.get("REQUEST_METHOD") == "GET" and "list-type" in query and os.path.exists(_refused_file):
+        bucket = unquote(environ.get("PATH_INFO", "/").lstrip("/").split("/")[0])
+        prefix = query.get("prefix", [""])[0]
+        with open(_refused_file) as refused:
+            for line in refused.read().splitlines():
+                refused_bucket, _, refused_prefix = line.partition("\t")
+                if bucket == refused_bucket and prefix.startswith(refused_prefix):
+                    body = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code>'
+                            b'<Message>Access Denied</Message></Error>')
+                    start_response("403 Forbidden", [("Content-Type", "application/xml"),
+                                                      ("Content-Length", str(len(body)))])
+                    return [body]
+    return _dispatch(self, environ, start_response)
+DomainDispatcherApplication.__call__ = dispatch
 
 from moto.server import main
 main(sys.argv[1:])
@@ -184,6 +209,8 @@ std::unique_ptr<S3TestServer> S3TestServer::start(std::string& why_not) {
     }
   }
   environment.push_back("INITIAL_NO_AUTH_ACTION_COUNT=" + std::to_string(kUnauthenticatedCalls));
+  environment.push_back("RULESTREAM_TEST_REFUSED_LISTINGS=" +
+                        (server->scratch_->path() / "refused_listings.txt").string());
   std::vector<char*> envp;
   for (auto& variable : environment) envp.push_back(variable.data());
   envp.push_back(nullptr);
@@ -293,6 +320,12 @@ void S3TestServer::export_environment() const {
   ::unsetenv("AWS_SESSION_TOKEN");
   ::unsetenv("AWS_ENDPOINT_URL");
   ::unsetenv("AWS_PROFILE");
+}
+
+void S3TestServer::refuse_listings_under(const std::string& bucket,
+                                         const std::string& prefix) const {
+  std::ofstream refused(scratch_->path() / "refused_listings.txt", std::ios::app);
+  refused << bucket << '\t' << prefix << '\n';
 }
 
 std::string S3TestServer::new_bucket(const std::string& stem) const {

@@ -56,6 +56,10 @@ class S3TestServer {
   // Sets them in this process (for the in-process CLI), replacing any AWS_* already set.
   void export_environment() const;
 
+  // From now on, answers a listing (ListObjectsV2) of `bucket` whose prefix starts with
+  // `prefix` with 403 AccessDenied: a key whose rights stop short of part of a trial.
+  void refuse_listings_under(const std::string& bucket, const std::string& prefix) const;
+
   // A fresh bucket name, unique within this server's life.
   std::string new_bucket(const std::string& stem) const;
 

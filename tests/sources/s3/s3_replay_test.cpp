@@ -9,8 +9,10 @@
 #include <future>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
+#include "pipeline/cli/cli.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
 #include "stages/format/index_file.hpp"
@@ -245,6 +247,32 @@ TEST_F(S3ReplayTest, ARuleOverLossesFetchesOnlyTheLossRecordOfEachEventFileOnThe
     EXPECT_EQ(it->second.front().method, "GET");
     EXPECT_EQ(it->second.front().range, range);
   }
+}
+
+// A key that may list part of a trial but not all of it (moto without the tests' signature fix
+// refuses every listing whose prefix holds a '/'): the replay's first look passes, the source's
+// listing of collections/ is refused. That once aborted the process (SIGABRT, exit 134, no line:
+// a std::thread destroyed joinable). Now: a line naming the refusal, every rule in Error (it
+// did not see the job), exit status 2.
+TEST_F(S3ReplayTest, AListingRefusedMidReplayIsAnErrorNotAnAbort) {
+  const std::string uri = upload_job("refused");
+  server_->refuse_listings_under(bucket_, "refused/job/collections/");
+  const auto outcome = run_cli("replay", rule_args({uri, "--s3-endpoint", server_->endpoint()}));
+  EXPECT_EQ(outcome.exit_code, cli::kExitError) << outcome.err;
+  EXPECT_NE(outcome.err.find("1 problems reported"), std::string::npos) << outcome.err;
+  bool status_seen = false;
+  std::istringstream lines(outcome.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto event = boost::json::parse(line).as_object();
+    if (event.at("kind") != "status") continue;
+    status_seen = true;
+    EXPECT_EQ(event.at("status"), "Error") << line;
+    const std::string message(event.at("message").as_string());
+    EXPECT_EQ(message.rfind("the job could not be read to the end: s3://" + bucket_ + ": ", 0), 0u)
+        << line;
+    EXPECT_NE(message.find("HTTP 403 AccessDenied"), std::string::npos) << line;
+  }
+  EXPECT_TRUE(status_seen) << outcome.out;
 }
 
 TEST_F(S3ReplayTest, AMissingBucketIsAOneLineErrorNamingBucketAndPrefix) {
