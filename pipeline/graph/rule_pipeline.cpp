@@ -121,7 +121,7 @@ class RulePipeline::Impl {
     selection_ = std::make_unique<DecodeSelection>(required_by(runners_));
     keeper_ = std::make_unique<StoreValueKeeper>(*store_);
     loader_body_ = std::make_unique<EventFileLoader>(
-        storage_, store_->record_arena(), config_.check_data_crc,
+        storage_, store_->record_arena(), config_.check_data_crc, config_.max_memory,
         [this](std::string path, std::string message) {
           report_problem(std::move(path), std::move(message));
         },

@@ -25,7 +25,8 @@ struct TrialOptions {
   std::chrono::milliseconds end_of_job_grace{1000};
   // Decoded values kept in memory for rules that read them again; older ones are re-read from
   // their files. Reductions are kept for every record whatever this says. Compressed event
-  // files are kept inflated within the same budget (a few files at most).
+  // files are kept inflated within the same budget (a few files at most), and one that would
+  // inflate past it is reported (FormatError) and not read.
   std::size_t value_cache_bytes = std::size_t{256} << 20;
   // How often wait_for_steps polls.
   std::chrono::milliseconds poll_interval{200};

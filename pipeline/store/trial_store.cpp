@@ -422,7 +422,8 @@ EncodedValue TrialStore::locate_record(const RecordRef& ref, const std::string& 
       const auto head = whole.span().first(std::min<std::size_t>(whole.size(), 64));
       if (const Compression compression = detect_compression(head);
           compression != Compression::None) {
-        bytes = decompress_file(whole, compression, storage_->describe() + "/" + file);
+        bytes = decompress_file(whole, compression, storage_->describe() + "/" + file,
+                                options_.value_cache_bytes);
         inflated_.keep(ref.file_id, bytes);
         frame = frame_record_at(bytes.span(), ref.start, framing);
       }

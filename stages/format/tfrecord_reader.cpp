@@ -134,7 +134,7 @@ Compression detect_compression(std::span<const std::byte> file_start) {
 }
 
 SharedBytes decompress_file(const SharedBytes& compressed, Compression compression,
-                            const std::string& file_name) {
+                            const std::string& file_name, std::uint64_t max_bytes) {
   if (compression == Compression::None) return compressed;
 
   z_stream stream{};
@@ -147,7 +147,10 @@ SharedBytes decompress_file(const SharedBytes& compressed, Compression compressi
 
   // zlib counts in uInt: feed and drain at most this much at a time.
   constexpr std::size_t kMaxChunk = std::numeric_limits<uInt>::max();
-  std::vector<std::byte> out(std::max<std::size_t>(compressed.size() * 4, 64 * 1024));
+  const auto limit = static_cast<std::size_t>(
+      std::min<std::uint64_t>(max_bytes, std::numeric_limits<std::size_t>::max()));
+  std::vector<std::byte> out(
+      std::min(limit, std::max<std::size_t>(compressed.size() * 4, 64 * 1024)));
   std::size_t produced = 0;
   const std::byte* in = compressed.data();
   std::size_t in_left = compressed.size();
@@ -160,7 +163,14 @@ SharedBytes decompress_file(const SharedBytes& compressed, Compression compressi
       in += chunk;
       in_left -= chunk;
     }
-    if (produced == out.size()) out.resize(out.size() * 2);
+    if (produced == out.size()) {
+      if (out.size() >= limit) {
+        throw FormatError(file_name, "inflates to more than " + std::to_string(max_bytes) +
+                                         " bytes, the memory budget; not read (a larger "
+                                         "budget reads it: --max-memory)");
+      }
+      out.resize(std::min(limit, out.size() * 2));
+    }
     const std::size_t room = std::min(out.size() - produced, kMaxChunk);
     stream.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
     stream.avail_out = static_cast<uInt>(room);

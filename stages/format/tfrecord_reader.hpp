@@ -66,13 +66,21 @@ struct RecordScan {
 RecordScan scan_records(const SharedBytes& file_bytes, std::uint64_t start_offset,
                         const std::string& file_name, const FramingOptions& options = {});
 
+// What decompress_file inflates at most unless told otherwise: the pipeline's default memory
+// budget (--max-memory).
+inline constexpr std::uint64_t kDefaultMaxInflatedBytes = std::uint64_t{512} << 20;
+
 // Guesses the compression of a file from its first bytes: a valid uncompressed record header
 // wins; then gzip's and zlib's magic numbers.
 Compression detect_compression(std::span<const std::byte> file_start);
 
 // Inflates a compressed TFRecord file. A stream cut short (a file still being written) yields
-// what could be inflated so far; corrupt data throws FormatError naming `file_name`.
+// what could be inflated so far; corrupt data throws FormatError naming `file_name`, and so does
+// a file that inflates to more than `max_bytes` (a file is inflated whole, since record offsets
+// count inflated bytes: a hostile megabyte of gzip could otherwise take gigabytes). Callers pass
+// their memory budget.
 SharedBytes decompress_file(const SharedBytes& compressed, Compression compression,
-                            const std::string& file_name);
+                            const std::string& file_name,
+                            std::uint64_t max_bytes = kDefaultMaxInflatedBytes);
 
 }  // namespace rulestream

@@ -40,10 +40,12 @@ constexpr BatchLimits kRangeLimits{.max_bytes = std::numeric_limits<std::uint64_
 
 EventFileLoader::EventFileLoader(std::shared_ptr<const Storage> storage,
                                  std::shared_ptr<RecordArena> arena, bool check_data_crc,
-                                 ProblemReport report, LoadCounters counters)
+                                 std::uint64_t max_inflated_bytes, ProblemReport report,
+                                 LoadCounters counters)
     : storage_(std::move(storage)),
       arena_(std::move(arena)),
       check_data_crc_(check_data_crc),
+      max_inflated_bytes_(max_inflated_bytes),
       report_(std::move(report)),
       counters_(counters) {}
 
@@ -259,7 +261,7 @@ std::vector<EventFileLoader::FilePart> EventFileLoader::read_parts(
   SharedBytes bytes = mapped ? std::move(*mapped) : storage_->read(job.file);
   const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));
   if (const Compression compression = detect_compression(head); compression != Compression::None) {
-    bytes = decompress_file(bytes, compression, job.where);
+    bytes = decompress_file(bytes, compression, job.where, max_inflated_bytes_);
   }
   return {FilePart{0, std::move(bytes)}};
 }

@@ -53,8 +53,11 @@ class EventFileLoader {
   using ProblemReport = std::function<void(std::string path, std::string message)>;
 
   // `storage` and `arena` must outlive the loader's calls; `report` is called from any thread.
+  // A compressed event file is inflated whole; one that inflates past `max_inflated_bytes` (the
+  // memory budget) is reported and not read.
   EventFileLoader(std::shared_ptr<const Storage> storage, std::shared_ptr<RecordArena> arena,
-                  bool check_data_crc, ProblemReport report, LoadCounters counters);
+                  bool check_data_crc, std::uint64_t max_inflated_bytes, ProblemReport report,
+                  LoadCounters counters);
 
   // The reductions of the records of `index` whose use (uses[i] for index.tensors[i], from
   // DecodeSelection) is not None; values of those marked Values go to `keeper`. Null when the
@@ -108,6 +111,7 @@ class EventFileLoader {
   std::shared_ptr<const Storage> storage_;
   std::shared_ptr<RecordArena> arena_;
   bool check_data_crc_;
+  std::uint64_t max_inflated_bytes_;
   ProblemReport report_;
   LoadCounters counters_;
 };

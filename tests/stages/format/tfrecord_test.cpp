@@ -263,6 +263,30 @@ TEST(TfRecordCompressionTest, DetectsTheContainer) {
   EXPECT_EQ(detect_compression(bytes_of(plain.substr(0, 5))), Compression::None);
 }
 
+// A megabyte of gzip can inflate to a gigabyte: a hostile or broken file in a watched folder must
+// cost no more than the memory budget (the 1 MB file peaked at 3.3 GB).
+TEST(TfRecordCompressionTest, InflatingStopsAtTheMemoryBudget) {
+  const std::string zeros(std::size_t{4} << 20, '\0');
+  for (const Compression compression : {Compression::Zlib, Compression::Gzip}) {
+    const std::string compressed = compress_stream(zeros, compression);
+    EXPECT_LT(compressed.size() * 100, zeros.size());  // highly compressible, as the attack is
+    try {
+      decompress_file(SharedBytes::from_string(compressed), compression, "bomb.tfrecord",
+                      std::uint64_t{1} << 20);
+      ADD_FAILURE() << "inflated past its budget";
+    } catch (const FormatError& error) {
+      EXPECT_EQ(error.where(), "bomb.tfrecord");
+      EXPECT_EQ(error.detail(),
+                "inflates to more than 1048576 bytes, the memory budget; not read (a larger "
+                "budget reads it: --max-memory)");
+    }
+    // Within its budget the same file inflates whole.
+    const SharedBytes inflated = decompress_file(SharedBytes::from_string(compressed), compression,
+                                                 "bomb.tfrecord", 8 << 20);
+    EXPECT_EQ(inflated.size(), zeros.size());
+  }
+}
+
 TEST(TfRecordCompressionTest, RoundTripsThroughBothContainers) {
   const std::string plain = make_stream(sample_payloads(), FooterStyle::PayloadCrc).bytes;
   for (const Compression compression : {Compression::Zlib, Compression::Gzip}) {
