@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git clang-format
+  clang libclang-rt-14-dev llvm
   libtbb-dev
   libcurl4-openssl-dev libpugixml-dev libpcre2-dev
   libprotobuf-dev protobuf-compiler

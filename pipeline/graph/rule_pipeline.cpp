@@ -447,7 +447,7 @@ void RulePipeline::Impl::follow_source(Loader& loader, Assembler& assembler,
         tick_timer_->expires_after(std::min(config_.worker_grace / 4 + std::chrono::milliseconds(1),
                                             std::chrono::milliseconds(250)));
         tick_timer_->async_wait(
-            [this, &assembler, self = weak.lock()](const boost::system::error_code& error) {
+            [&assembler, self = weak.lock()](const boost::system::error_code& error) {
               if (error) return;
               assembler.try_put(AssemblerInput(Tick{}));
               (*self)();
