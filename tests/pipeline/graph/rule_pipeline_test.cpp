@@ -200,13 +200,17 @@ TEST(RulePipeline, ASilentWorkerDoesNotStallTheRulesPastTheGrace) {
   auto config = config_for(root, {{"VG", "VanishingGradient", {}}}, true);
   config.worker_grace = 200ms;
   RulePipeline pipeline(std::move(config), sinks_with(sink));
+  std::chrono::system_clock::time_point job_ended;
   std::thread only_worker_0([&] {
     std::this_thread::sleep_for(50ms);
     writer.begin_step(0, Mode::Train, 0);
     writer.add_tensor("gradient/w", TensorValue::from_values(DType::Float32, {2},
                                                              std::vector<float>{0.0f, 0.0f}));
     writer.end_step();
-    std::this_thread::sleep_for(600ms);
+    // Long past the grace: the end of the job, which releases every step anyway, must not be
+    // what let this one go.
+    std::this_thread::sleep_for(1500ms);
+    job_ended = std::chrono::system_clock::now();
     writer.write_end_marker();
   });
   const PipelineReport report = pipeline.run();
@@ -215,9 +219,10 @@ TEST(RulePipeline, ASilentWorkerDoesNotStallTheRulesPastTheGrace) {
   EXPECT_EQ(report.incomplete_steps, 1);
   bool said_incomplete = false;
   for (const auto& event : sink->events()) {
-    if (event.kind == RuleEvent::Kind::ConditionMet) {
-      said_incomplete = event.message.find("not every worker") != std::string::npos;
-    }
+    if (event.kind != RuleEvent::Kind::ConditionMet) continue;
+    said_incomplete = event.message.find("not every worker") != std::string::npos;
+    // Released by the grace (200 ms after the step landed), not by the end of the job.
+    EXPECT_LT(event.time, job_ended) << "the step waited for the end of the job, not the grace";
   }
   EXPECT_TRUE(said_incomplete);
 }
