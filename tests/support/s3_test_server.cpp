@@ -59,10 +59,35 @@ authorization.ActionAuthenticatorMixin._authenticate_and_authorize_action = auth
 import os
 from urllib.parse import parse_qs, unquote
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+import threading
 _refused_file = os.environ.get("RULESTREAM_TEST_REFUSED_LISTINGS", "")
+_failing_file = os.environ.get("RULESTREAM_TEST_FAILING_REQUESTS", "")
+_failing_lock = threading.Lock()
+_failures_served = {}
+def _next_failure(bucket):
+    # "bucket<TAB>count<TAB>status<TAB>code" lines: the next `count` requests on `bucket` fail.
+    with _failing_lock:
+        if not os.path.exists(_failing_file):
+            return None
+        rules = [line.split("\t") for line in open(_failing_file).read().splitlines() if line]
+        for rule in rules:
+            if rule[0] == bucket and _failures_served.get(bucket, 0) < int(rule[1]):
+                _failures_served[bucket] = _failures_served.get(bucket, 0) + 1
+                with open(_failing_file + ".served", "w") as served:
+                    served.write("".join(f"{b}\t{n}\n" for b, n in _failures_served.items()))
+                return rule[2], rule[3]
+    return None
 _dispatch = DomainDispatcherApplication.__call__
 def dispatch(self, environ, start_response):
     query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+    failure = _next_failure(unquote(environ.get("PATH_INFO", "/").lstrip("/").split("/")[0]))
+    if failure:
+        status, code = failure
+        body = ('<?xml version="1.0" encoding="UTF-8"?><Error><Code>' + code +
+                '</Code><Message>injected by the test</Message></Error>').encode()
+        start_response(status + " Injected", [("Content-Type", "application/xml"),
+                                              ("Content-Length", str(len(body)))])
+        return [body]
     if environ.get("REQUEST_METHOD") == "GET" and "list-type" in query and os.path.exists(_refused_file):
         bucket = unquote(environ.get("PATH_INFO", "/").lstrip("/").split("/")[0])
         prefix = query.get("prefix", [""])[0]
@@ -211,6 +236,8 @@ std::unique_ptr<S3TestServer> S3TestServer::start(std::string& why_not) {
   environment.push_back("INITIAL_NO_AUTH_ACTION_COUNT=" + std::to_string(kUnauthenticatedCalls));
   environment.push_back("RULESTREAM_TEST_REFUSED_LISTINGS=" +
                         (server->scratch_->path() / "refused_listings.txt").string());
+  environment.push_back("RULESTREAM_TEST_FAILING_REQUESTS=" +
+                        (server->scratch_->path() / "failing_requests.txt").string());
   std::vector<char*> envp;
   for (auto& variable : environment) envp.push_back(variable.data());
   envp.push_back(nullptr);
@@ -326,6 +353,22 @@ void S3TestServer::refuse_listings_under(const std::string& bucket,
                                          const std::string& prefix) const {
   std::ofstream refused(scratch_->path() / "refused_listings.txt", std::ios::app);
   refused << bucket << '\t' << prefix << '\n';
+}
+
+void S3TestServer::fail_next_requests(const std::string& bucket, int count, int status,
+                                      const std::string& code) const {
+  std::ofstream failing(scratch_->path() / "failing_requests.txt", std::ios::app);
+  failing << bucket << '\t' << count << '\t' << status << '\t' << code << '\n';
+}
+
+int S3TestServer::failures_served(const std::string& bucket) const {
+  std::ifstream served(scratch_->path() / "failing_requests.txt.served");
+  std::string name;
+  int count = 0;
+  while (served >> name >> count) {
+    if (name == bucket) return count;
+  }
+  return 0;
 }
 
 std::string S3TestServer::new_bucket(const std::string& stem) const {

@@ -275,6 +275,40 @@ TEST_F(S3ReplayTest, AListingRefusedMidReplayIsAnErrorNotAnAbort) {
   EXPECT_TRUE(status_seen) << outcome.out;
 }
 
+// An overloaded or failing S3 answers 503 SlowDown, 500 InternalError or 429: the client backs off
+// and tries again, and the replay gives the events a folder gives. Each bucket gets its own
+// failures, served by the server itself (all of them, checked).
+TEST_F(S3ReplayTest, RetriesThroughSlowDownInternalErrorAndTooManyRequests) {
+  upload_job("retried");
+  const auto local = run_cli("replay", rule_args({local_}));
+  const struct {
+    int status;
+    std::string code;
+  } failures[] = {{503, "SlowDown"}, {500, "InternalError"}, {429, "TooManyRequests"}};
+  for (const auto& failure : failures) {
+    SCOPED_TRACE(failure.code);
+    const std::string bucket = server_->new_bucket("retried");
+    client_->create_bucket(bucket);
+    testing::upload_folder(*client_, local_, bucket, "retried/job");
+    server_->fail_next_requests(bucket, 4, failure.status, failure.code);
+    const auto s3 = run_cli("replay", rule_args({"s3://" + bucket + "/retried/job", "--s3-endpoint",
+                                                 server_->endpoint(), "--s3-retries", "6"}));
+    EXPECT_EQ(server_->failures_served(bucket), 4);
+    EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+    EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+  }
+  // Past the retries, the failure is an error naming it, not a crash.
+  const std::string bucket = server_->new_bucket("exhausted");
+  client_->create_bucket(bucket);
+  testing::upload_folder(*client_, local_, bucket, "retried/job");
+  server_->fail_next_requests(bucket, 1000, 503, "SlowDown");
+  const auto exhausted =
+      run_cli("replay", rule_args({"s3://" + bucket + "/retried/job", "--s3-endpoint",
+                                   server_->endpoint(), "--s3-retries", "2"}));
+  EXPECT_EQ(exhausted.exit_code, cli::kExitError);
+  EXPECT_NE(exhausted.err.find("SlowDown"), std::string::npos) << exhausted.err;
+}
+
 TEST_F(S3ReplayTest, AMissingBucketIsAOneLineErrorNamingBucketAndPrefix) {
   const std::string missing = server_->new_bucket("absent");
   const std::string uri = "s3://" + missing + "/some/job";
