@@ -79,7 +79,6 @@ class RuleRunner {
   const RuleConfig& config() const { return config_; }
   const Rule& rule() const { return *rule_; }
   std::int64_t fired() const { return fired_; }
-  bool errored() const { return errored_; }
   std::chrono::steady_clock::duration busy() const { return busy_; }  // in evaluate()
 
  private:
