@@ -26,6 +26,7 @@ rulestream_floor(open sources/open USES model source_common local s3)
 
 rulestream_floor(load stages/load USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(assemble stages/assemble USES model memory reduce)
+rulestream_floor(tensorboard stages/tensorboard USES model format)
 
 rulestream_floor(store pipeline/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
 rulestream_floor(trial pipeline/trial USES model memory reduce store open)
@@ -40,6 +41,7 @@ rulestream_floor(graph pipeline/graph
 rulestream_floor(simulator pipeline/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(commands pipeline/cli
   USES model format reduce source_common s3 open store trial rules sinks graph simulator
+       tensorboard
   PRIVATE_DEPS Boost::program_options)
 
 # The headers a user includes (what examples/ uses, and what issue 25 installs), and the

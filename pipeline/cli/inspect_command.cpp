@@ -8,6 +8,7 @@
 #include "pipeline/cli/commands.hpp"
 #include "pipeline/cli/json_values.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
+#include "pipeline/cli/tensorboard_inspect.hpp"
 #include "pipeline/cli/trial_presence.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/python_json.hpp"
@@ -236,11 +237,16 @@ void print_summary_human(const Trial& trial, std::ostream& out) {
 int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description visible(
       "rulestream inspect PATH [options]\n\n"
-      "Summarises a trial (a folder written by smdebug), or one\n"
-      "tensor's steps, workers, shapes and reductions.\n\noptions");
+      "Summarises a trial (a folder or s3:// prefix written by smdebug)\n"
+      "or a TensorBoard logdir; or one tensor's steps, workers, shapes\n"
+      "and reductions; or one TensorBoard tag's every value.\n\noptions");
   visible.add_options()("help,h", "show this help")("json", "print one JSON document")(
       "tensor", po::value<std::string>()->value_name("NAME"),
-      "report this tensor at every step and worker");
+      "smdebug: report this tensor at every step and worker")(
+      "tag", po::value<std::string>()->value_name("TAG"),
+      "TensorBoard: every value of this tag, in file order")(
+      "run", po::value<std::string>()->value_name("RUN"),
+      "TensorBoard: the run of --tag (its folder relative to the logdir, '.' for the logdir)");
   add_storage_options(visible);
   po::options_description all;
   all.add(visible).add_options()("path", po::value<std::string>());
@@ -260,7 +266,7 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
     return kExitOk;
   }
   if (!options.count("path")) {
-    err << "rulestream inspect: missing PATH (a trial folder)\n";
+    err << "rulestream inspect: missing PATH (a trial folder or a TensorBoard logdir)\n";
     return kExitError;
   }
   const std::string path = options["path"].as<std::string>();
@@ -268,9 +274,24 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
     TrialOptions trial_options;
     trial_options.auto_refresh = false;  // one consistent look at the trial
     const auto storage = open_storage(path, storage_options_from(options));
-    require_trial_files(*storage);  // the same one-line error as replay's
-    const Trial trial = Trial::open(storage, trial_options);
     const bool json = options.count("json") > 0;
+    if (require_known_format(*storage) == TrialFormat::TensorBoard) {
+      if (options.count("tensor")) {
+        throw std::invalid_argument("--tensor is for smdebug trials; " + storage->describe() +
+                                    " is a TensorBoard logdir: use --tag (and --run)");
+      }
+      TensorBoardInspectRequest request;
+      request.json = json;
+      if (options.count("run")) request.run = options["run"].as<std::string>();
+      if (options.count("tag")) request.tag = options["tag"].as<std::string>();
+      inspect_tensorboard(*storage, request, out);
+      return kExitOk;
+    }
+    if (options.count("tag") || options.count("run")) {
+      throw std::invalid_argument("--tag and --run are for TensorBoard logdirs; " +
+                                  storage->describe() + " is an smdebug trial: use --tensor");
+    }
+    const Trial trial = Trial::open(storage, trial_options);
     if (options.count("tensor")) {
       const std::string name = options["tensor"].as<std::string>();
       const auto reports = report_tensor(trial, name);

@@ -3,6 +3,7 @@
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "sources/s3/s3_storage.hpp"
+#include "stages/tensorboard/logdir_runs.hpp"
 
 namespace rulestream::cli {
 
@@ -30,6 +31,16 @@ void require_trial_files(const Storage& storage) {
   if (!holds_trial_files(storage)) {
     throw StorageError(storage.describe() + ": " + no_trial_files(storage));
   }
+}
+
+TrialFormat require_known_format(const Storage& storage) {
+  if (!storage.root_exists()) throw StorageError(storage.describe() + ": no such trial folder");
+  if (holds_trial_files(storage)) return TrialFormat::Smdebug;
+  for (const auto& object : storage.list("")) {
+    if (is_event_file(object.path)) return TrialFormat::TensorBoard;
+  }
+  throw StorageError(storage.describe() + ": " + no_trial_files(storage) +
+                     ", nor a TensorBoard logdir (no file named *tfevents*)");
 }
 
 }  // namespace rulestream::cli

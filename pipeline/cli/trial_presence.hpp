@@ -19,4 +19,12 @@ std::string no_trial_files(const Storage& storage);
 // trial file.
 void require_trial_files(const Storage& storage);
 
+// What a path holds: an smdebug trial (any trial file, as holds_trial_files), else a
+// TensorBoard logdir (a file whose basename contains "tfevents", at any depth).
+enum class TrialFormat { Smdebug, TensorBoard };
+
+// For commands that read either: the format, or StorageError (one line naming the folder, or
+// the bucket and prefix) when the root is missing or holds neither.
+TrialFormat require_known_format(const Storage& storage);
+
 }  // namespace rulestream::cli

@@ -27,21 +27,36 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-std::optional<std::filesystem::path> samples_dir() {
-  std::filesystem::path dir = RULESTREAM_SAMPLES_DIR;
-  if (const char* env = std::getenv("RULESTREAM_SAMPLES"); env != nullptr && *env != '\0') {
-    dir = env;
-  }
-  if (!std::filesystem::exists(dir / "trials")) {
+namespace {
+
+// A folder of samples that must hold `inner`: `fallback`, or the folder $`variable` names.
+std::optional<std::filesystem::path> sample_folder(std::filesystem::path fallback,
+                                                   const char* variable, const char* inner,
+                                                   std::string_view what) {
+  std::filesystem::path dir = std::move(fallback);
+  if (const char* env = std::getenv(variable); env != nullptr && *env != '\0') dir = env;
+  if (!std::filesystem::exists(dir / inner)) {
     // CI has the samples beside the clone: there a missing folder is a failure, not a skip.
     if (const char* required = std::getenv("RULESTREAM_REQUIRE_SAMPLES");
         required != nullptr && std::string_view(required) == "1") {
-      ADD_FAILURE() << "the smdebug samples are required (RULESTREAM_REQUIRE_SAMPLES=1) but "
-                    << (dir / "trials") << " does not exist";
+      ADD_FAILURE() << "the " << what << " are required (RULESTREAM_REQUIRE_SAMPLES=1) but "
+                    << (dir / inner) << " does not exist";
     }
     return std::nullopt;
   }
   return dir;
+}
+
+}  // namespace
+
+std::optional<std::filesystem::path> samples_dir() {
+  return sample_folder(RULESTREAM_SAMPLES_DIR, "RULESTREAM_SAMPLES", "trials", "smdebug samples");
+}
+
+std::optional<std::filesystem::path> tensorboard_samples_dir() {
+  return sample_folder(
+      std::filesystem::path(RULESTREAM_SAMPLES_DIR).parent_path() / "tensorboard-samples",
+      "RULESTREAM_TENSORBOARD_SAMPLES", "expected", "TensorBoard samples");
 }
 
 std::vector<std::filesystem::path> sample_files(const std::filesystem::path& samples,

@@ -26,6 +26,11 @@ class TempDir {
 // RULESTREAM_REQUIRE_SAMPLES=1 (CI) the calling test also fails.
 std::optional<std::filesystem::path> samples_dir();
 
+// tensorboard-samples (real TensorBoard logdirs and what an independent reader found in them):
+// $RULESTREAM_TENSORBOARD_SAMPLES if set, else ../shared/tensorboard-samples beside the project;
+// nullopt and, with RULESTREAM_REQUIRE_SAMPLES=1, a failure of the calling test when absent.
+std::optional<std::filesystem::path> tensorboard_samples_dir();
+
 // The files named "*`suffix`" under <trial>/`folder` of every trial under `samples`/trials,
 // sorted: sample_files(samples, "index", ".json") lists every index file.
 std::vector<std::filesystem::path> sample_files(const std::filesystem::path& samples,

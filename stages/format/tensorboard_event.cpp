@@ -1,0 +1,260 @@
+#include "stages/format/tensorboard_event.hpp"
+
+#include <climits>
+#include <limits>
+
+#include "stages/format/message_reader.hpp"
+
+namespace rulestream {
+namespace {
+
+using wire::ErrorContext;
+using wire::MessageReader;
+using wire::WireType;
+
+// TensorFlow's and TensorBoard's field numbers (stages/format/proto/event.proto).
+namespace field {
+constexpr int kEventWallTime = 1;
+constexpr int kEventStep = 2;
+constexpr int kEventFileVersion = 3;
+constexpr int kEventGraphDef = 4;
+constexpr int kEventSummary = 5;
+constexpr int kEventLogMessage = 6;
+constexpr int kEventSessionLog = 7;
+constexpr int kEventTaggedRunMetadata = 8;
+constexpr int kEventMetaGraphDef = 9;
+constexpr int kSummaryValue = 1;
+constexpr int kValueTag = 1;
+constexpr int kValueSimpleValue = 2;
+constexpr int kValueObsoleteHistogram = 3;
+constexpr int kValueImage = 4;
+constexpr int kValueHisto = 5;
+constexpr int kValueAudio = 6;
+constexpr int kValueNodeName = 7;
+constexpr int kValueTensor = 8;
+constexpr int kValueMetadata = 9;
+constexpr int kMetadataPluginData = 1;
+constexpr int kPluginName = 1;
+constexpr int kPluginContent = 2;
+constexpr int kHistoMin = 1;
+constexpr int kHistoMax = 2;
+constexpr int kHistoNum = 3;
+constexpr int kHistoSum = 4;
+constexpr int kHistoSumSquares = 5;
+constexpr int kHistoBucketLimit = 6;
+constexpr int kHistoBucket = 7;
+}  // namespace field
+
+std::string_view text_of(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+// A message field met again on the wire merges into what was read (protobuf's rule), so each
+// parse_* below reads into the view it is given rather than into a fresh one.
+void parse_plugin_data(std::span<const std::byte> bytes, const ErrorContext& context,
+                       SummaryValueView& value) {
+  MessageReader reader(bytes, context, "SummaryMetadata.PluginData");
+  while (reader.next()) {
+    if (reader.field_number() == field::kPluginName) {
+      value.plugin_name = text_of(reader.read_bytes());
+    } else if (reader.field_number() == field::kPluginContent) {
+      value.plugin_content_bytes = reader.read_bytes().size();
+    } else {
+      reader.skip();
+    }
+  }
+}
+
+void parse_metadata(std::span<const std::byte> bytes, const ErrorContext& context,
+                    SummaryValueView& value) {
+  value.has_metadata = true;
+  MessageReader reader(bytes, context, "SummaryMetadata");
+  while (reader.next()) {
+    if (reader.field_number() == field::kMetadataPluginData) {
+      parse_plugin_data(reader.read_bytes(), context, value);
+    } else {
+      reader.skip();
+    }
+  }
+}
+
+// The count of a repeated double field's elements, packed or not; the values are not kept.
+std::size_t count_doubles(MessageReader& reader) {
+  if (reader.wire_type() != WireType::LengthDelimited) {
+    reader.read_double();
+    return 1;
+  }
+  const auto packed = reader.read_bytes();
+  if (packed.size() % sizeof(double) != 0) {
+    reader.fail_field("packed run of " + std::to_string(packed.size()) +
+                      " bytes is not a whole number of doubles");
+  }
+  return packed.size() / sizeof(double);
+}
+
+void parse_histogram(std::span<const std::byte> bytes, const ErrorContext& context,
+                     HistogramFigures& histogram) {
+  MessageReader reader(bytes, context, "HistogramProto");
+  // proto3 writes no field that holds its default: an absent sum_squares is 0.
+  if (!histogram.sum_squares) histogram.sum_squares = 0.0;
+  while (reader.next()) {
+    switch (reader.field_number()) {
+      case field::kHistoMin:
+        histogram.min = reader.read_double();
+        break;
+      case field::kHistoMax:
+        histogram.max = reader.read_double();
+        break;
+      case field::kHistoNum:
+        histogram.num = reader.read_double();
+        break;
+      case field::kHistoSum:
+        histogram.sum = reader.read_double();
+        break;
+      case field::kHistoSumSquares:
+        histogram.sum_squares = reader.read_double();
+        break;
+      case field::kHistoBucketLimit:
+        count_doubles(reader);  // one limit per bucket: walked and checked, not kept
+        break;
+      case field::kHistoBucket:
+        histogram.buckets += count_doubles(reader);
+        break;
+      default:
+        reader.skip();
+    }
+  }
+}
+
+void parse_value(std::span<const std::byte> bytes, const ErrorContext& outer,
+                 SummaryValueView& value) {
+  // The value's own errors name its tag once it is known; until then, the record.
+  ErrorContext context{outer.where, outer.payload_begin, {}};
+  MessageReader reader(bytes, context, "Summary.Value");
+  std::string_view node_name;
+  while (reader.next()) {
+    switch (reader.field_number()) {
+      case field::kValueTag:
+        value.tag = text_of(reader.read_bytes());
+        context.tag = value.tag;
+        break;
+      case field::kValueNodeName:
+        node_name = text_of(reader.read_bytes());
+        break;
+      case field::kValueMetadata:
+        parse_metadata(reader.read_bytes(), context, value);
+        break;
+      case field::kValueSimpleValue:
+        reader.expect(WireType::Fixed32);
+        value.simple_value = reader.read_scalar<float>();
+        value.field = SummaryValueField::SimpleValue;
+        break;
+      case field::kValueObsoleteHistogram:
+        reader.read_bytes();
+        value.field = SummaryValueField::ObsoleteOldStyleHistogram;
+        break;
+      case field::kValueImage:
+        reader.read_bytes();
+        value.field = SummaryValueField::Image;
+        break;
+      case field::kValueHisto:
+        if (value.field != SummaryValueField::Histogram) value.histogram = {};
+        parse_histogram(reader.read_bytes(), context, value.histogram);
+        value.field = SummaryValueField::Histogram;
+        break;
+      case field::kValueAudio:
+        reader.read_bytes();
+        value.field = SummaryValueField::Audio;
+        break;
+      case field::kValueTensor:
+        value.tensor = reader.read_bytes();
+        value.field = SummaryValueField::Tensor;
+        break;
+      default:
+        reader.skip();
+    }
+  }
+  if (value.tag.empty()) value.tag = node_name;
+}
+
+void parse_summary(std::span<const std::byte> bytes, const ErrorContext& context,
+                   std::vector<SummaryValueView>& values) {
+  MessageReader reader(bytes, context, "Summary");
+  while (reader.next()) {
+    if (reader.field_number() != field::kSummaryValue) {
+      reader.skip();
+      continue;
+    }
+    parse_value(reader.read_bytes(), context, values.emplace_back());
+  }
+}
+
+EventKind other_event_kind(int field_number) {
+  switch (field_number) {
+    case field::kEventGraphDef:
+      return EventKind::GraphDef;
+    case field::kEventLogMessage:
+      return EventKind::LogMessage;
+    case field::kEventSessionLog:
+      return EventKind::SessionLog;
+    case field::kEventTaggedRunMetadata:
+      return EventKind::TaggedRunMetadata;
+    default:
+      return EventKind::MetaGraphDef;
+  }
+}
+
+}  // namespace
+
+double HistogramFigures::mean() const {
+  return num > 0.0 ? sum / num : std::numeric_limits<double>::quiet_NaN();
+}
+
+void decode_tensorboard_event(std::span<const std::byte> payload, const std::string& where,
+                              TensorBoardEvent& event) {
+  event.wall_time = 0.0;
+  event.step = 0;
+  event.kind = EventKind::None;
+  event.file_version = {};
+  event.values.clear();
+  const ErrorContext context{where, payload.data(), {}};
+  if (payload.size() > static_cast<std::size_t>(INT_MAX)) {
+    wire::fail(context, "event of " + std::to_string(payload.size()) +
+                            " bytes exceeds protobuf's 2 GiB message limit");
+  }
+  MessageReader reader(payload, context, "Event");
+  while (reader.next()) {
+    switch (reader.field_number()) {
+      case field::kEventWallTime:
+        event.wall_time = reader.read_double();
+        break;
+      case field::kEventStep:
+        event.step = static_cast<std::int64_t>(reader.read_varint());
+        break;
+      case field::kEventFileVersion:
+        event.file_version = text_of(reader.read_bytes());
+        event.kind = EventKind::FileVersion;
+        event.values.clear();  // a oneof holds its last field
+        break;
+      case field::kEventSummary:
+        // A summary met again merges into the one before: its values follow that one's.
+        if (event.kind != EventKind::Summary) event.values.clear();
+        parse_summary(reader.read_bytes(), context, event.values);
+        event.kind = EventKind::Summary;
+        break;
+      case field::kEventGraphDef:
+      case field::kEventLogMessage:
+      case field::kEventSessionLog:
+      case field::kEventTaggedRunMetadata:
+      case field::kEventMetaGraphDef:
+        reader.read_bytes();
+        event.kind = other_event_kind(reader.field_number());
+        event.values.clear();
+        break;
+      default:
+        reader.skip();
+    }
+  }
+}
+
+}  // namespace rulestream

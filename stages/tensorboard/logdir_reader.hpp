@@ -1,0 +1,36 @@
+#pragma once
+
+// A TensorBoard logdir read once, as it is now: for inspect and for tests. Watching one as it
+// grows goes through the same RunReader.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pipeline/model/storage.hpp"
+#include "stages/tensorboard/run_reader.hpp"
+
+namespace rulestream {
+
+struct LogdirReadOptions {
+  // How much of a file is read at once: memory stays bounded by this (or by the largest
+  // record, which is read whole) however large the files are.
+  std::uint64_t window_bytes = std::uint64_t{16} << 20;
+};
+
+struct LogdirRead {
+  std::vector<std::string> runs;  // every run, in run-name order, values or not
+  std::vector<TensorBoardProblem> problems;
+  std::uint64_t files = 0;
+  std::uint64_t bytes = 0;  // of the event files, as listed
+};
+
+// Reads every event file under `storage`'s root (logdir_runs.hpp says which, and in what
+// order), handing each summary value to `sink`. Nothing wrong with one file stops the others:
+// a file that cannot be read, a checksum that fails, an Event that does not decode and a file
+// that ends inside a record are problems naming the file (and offset). A listing that fails
+// throws StorageError.
+LogdirRead read_logdir(const Storage& storage, TensorBoardValueSink& sink,
+                       const LogdirReadOptions& options = {});
+
+}  // namespace rulestream

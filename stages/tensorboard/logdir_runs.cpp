@@ -1,0 +1,41 @@
+#include "stages/tensorboard/logdir_runs.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace rulestream {
+namespace {
+
+std::string_view basename_of(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+bool is_event_file(std::string_view path) {
+  return basename_of(path).find("tfevents") != std::string_view::npos;
+}
+
+std::string run_of(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string(".") : std::string(path.substr(0, slash));
+}
+
+std::vector<RunFiles> group_runs(std::span<const StoredObject> listing) {
+  std::map<std::string, std::vector<StoredObject>> runs;
+  for (const auto& object : listing) {
+    if (is_event_file(object.path)) runs[run_of(object.path)].push_back(object);
+  }
+  std::vector<RunFiles> grouped;
+  grouped.reserve(runs.size());
+  for (auto& [run, files] : runs) {
+    // One folder: ordering by path is ordering by basename, byte by byte.
+    std::sort(files.begin(), files.end(),
+              [](const StoredObject& a, const StoredObject& b) { return a.path < b.path; });
+    grouped.push_back({run, std::move(files)});
+  }
+  return grouped;
+}
+
+}  // namespace rulestream

@@ -1,0 +1,32 @@
+#pragma once
+
+// Which files of a listing are TensorBoard event files, and which run each belongs to: the rule
+// of TensorBoard's own data server. Every folder holding a file whose basename contains
+// "tfevents" is a run, named by its path relative to the logdir ("." for the logdir itself); a
+// child folder is a run of its own. A run's files are read in file-name (byte) order.
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/model/storage.hpp"
+
+namespace rulestream {
+
+// Whether `path`'s basename contains "tfevents".
+bool is_event_file(std::string_view path);
+
+// The run of an event file: its folder relative to the logdir, or "." at the top.
+std::string run_of(std::string_view path);
+
+struct RunFiles {
+  std::string run;
+  std::vector<StoredObject> files;  // in file-name order
+};
+
+// The runs of a listing (paths relative to the logdir), in run-name order; files that are not
+// event files are left out.
+std::vector<RunFiles> group_runs(std::span<const StoredObject> listing);
+
+}  // namespace rulestream
