@@ -36,6 +36,7 @@ rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
 
 rulestream_floor(graph pipeline/graph
   USES model memory format reduce load assemble source_common open store trial rules sinks
+       tensorboard
   PRIVATE_DEPS TBB::tbb)
 
 rulestream_floor(simulator pipeline/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)

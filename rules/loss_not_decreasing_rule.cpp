@@ -5,6 +5,7 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/trial/tensor.hpp"
+#include "rules/loss_not_decreasing_series.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/saved_scalar.hpp"
 
@@ -19,6 +20,29 @@ TensorSelection loss_selection(const LossNotDecreasingRule::Options& options) {
     selection.collections.insert(selection.collections.begin(), "losses");
   }
   return selection;
+}
+
+LossNotDecreasingRule::Options read_options(ParameterReader& reader) {
+  LossNotDecreasingRule::Options options;
+  options.selection = TensorSelection::read(reader, options.selection);
+  options.use_losses_collection =
+      reader.boolean("use_losses_collection", options.use_losses_collection);
+  options.num_steps = reader.integer("num_steps", options.num_steps);
+  if (options.num_steps < 1) throw reader.invalid("num_steps", "must be at least 1");
+  options.diff_percent = reader.number("diff_percent", options.diff_percent);
+  if (options.diff_percent < 0.0 || options.diff_percent >= 100.0) {
+    throw reader.invalid("diff_percent", "is not a percentage in [0, 100)");
+  }
+  options.increase_threshold_percent =
+      reader.number("increase_threshold_percent", options.increase_threshold_percent);
+  if (options.increase_threshold_percent < 0.0) {
+    throw reader.invalid("increase_threshold_percent", "must not be negative");
+  }
+  const std::string mode = reader.text("mode", std::string(mode_name(options.mode)));
+  const auto parsed = mode_from_name(mode);
+  if (!parsed) throw reader.invalid("mode", "is not a mode (GLOBAL, TRAIN, EVAL or PREDICT)");
+  options.mode = *parsed;
+  return options;
 }
 
 std::string percent_change(double loss, double base) {
@@ -48,27 +72,28 @@ RuleSpec LossNotDecreasingRule::spec() {
       {"mode", "string", "GLOBAL", "steps to compare: GLOBAL, TRAIN, EVAL or PREDICT"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("LossNotDecreasing", parameters);
-    Options options;
-    options.selection = TensorSelection::read(reader, options.selection);
-    options.use_losses_collection =
-        reader.boolean("use_losses_collection", options.use_losses_collection);
-    options.num_steps = reader.integer("num_steps", options.num_steps);
-    if (options.num_steps < 1) throw reader.invalid("num_steps", "must be at least 1");
-    options.diff_percent = reader.number("diff_percent", options.diff_percent);
-    if (options.diff_percent < 0.0 || options.diff_percent >= 100.0) {
-      throw reader.invalid("diff_percent", "is not a percentage in [0, 100)");
-    }
-    options.increase_threshold_percent =
-        reader.number("increase_threshold_percent", options.increase_threshold_percent);
-    if (options.increase_threshold_percent < 0.0) {
-      throw reader.invalid("increase_threshold_percent", "must not be negative");
-    }
-    const std::string mode = reader.text("mode", std::string(mode_name(options.mode)));
-    const auto parsed = mode_from_name(mode);
-    if (!parsed) throw reader.invalid("mode", "is not a mode (GLOBAL, TRAIN, EVAL or PREDICT)");
-    options.mode = *parsed;
+    Options options = read_options(reader);
     reader.finish();
     return std::unique_ptr<Rule>(new LossNotDecreasingRule(context.base_trial, std::move(options)));
+  };
+  // On series (TensorBoard): the loss series, and those tensor_regex names; a collection other
+  // than `losses` names no series (a logdir has no collections).
+  spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
+    ParameterReader reader("LossNotDecreasing", parameters);
+    const Options options = read_options(reader);
+    reader.finish();
+    const bool losses =
+        options.use_losses_collection ||
+        std::find(options.selection.collections.begin(), options.selection.collections.end(),
+                  "losses") != options.selection.collections.end();
+    return std::make_shared<LossNotDecreasingSeries>(
+        SeriesSelection::either(losses ? std::optional(SeriesRole::Loss) : std::nullopt,
+                                compile_name_regexes(options.selection.regexes)),
+        LossNotDecreasingSeries::Options{
+            .num_steps = options.num_steps,
+            .diff_percent = options.diff_percent,
+            .increase_threshold_percent = options.increase_threshold_percent,
+            .mode = options.mode});
   };
   return spec;
 }

@@ -16,10 +16,12 @@
 #include "rules/feature_importance_overweight_rule.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/nlp_sequence_ratio_rule.hpp"
+#include "rules/non_finite_rule.hpp"
 #include "rules/overfit_rule.hpp"
 #include "rules/overtraining_rule.hpp"
 #include "rules/poor_weight_initialization_rule.hpp"
 #include "rules/saturated_activation_rule.hpp"
+#include "rules/series_spike_rule.hpp"
 #include "rules/similar_across_runs_rule.hpp"
 #include "rules/stalled_training_rule.hpp"
 #include "rules/tensor_variance_rule.hpp"
@@ -236,6 +238,10 @@ RuleRegistry& RuleRegistry::builtin() {
     built.add(ConfusionRule::spec());
     built.add(FeatureImportanceOverweightRule::spec());
     built.add(TreeDepthRule::spec());
+    // Rules over series of scalars (TensorBoard logdirs, smdebug losses), rulestream's own.
+    built.add(NonFiniteRule::spec());
+    built.add(SeriesSpikeRule::loss_spike_spec());
+    built.add(SeriesSpikeRule::grad_norm_spike_spec());
     return built;
   }();
   return registry;
@@ -276,8 +282,7 @@ std::vector<const RuleSpec*> RuleRegistry::all() const {
   return result;
 }
 
-std::unique_ptr<Rule> RuleRegistry::create(std::string_view name, const RuleContext& context,
-                                           const RuleParameters& parameters) const {
+const RuleSpec& RuleRegistry::known(std::string_view name) const {
   const RuleSpec* spec = find(name);
   if (spec == nullptr) {
     std::vector<std::string> known;
@@ -285,9 +290,23 @@ std::unique_ptr<Rule> RuleRegistry::create(std::string_view name, const RuleCont
     throw RuleConfigError("unknown rule \"" + std::string(name) +
                           "\" (known: " + (known.empty() ? "none" : join(known)) + ")");
   }
+  return *spec;
+}
+
+std::unique_ptr<Rule> RuleRegistry::create(std::string_view name, const RuleContext& context,
+                                           const RuleParameters& parameters) const {
   RuleParameters own = parameters;
   own.erase(std::string(kRuleToInvoke));
-  return spec->create(context, own);
+  return known(name).create(context, own);
+}
+
+std::shared_ptr<SeriesRule> RuleRegistry::create_series(std::string_view name,
+                                                        const RuleParameters& parameters) const {
+  const RuleSpec& spec = known(name);
+  if (!spec.create_series) return nullptr;
+  RuleParameters own = parameters;
+  own.erase(std::string(kRuleToInvoke));
+  return spec.create_series(own);
 }
 
 }  // namespace rulestream

@@ -36,12 +36,17 @@ struct RuleContext {
   std::vector<Trial> other_trials;
 };
 
+class SeriesRule;  // rules/series_rule.hpp
+
 struct RuleSpec {
   std::string name;                  // "VanishingGradient"
   std::vector<std::string> aliases;  // "vanishing_gradient", ...
   std::string description;
   std::vector<ParameterSpec> parameters;
   std::function<std::unique_ptr<Rule>(const RuleContext&, const RuleParameters&)> create;
+  // Rules over series of scalars (rules/series_rule.hpp) also build as a SeriesRule, which is
+  // what runs on a TensorBoard logdir; empty for rules that run on smdebug trials only.
+  std::function<std::shared_ptr<SeriesRule>(const RuleParameters&)> create_series;
 };
 
 // Reads string parameters with a clear error for bad values. Construct it in a rule's factory,
@@ -92,8 +97,14 @@ class RuleRegistry {
   // "rule_to_invoke" is ignored here (it chose the rule).
   std::unique_ptr<Rule> create(std::string_view name, const RuleContext& context,
                                const RuleParameters& parameters) const;
+  // The rule as a series rule, for TensorBoard data; nullptr for a rule that has no series
+  // form (RuleConfigError for an unknown rule or a bad parameter, as create).
+  std::shared_ptr<SeriesRule> create_series(std::string_view name,
+                                            const RuleParameters& parameters) const;
 
  private:
+  const RuleSpec& known(std::string_view name) const;  // RuleConfigError naming the known ones
+
   std::vector<RuleSpec> specs_;
 };
 

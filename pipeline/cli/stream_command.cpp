@@ -8,9 +8,11 @@
 #include <cmath>
 #include <condition_variable>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -23,9 +25,11 @@
 #include "pipeline/graph/rules_file.hpp"
 #include "pipeline/graph/sink_factory.hpp"
 #include "pipeline/graph/stop_action.hpp"
+#include "pipeline/graph/tensorboard_pipeline.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "rules/rule_registry.hpp"
 #include "sources/open/storage_factory.hpp"
+#include "stages/tensorboard/logdir_runs.hpp"
 
 namespace rulestream::cli {
 namespace {
@@ -94,9 +98,9 @@ class ProgressLine {
 // when the run throws, would abort the process.
 class StopOnSignals {
  public:
-  explicit StopOnSignals(RulePipeline& pipeline) : signals_(io_, SIGINT, SIGTERM) {
-    signals_.async_wait([&pipeline](const boost::system::error_code& error, int) {
-      if (!error) pipeline.request_stop();
+  explicit StopOnSignals(std::function<void()> stop) : signals_(io_, SIGINT, SIGTERM) {
+    signals_.async_wait([stop = std::move(stop)](const boost::system::error_code& error, int) {
+      if (!error) stop();
     });
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -113,6 +117,78 @@ class StopOnSignals {
   boost::asio::signal_set signals_;
   std::thread thread_;
 };
+
+// For a watch: the format of what the path holds, waiting (and saying so once) until the job
+// writes its first files; nullopt when SIGINT or SIGTERM came first. A replay never waits:
+// require_known_format.
+std::optional<TrialFormat> await_format(const Storage& storage, std::chrono::milliseconds poll,
+                                        const std::string& prefix, std::ostream& err) {
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopped = false;
+  const StopOnSignals stop_on_signals([&] {
+    {
+      std::lock_guard lock(mutex);
+      stopped = true;
+    }
+    wake.notify_all();
+  });
+  bool said = false;
+  for (;;) {
+    if (storage.root_exists()) {
+      if (holds_trial_files(storage)) return TrialFormat::Smdebug;
+      for (const auto& object : storage.list("")) {
+        if (is_event_file(object.path)) return TrialFormat::TensorBoard;
+      }
+    }
+    if (!said) {
+      err << prefix << storage.describe() << ": no trial files yet; waiting for the job to appear\n"
+          << std::flush;
+      said = true;
+    }
+    std::unique_lock lock(mutex);
+    if (wake.wait_for(lock, poll, [&] { return stopped; })) return std::nullopt;
+  }
+}
+
+// A TensorBoard logdir's watch or replay, reported as smdebug's are.
+int run_tensorboard(const std::string& command, PipelineConfig config,
+                    std::vector<std::unique_ptr<Sink>> sinks, std::ostream& err) {
+  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  TensorBoardReport report;
+  {
+    const StopOnSignals stop_on_signals([&pipeline] { pipeline.request_stop(); });
+    report = pipeline.run();
+  }
+  const std::string prefix = "rulestream " + command + ": ";
+  if (!report.source_failure.empty()) {
+    err << prefix << "reading the logdir failed: " << report.source_failure << "\n";
+  }
+  err << prefix << report.runs << " runs, " << report.files << " event files, "
+      << human_bytes(static_cast<double>(report.bytes)) << ", " << report.values
+      << " scalar values";
+  if (report.restarts > 0) err << " (" << report.restarts << " restarts)";
+  err << "; " << report.conditions_met << " rule events";
+  if (!report.problems.empty()) err << "; " << report.problems.size() << " problems reported";
+  err << "\n";
+  constexpr std::size_t kShownProblems = 20;
+  for (std::size_t i = 0; i < report.problems.size() && i < kShownProblems; ++i) {
+    err << "  problem: " << report.problems[i].message << "\n";
+  }
+  if (report.problems.size() > kShownProblems) {
+    err << "  ... and " << report.problems.size() - kShownProblems << " more\n";
+  }
+  for (const auto& status : report.statuses) {
+    err << "  " << status.rule_configuration << " (" << status.rule
+        << "): " << rule_status_name(*status.status) << ", fired " << status.times_fired
+        << " times in " << status.steps_evaluated << " values evaluated"
+        << (status.message.empty() ? "" : " - " + status.message) << "\n";
+  }
+  if (report.interrupted) err << prefix << "interrupted before every run was read\n";
+  if (!report.source_failure.empty() || report.rule_errors) return kExitError;
+  if (report.conditions_met > 0) return kExitRuleFired;
+  return report.interrupted ? kExitError : kExitOk;
+}
 
 int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err) {
@@ -278,26 +354,34 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     check_configuration(config);
     // Replay of a place without trial files would evaluate nothing and pass as NoIssuesFound: a
     // mistyped path must not pass a CI gate. A watch may start before the job wrote anything:
-    // it says once that it waits.
-    {
-      const auto storage = open_storage(config.paths.front(), config.storage);
-      if (!follow) {
-        require_trial_files(*storage);
-      } else if (storage->root_exists() && !holds_trial_files(*storage)) {
-        err << prefix << storage->describe()
-            << ": no trial files yet; waiting for the job to appear\n"
-            << std::flush;
+    // it says once that it waits, and learns the format from the first files that appear.
+    const auto storage = open_storage(config.paths.front(), config.storage);
+    const std::optional<TrialFormat> format =
+        follow ? await_format(*storage, config.poll_interval, prefix, err)
+               : require_known_format(*storage);
+    if (format == TrialFormat::TensorBoard) {
+      std::vector<std::unique_ptr<Sink>> sinks;
+      for (const auto& sink : config.sinks) sinks.push_back(make_sink(sink, out));
+      if (follow && !options.count("poll-interval") && !storage->describe().starts_with("s3://")) {
+        // Event files grow in place and a local listing costs little: look often, so that an
+        // event follows its record within a tenth of a second.
+        config.poll_interval = std::chrono::milliseconds(100);
       }
+      return run_tensorboard(command, std::move(config), std::move(sinks), err);
     }
 
     std::vector<std::unique_ptr<Sink>> sinks;
     for (const auto& sink : config.sinks) sinks.push_back(make_sink(sink, out));
     const bool show_progress = config.progress;
     RulePipeline pipeline(std::move(config), std::move(sinks));
+    // Stopped while waiting for the job to appear: the pipeline reports that it evaluated
+    // nothing, as a watch stopped before the first step does.
+    if (!format) pipeline.request_stop();
 
     PipelineReport report;
     {
-      const StopOnSignals stop_on_signals(pipeline);  // Ctrl-C / SIGTERM: drain and report
+      // Ctrl-C / SIGTERM: drain and report
+      const StopOnSignals stop_on_signals([&pipeline] { pipeline.request_stop(); });
       std::optional<ProgressLine> line;
       if (show_progress) line.emplace(pipeline.progress(), err);
       report = pipeline.run();

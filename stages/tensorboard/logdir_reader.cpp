@@ -7,12 +7,10 @@
 #include "stages/tensorboard/logdir_runs.hpp"
 
 namespace rulestream {
-namespace {
 
-// Reads `file` window by window until it is read to its listed size or a checksum ends it.
-void read_file(const Storage& storage, const StoredObject& file, RunReader& reader,
-               TensorBoardValueSink& sink, const LogdirReadOptions& options,
-               std::vector<TensorBoardProblem>& problems) {
+void read_run_file(const Storage& storage, const StoredObject& file, RunReader& reader,
+                   TensorBoardValueSink& sink, bool final_size, const LogdirReadOptions& options,
+                   std::vector<TensorBoardProblem>& problems) {
   std::uint64_t window = std::max<std::uint64_t>(options.window_bytes, 64);
   for (;;) {
     const std::uint64_t offset = reader.resume_offset(file.path);
@@ -22,7 +20,8 @@ void read_file(const Storage& storage, const StoredObject& file, RunReader& read
     if (reader.file_dead(file.path)) return;
     if (reader.resume_offset(file.path) > offset) continue;
     if (bytes.size() < window) {
-      // No whole record in what is left: the file ends inside one.
+      // No whole record in what is left: the file ends inside one (or is still being written).
+      if (!final_size) return;
       problems.push_back({file.path, offset,
                           file.path + ": record at offset " + std::to_string(offset) +
                               ": the file ends inside it (" + std::to_string(bytes.size()) +
@@ -32,8 +31,6 @@ void read_file(const Storage& storage, const StoredObject& file, RunReader& read
     window *= 2;  // a record larger than the window: read it whole
   }
 }
-
-}  // namespace
 
 LogdirRead read_logdir(const Storage& storage, TensorBoardValueSink& sink,
                        const LogdirReadOptions& options) {
@@ -47,7 +44,7 @@ LogdirRead read_logdir(const Storage& storage, TensorBoardValueSink& sink,
       ++result.files;
       result.bytes += file.size;
       try {
-        read_file(storage, file, reader, sink, options, file_problems);
+        read_run_file(storage, file, reader, sink, true, options, file_problems);
       } catch (const StorageError& error) {
         file_problems.push_back({file.path, reader.resume_offset(file.path), error.what()});
       }

@@ -25,6 +25,14 @@ struct LogdirRead {
   std::uint64_t bytes = 0;  // of the event files, as listed
 };
 
+// Reads what `file` holds past `reader`'s resume offset for it, window by window, up to its
+// listed size or until a checksum ends it. With `final_size`, a file that ends inside a record
+// is a problem (appended to `problems`); otherwise (a file being written) the rest waits for
+// the next call. StorageError when the file cannot be read.
+void read_run_file(const Storage& storage, const StoredObject& file, RunReader& reader,
+                   TensorBoardValueSink& sink, bool final_size, const LogdirReadOptions& options,
+                   std::vector<TensorBoardProblem>& problems);
+
 // Reads every event file under `storage`'s root (logdir_runs.hpp says which, and in what
 // order), handing each summary value to `sink`. Nothing wrong with one file stops the others:
 // a file that cannot be read, a checksum that fails, an Event that does not decode and a file

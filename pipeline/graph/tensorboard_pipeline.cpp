@@ -1,0 +1,264 @@
+#include "pipeline/graph/tensorboard_pipeline.hpp"
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "pipeline/graph/series_evaluator.hpp"
+#include "pipeline/graph/sink_routing.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "sources/open/storage_factory.hpp"
+#include "stages/tensorboard/logdir_reader.hpp"
+#include "stages/tensorboard/logdir_runs.hpp"
+
+namespace rulestream {
+
+// One run: its reader, a series per scalar tag (by the tag's index in the run), and the
+// conditions met so far, in the order found.
+class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
+ public:
+  RunState(std::string run, const SeriesNaming& naming,
+           const std::vector<std::shared_ptr<const SeriesRule>>& rules)
+      : reader(std::move(run)), naming_(naming), rules_(rules) {}
+
+  void on_value(const TensorBoardTag& tag, std::int64_t step, double,
+                const SummaryReading& reading) override {
+    if (reading.kind != TagKind::Scalar) return;  // histogram rules come with their own series
+    if (series.size() <= tag.index) series.resize(tag.index + 1);
+    auto& evaluator = series[tag.index];
+    if (!evaluator) {
+      evaluator = std::make_unique<SeriesEvaluator>(naming_.describe(tag.run, tag.name), rules_);
+    }
+    ++values;
+    if (evaluator->watched()) {
+      const std::size_t before = findings.size();
+      evaluator->add(step, reading.scalar, findings);
+      for (std::size_t i = before; i < findings.size(); ++i) finding_series.push_back(tag.index);
+    }
+  }
+
+  RunReader reader;
+  std::vector<std::unique_ptr<SeriesEvaluator>> series;
+  std::vector<SeriesFinding> findings;
+  std::vector<std::size_t> finding_series;  // the series (tag index) of each finding
+  std::size_t dispatched = 0;               // findings already sent to the sinks
+  std::int64_t values = 0;
+  std::vector<TensorBoardProblem>
+      problems;  // besides the reader's (files that ended inside a record, ...)
+
+ private:
+  const SeriesNaming& naming_;
+  const std::vector<std::shared_ptr<const SeriesRule>>& rules_;
+};
+
+namespace {
+
+std::vector<SinkLabel> labels_of(const PipelineConfig& config,
+                                 const std::vector<std::unique_ptr<Sink>>& sinks) {
+  std::vector<SinkLabel> labels;
+  for (std::size_t i = 0; i < sinks.size(); ++i) {
+    labels.push_back(i < config.sinks.size() ? label_of(config.sinks[i])
+                                             : label_of(sinks[i]->describe()));
+  }
+  return labels;
+}
+
+}  // namespace
+
+TensorBoardPipeline::TensorBoardPipeline(PipelineConfig config,
+                                         std::vector<std::unique_ptr<Sink>> sinks,
+                                         SeriesNaming naming, const RuleRegistry& registry)
+    : config_(std::move(config)), sinks_(std::move(sinks)), naming_(std::move(naming)) {
+  if (config_.paths.empty()) throw std::invalid_argument("TensorBoardPipeline: no logdir");
+  for (RuleConfig& rule : config_.rules) {
+    if (rule.configuration_name.empty()) rule.configuration_name = rule.rule;
+    if (!rule.stop_actions.empty()) {
+      throw RuleConfigError("rule " + rule.configuration_name +
+                            ": stop actions do not run on TensorBoard logdirs yet");
+    }
+    rules_.push_back(registry.create_series(rule.rule, rule.parameters));
+  }
+  routes_.resize(config_.rules.size());
+  const SinkRouting routing(config_.rules, labels_of(config_, sinks_));
+  for (std::size_t i = 0; i < config_.rules.size(); ++i) routes_[i] = routing.sinks_of(i);
+  fired_.assign(config_.rules.size(), 0);
+}
+
+TensorBoardPipeline::~TensorBoardPipeline() = default;
+
+void TensorBoardPipeline::request_stop() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    stop_ = true;
+  }
+  stop_wake_.notify_all();
+}
+
+TensorBoardReport TensorBoardPipeline::run() {
+  TensorBoardReport report;
+  try {
+    const auto storage = open_storage(config_.paths.front(), config_.storage);
+    logdir_ = storage->describe();
+    if (config_.follow) {
+      follow(*storage, report);
+    } else {
+      replay(*storage, report);
+    }
+  } catch (const std::exception& error) {
+    // A listing refused, a storage gone: said once, and every rule that did not fire says
+    // the job was not read to its end.
+    report.source_failure = error.what();
+  }
+  for (const auto& run : runs_) {
+    report.values += run->values;
+    for (const auto& series : run->series) {
+      if (series) report.restarts += series->restarts();
+    }
+    report.problems.insert(report.problems.end(), run->reader.problems().begin(),
+                           run->reader.problems().end());
+    report.problems.insert(report.problems.end(), run->problems.begin(), run->problems.end());
+  }
+  report.runs = runs_.size();
+  finish(report);
+  return report;
+}
+
+void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& report) {
+  const auto listing = storage.list("");
+  const auto runs = group_runs(listing);
+  for (const RunFiles& run : runs) {
+    runs_.push_back(std::make_unique<RunState>(run.run, naming_, rules_));
+    for (const auto& file : run.files) {
+      ++report.files;
+      report.bytes += file.size;
+    }
+  }
+  tbb::task_arena arena(config_.threads > 0 ? config_.threads : tbb::task_arena::automatic);
+  std::atomic<bool> skipped{false};
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, runs.size(), [&](std::size_t index) {
+      RunState& state = *runs_[index];
+      for (const StoredObject& file : runs[index].files) {
+        if (stop_) {
+          skipped = true;
+          return;
+        }
+        try {
+          read_run_file(storage, file, state.reader, state, true, {}, state.problems);
+        } catch (const StorageError& error) {
+          state.problems.push_back(
+              {file.path, state.reader.resume_offset(file.path), error.what()});
+        }
+      }
+    });
+  });
+  report.interrupted = skipped;
+  for (const auto& run : runs_) dispatch(*run, report);
+}
+
+void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& report) {
+  std::map<std::string, RunState*> by_name;
+  for (;;) {
+    if (stop_) return;
+    std::size_t files = 0;
+    std::uint64_t bytes = 0;
+    for (const RunFiles& run : group_runs(storage.list(""))) {
+      RunState*& state = by_name[run.run];
+      if (state == nullptr) {
+        runs_.push_back(std::make_unique<RunState>(run.run, naming_, rules_));
+        state = runs_.back().get();
+      }
+      for (const StoredObject& file : run.files) {
+        ++files;
+        bytes += file.size;
+        try {
+          read_run_file(storage, file, state->reader, *state, false, {}, state->problems);
+        } catch (const StorageError& error) {
+          // A file gone between the listing and the read (renamed, rotated): the next poll
+          // lists it again or not.
+          static_cast<void>(error);
+        }
+      }
+      dispatch(*state, report);
+    }
+    report.files = files;
+    report.bytes = bytes;
+    std::unique_lock lock(stop_mutex_);
+    stop_wake_.wait_for(lock, config_.poll_interval, [this] { return stop_.load(); });
+  }
+}
+
+void TensorBoardPipeline::dispatch(RunState& state, TensorBoardReport& report) {
+  const std::size_t to = state.findings.size();
+  for (std::size_t i = state.dispatched; i < to; ++i) {
+    const SeriesFinding& found = state.findings[i];
+    const SeriesInfo& info = state.series[state.finding_series[i]]->info();
+    RuleEvent event;
+    event.kind = RuleEvent::Kind::ConditionMet;
+    event.time = std::chrono::system_clock::now();
+    event.trial = logdir_;
+    event.rule_configuration = config_.rules[found.rule].configuration_name;
+    event.rule = std::string(rules_[found.rule]->name());
+    event.global_step = found.step;
+    event.mode = info.mode;
+    event.mode_step = found.step;
+    event.tensors = found.finding.tensors;
+    event.figures = found.finding.figures;
+    event.message = found.finding.message;
+    for (const std::size_t sink : routes_[found.rule]) sinks_[sink]->write(event);
+    ++fired_[found.rule];
+    ++report.conditions_met;
+  }
+  state.dispatched = to;
+}
+
+void TensorBoardPipeline::finish(TensorBoardReport& report) {
+  std::vector<std::int64_t> evaluated(rules_.size(), 0);
+  for (const auto& run : runs_) {
+    for (const auto& series : run->series) {
+      if (series) series->count_evaluations(evaluated);
+    }
+  }
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    RuleEvent status;
+    status.kind = RuleEvent::Kind::Status;
+    status.time = std::chrono::system_clock::now();
+    status.trial = logdir_;
+    status.rule_configuration = config_.rules[i].configuration_name;
+    status.rule = config_.rules[i].rule;
+    status.steps_evaluated = evaluated[i];
+    status.times_fired = fired_[i];
+    if (!rules_[i]) {
+      status.status = RuleStatus::Error;
+      status.message = "reads smdebug tensors: it does not run on TensorBoard logdirs";
+    } else {
+      status.rule = std::string(rules_[i]->name());
+      if (fired_[i] > 0) {
+        status.status = RuleStatus::IssuesFound;
+      } else if (evaluated[i] == 0) {
+        status.status = RuleStatus::Error;
+        status.message = "had nothing to evaluate: the logdir has no " + rules_[i]->looks_for();
+      } else if (!report.source_failure.empty() || report.interrupted) {
+        status.status = RuleStatus::Error;
+      } else {
+        status.status = RuleStatus::NoIssuesFound;
+      }
+      if (!report.source_failure.empty()) {
+        status.message = "the logdir could not be read to the end: " + report.source_failure +
+                         (status.message.empty() ? "" : "; " + status.message);
+      } else if (report.interrupted) {
+        status.message = "interrupted before every run was read" +
+                         (status.message.empty() ? "" : "; " + status.message);
+      }
+    }
+    if (status.status == RuleStatus::Error) report.rule_errors = true;
+    for (const std::size_t sink : routes_[i]) sinks_[sink]->write(status);
+    report.statuses.push_back(std::move(status));
+  }
+  for (const auto& sink : sinks_) sink->flush();
+}
+
+}  // namespace rulestream

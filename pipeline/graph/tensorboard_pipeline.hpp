@@ -1,0 +1,86 @@
+#pragma once
+
+// Rules over a TensorBoard logdir, replayed or followed: each run's event files are read in
+// file-name order (stages/tensorboard), each scalar tag becomes a series with a role and a mode
+// (SeriesNaming), and the series rules that watch it judge each value once, restarts handled
+// as TensorBoard handles them (SeriesEvaluator). Runs are independent: a replay reads them in
+// parallel on `config.threads` threads and sends each run's events in run order, so a replay's
+// output does not depend on the thread count; a watch polls the logdir every
+// `config.poll_interval`, reads what each file gained and sends events as they are found.
+//
+// Rules without a series form (those that read smdebug tensors) end in Error saying so; a rule
+// that found no series it watches ends in Error naming what it looked for, never in
+// NoIssuesFound.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "pipeline/graph/pipeline_config.hpp"
+#include "pipeline/model/rule_event.hpp"
+#include "pipeline/model/storage.hpp"
+#include "rules/rule_registry.hpp"
+#include "sinks/sink.hpp"
+#include "stages/tensorboard/run_reader.hpp"
+#include "stages/tensorboard/series_naming.hpp"
+
+namespace rulestream {
+
+struct TensorBoardReport {
+  std::vector<RuleEvent> statuses;  // one per rule, in configuration order
+  std::int64_t conditions_met = 0;
+  bool rule_errors = false;  // some rule ended in Error
+  std::size_t runs = 0;
+  std::size_t files = 0;
+  std::uint64_t bytes = 0;    // of event files, as listed
+  std::int64_t values = 0;    // scalar values read
+  std::int64_t restarts = 0;  // times a series went back to an earlier step
+  std::vector<TensorBoardProblem> problems;
+  std::string source_failure;  // what failed (a listing refused, ...); empty when nothing did
+  bool interrupted = false;    // a replay stopped before it read every run
+};
+
+class TensorBoardPipeline {
+ public:
+  // config.paths.front() is the logdir. RuleConfigError for a bad rule configuration, and for
+  // stop actions (not supported on TensorBoard input yet).
+  TensorBoardPipeline(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
+                      SeriesNaming naming = SeriesNaming::defaults(),
+                      const RuleRegistry& registry = RuleRegistry::builtin());
+  ~TensorBoardPipeline();
+
+  // Reads the logdir to its end (replay) or until request_stop (watch), sends every rule's
+  // status to the sinks, and reports. Call once.
+  TensorBoardReport run();
+
+  // From any thread: a watch stops after its current poll; a replay reads no further run.
+  void request_stop();
+
+ private:
+  class RunState;
+
+  void replay(const Storage& storage, TensorBoardReport& report);
+  void follow(const Storage& storage, TensorBoardReport& report);
+  // Sends the run's conditions met since the last call to the sinks of their rules.
+  void dispatch(RunState& run, TensorBoardReport& report);
+  void finish(TensorBoardReport& report);
+
+  PipelineConfig config_;
+  std::vector<std::unique_ptr<Sink>> sinks_;
+  SeriesNaming naming_;
+  std::vector<std::shared_ptr<const SeriesRule>> rules_;  // null: no series form
+  std::vector<std::vector<std::size_t>> routes_;          // the sinks of each rule
+  std::vector<std::int64_t> fired_;
+  std::vector<std::unique_ptr<RunState>> runs_;
+  std::string logdir_;
+
+  std::mutex stop_mutex_;
+  std::condition_variable stop_wake_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace rulestream

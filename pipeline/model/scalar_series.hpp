@@ -1,0 +1,34 @@
+#pragma once
+
+// A series of scalars as series rules see it (rules/series/): a TensorBoard tag of one run, or
+// an smdebug scalar tensor. Its role and mode say what it measures, so that rules find their
+// inputs with their defaults: a loss spike rule watches losses, a gradient-norm rule gradient
+// norms, whatever the framework called them (docs/tensorboard.md gives the mapping).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "pipeline/model/mode.hpp"
+
+namespace rulestream {
+
+enum class SeriesRole : std::uint8_t { Loss, GradientNorm, LearningRate, Other };
+
+// "loss", "gradient_norm", "learning_rate", "other".
+std::string_view series_role_name(SeriesRole role);
+std::optional<SeriesRole> series_role_from_name(std::string_view name);
+
+struct SeriesInfo {
+  std::string run;  // the TensorBoard run ("." for the logdir itself); empty for smdebug
+  std::string tag;  // the tag, or the smdebug tensor's name
+  Mode mode = Mode::Global;
+  SeriesRole role = SeriesRole::Other;
+
+  // How events name it: the tag, prefixed with its run unless the run is the logdir itself
+  // ("validation: epoch_loss").
+  std::string display_name() const;
+};
+
+}  // namespace rulestream

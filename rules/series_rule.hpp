@@ -1,0 +1,82 @@
+#pragma once
+
+// Rules over series of scalars, the shape of today's training logs: a TensorBoard tag of one run,
+// or an smdebug scalar tensor (a loss). A series rule keeps a small state per series and sees
+// each value once, steps increasing, so it runs on a stream of millions of points in bounded
+// memory; the TensorBoard pipeline feeds it directly, and SeriesRuleOnTrial runs the same rule
+// over an smdebug trial.
+//
+// Restarts (a run resumed from a checkpoint writes steps again) are the caller's business: it
+// keeps a series' last memory_points() values, and at a restart builds a fresh state from those
+// before the restart step, so a rule never sees a step go back.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/model/name_regex.hpp"
+#include "pipeline/model/scalar_series.hpp"
+#include "rules/rule.hpp"
+
+namespace rulestream {
+
+class ParameterReader;
+struct ParameterSpec;
+
+// A rule's state for one series. Not thread-safe: one series is fed by one thread at a time.
+class SeriesState {
+ public:
+  virtual ~SeriesState() = default;
+  // The series' next value (steps increase from call to call). True when the rule's condition
+  // is met at this value; `finding` then says why.
+  virtual bool add(std::int64_t step, double value, Finding& finding) = 0;
+};
+
+// A configured series rule: which series it watches and a fresh state for each. Immutable once
+// built: states of many series may be made and fed from many threads at once.
+class SeriesRule {
+ public:
+  virtual ~SeriesRule() = default;
+  virtual std::string_view name() const = 0;
+  virtual bool watches(const SeriesInfo& series) const = 0;
+  virtual std::unique_ptr<SeriesState> start(const SeriesInfo& series) const = 0;
+  // How many of a series' latest values rebuild its state after a restart.
+  virtual std::size_t memory_points() const = 0;
+  // What the rule looks for, for the status of a rule that found none: "loss series (tags
+  // matching ...)".
+  virtual std::string looks_for() const = 0;
+  // The user's tag_regex patterns, for a caller that must list candidates by name (an smdebug
+  // trial's tensors); empty when the rule watches by role.
+  virtual std::vector<std::string> tag_regexes() const = 0;
+};
+
+// Which series a rule watches: those of a role, or, when the user gives `tag_regex`, those whose
+// tag one of the regexes finds (any role).
+class SeriesSelection {
+ public:
+  // `role`: the default; nullopt watches every series.
+  explicit SeriesSelection(std::optional<SeriesRole> role) : role_(role) {}
+
+  // Reads `tag_regex` (regexes in Python's syntax, each checked to compile).
+  static SeriesSelection read(ParameterReader& reader, std::optional<SeriesRole> role);
+  // The series of `role` (when set) and those whose tag one of `regexes` finds: smdebug's
+  // "the losses collection and tensor_regex" for rules that take both.
+  static SeriesSelection either(std::optional<SeriesRole> role, std::vector<NameRegex> regexes);
+  static ParameterSpec parameter(std::optional<SeriesRole> role);
+
+  bool watches(const SeriesInfo& series) const;
+  std::string describe() const;
+  std::vector<std::string> patterns() const;
+
+ private:
+  std::optional<SeriesRole> role_;
+  std::vector<NameRegex> regexes_;
+  bool role_too_ = false;  // with regexes: the role's series as well
+  bool nothing_ = false;   // `either` with neither: watches no series
+};
+
+}  // namespace rulestream

@@ -1,0 +1,55 @@
+#include "stages/tensorboard/series_naming.hpp"
+
+namespace rulestream {
+namespace {
+
+// A word not glued to letters: "val" in "val_loss" and "eval/acc", not in "interval".
+constexpr const char* kWordStart = "(?<![A-Za-z])";
+constexpr const char* kWordEnd = "(?![A-Za-z])";
+
+std::string word(const std::string& alternatives) {
+  return std::string("(?i)") + kWordStart + "(?:" + alternatives + ")" + kWordEnd;
+}
+
+std::string last_folder(const std::string& run) {
+  const auto slash = run.rfind('/');
+  return slash == std::string::npos ? run : run.substr(slash + 1);
+}
+
+std::optional<Mode> mode_in(const SeriesNaming& naming, const std::string& text) {
+  if (any_found_in(naming.train, text)) return Mode::Train;
+  if (any_found_in(naming.eval, text)) return Mode::Eval;
+  return std::nullopt;
+}
+
+}  // namespace
+
+SeriesNaming SeriesNaming::defaults() {
+  SeriesNaming naming;
+  naming.gradient_norm = compile_name_regexes({"(?i)grad(?:ient)?s?[ _/.-]?norm"});
+  // "loss" as a word, not a loss scale (mixed precision's, which is no loss).
+  naming.loss =
+      compile_name_regexes({std::string("(?i)") + kWordStart + "loss(?![A-Za-z]|[ _/.-]?scale)"});
+  naming.learning_rate = compile_name_regexes({word("lr|learning[ _-]?rate")});
+  naming.train = compile_name_regexes({word("train|training")});
+  naming.eval = compile_name_regexes({word("val|valid|validation|eval|evaluation|test|dev")});
+  return naming;
+}
+
+SeriesInfo SeriesNaming::describe(const std::string& run, const std::string& tag) const {
+  SeriesInfo info;
+  info.run = run;
+  info.tag = tag;
+  if (any_found_in(gradient_norm, tag)) {
+    info.role = SeriesRole::GradientNorm;
+  } else if (any_found_in(loss, tag)) {
+    info.role = SeriesRole::Loss;
+  } else if (any_found_in(learning_rate, tag)) {
+    info.role = SeriesRole::LearningRate;
+  }
+  const auto mode = mode_in(*this, tag);
+  info.mode = mode ? *mode : mode_in(*this, last_folder(run)).value_or(Mode::Global);
+  return info;
+}
+
+}  // namespace rulestream

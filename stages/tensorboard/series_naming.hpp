@@ -1,0 +1,32 @@
+#pragma once
+
+// What a TensorBoard tag measures and in which mode, from the names people use, so that rules
+// find their inputs with their defaults: `train/loss`, `val_loss`, `epoch_loss` in Keras'
+// `validation` run, `Loss/test`, `train/grad_norm`, `lr`. docs/tensorboard.md lists the
+// patterns; a rules file may replace any of them.
+
+#include <string>
+#include <vector>
+
+#include "pipeline/model/name_regex.hpp"
+#include "pipeline/model/scalar_series.hpp"
+
+namespace rulestream {
+
+struct SeriesNaming {
+  // Roles, tried in this order, each a list of regexes searched in the tag (Python syntax).
+  std::vector<NameRegex> gradient_norm;
+  std::vector<NameRegex> loss;
+  std::vector<NameRegex> learning_rate;
+  // Modes: searched in the tag, then in the run's last folder (Keras' `train`, `validation`).
+  std::vector<NameRegex> train;
+  std::vector<NameRegex> eval;
+
+  static SeriesNaming defaults();
+
+  // The series of `tag` in `run`: its role (Other when no pattern finds it) and mode (GLOBAL
+  // when neither the tag nor the run says).
+  SeriesInfo describe(const std::string& run, const std::string& tag) const;
+};
+
+}  // namespace rulestream

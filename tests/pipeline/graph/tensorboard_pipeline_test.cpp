@@ -1,0 +1,170 @@
+// The TensorBoard pipeline on logdirs written here: where rules fire in a replay (the same at
+// any thread count), statuses for rules that cannot run or found nothing, problems, and a watch
+// that follows files as they grow.
+#include "pipeline/graph/tensorboard_pipeline.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "stages/format/tensorboard_writer.hpp"
+#include "tests/support/recording_sink.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RecordingSink;
+using testing::TempDir;
+
+// A diverging run: train/loss 2.0 falling slowly for 40 steps, then 1e10 at step 40, NaN at
+// 41. A validation run whose loss stays flat at 1.5. Steps are 10 apart.
+void write_diverging(const std::filesystem::path& logdir) {
+  TensorBoardWriter train(logdir / "train" / "events.out.tfevents.1.host");
+  for (int i = 0; i < 40; ++i) train.add_scalar("epoch_loss", i * 10, 2.0F - 0.01F * i, i);
+  train.add_scalar("epoch_loss", 400, 1e10F, 40);
+  train.add_scalar("epoch_loss", 410, std::nanf(""), 41);
+  TensorBoardWriter validation(logdir / "validation" / "events.out.tfevents.1.host");
+  for (int i = 0; i < 42; ++i) validation.add_scalar("epoch_loss", i * 10, 1.5F, i);
+}
+
+PipelineConfig config_for(const std::filesystem::path& logdir,
+                          const std::vector<std::string>& rules,
+                          const std::map<std::string, std::string>& parameters = {}) {
+  PipelineConfig config;
+  config.paths = {logdir.string()};
+  for (const auto& rule : rules) {
+    RuleConfig configured;
+    configured.rule = rule;
+    if (rule == "LossNotDecreasing") configured.parameters = parameters;
+    config.rules.push_back(configured);
+  }
+  return config;
+}
+
+struct PipelineRun {
+  TensorBoardReport report;
+  std::vector<RuleEvent> events;
+};
+
+PipelineRun run_pipeline(PipelineConfig config) {
+  auto sink = std::make_unique<RecordingSink>();
+  auto* recorded = sink.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(sink));
+  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  PipelineRun run;
+  run.report = pipeline.run();
+  run.events = recorded->events();
+  return run;
+}
+
+std::vector<std::string> fired(const std::vector<RuleEvent>& events) {
+  std::vector<std::string> out;
+  for (const auto& event : events) {
+    if (event.kind != RuleEvent::Kind::ConditionMet) continue;
+    out.push_back(event.rule + "@" + std::to_string(event.global_step) + " " + event.tensors.at(0));
+  }
+  return out;
+}
+
+TEST(TensorBoardPipelineTest, ADivergingRunFiresWhereTheCurveSaysSo) {
+  TempDir dir;
+  write_diverging(dir.path());
+  const PipelineRun run = run_pipeline(config_for(
+      dir.path(), {"NonFinite", "LossSpike", "LossNotDecreasing"}, {{"num_steps", "100"}}));
+  // LossNotDecreasing compares each series every 100 steps: the validation loss stays at 1.5
+  // (fires at 100, 200, 300, 400); the train loss falls 0.1 in 100 steps (5%) until step 400,
+  // where 1e10 did not fall from step 300's 1.7. LossSpike: 1e10 is far above ~1.7. NonFinite:
+  // the NaN at 410.
+  EXPECT_EQ(fired(run.events),
+            (std::vector<std::string>{
+                "LossSpike@400 train: epoch_loss", "LossNotDecreasing@400 train: epoch_loss",
+                "NonFinite@410 train: epoch_loss", "LossNotDecreasing@100 validation: epoch_loss",
+                "LossNotDecreasing@200 validation: epoch_loss",
+                "LossNotDecreasing@300 validation: epoch_loss",
+                "LossNotDecreasing@400 validation: epoch_loss"}));
+  ASSERT_EQ(run.report.statuses.size(), 3U);
+  for (const auto& status : run.report.statuses) {
+    EXPECT_EQ(status.status, RuleStatus::IssuesFound) << status.rule;
+  }
+  EXPECT_EQ(run.report.values, 84);
+  EXPECT_EQ(run.report.runs, 2U);
+  EXPECT_EQ(run.report.conditions_met, 7);
+}
+
+TEST(TensorBoardPipelineTest, EventsComeInTheSameOrderAtAnyThreadCount) {
+  TempDir dir;
+  for (int run = 0; run < 6; ++run) write_diverging(dir.path() / ("job" + std::to_string(run)));
+  auto one = config_for(dir.path(), {"NonFinite", "LossSpike"});
+  one.threads = 1;
+  auto two = one;
+  two.threads = 2;
+  const auto first = fired(run_pipeline(one).events);
+  EXPECT_EQ(first.size(), 12U);
+  EXPECT_EQ(fired(run_pipeline(two).events), first);
+}
+
+TEST(TensorBoardPipelineTest, RulesThatCannotRunOrFindNothingEndInError) {
+  TempDir dir;
+  write_diverging(dir.path());
+  const PipelineRun run =
+      run_pipeline(config_for(dir.path(), {"VanishingGradient", "GradNormSpike"}));
+  ASSERT_EQ(run.report.statuses.size(), 2U);
+  EXPECT_EQ(run.report.statuses[0].status, RuleStatus::Error);
+  EXPECT_THAT(run.report.statuses[0].message, HasSubstr("does not run on TensorBoard logdirs"));
+  EXPECT_EQ(run.report.statuses[1].status, RuleStatus::Error);
+  EXPECT_THAT(run.report.statuses[1].message, HasSubstr("no gradient_norm series"));
+  EXPECT_TRUE(run.report.rule_errors);
+}
+
+TEST(TensorBoardPipelineTest, ABrokenFileIsAProblemAndTheRestIsJudged) {
+  TempDir dir;
+  write_diverging(dir.path());
+  TensorBoardWriter broken(dir.path() / "train" / "events.out.tfevents.2.host");
+  broken.add_scalar("epoch_loss", 420, 1.0F, 42);
+  broken.append_raw("Traceback (most recent call last):\n");
+  const PipelineRun run = run_pipeline(config_for(dir.path(), {"NonFinite"}));
+  ASSERT_EQ(run.report.problems.size(), 1U);
+  EXPECT_THAT(run.report.problems[0].message, HasSubstr("train/events.out.tfevents.2.host"));
+  EXPECT_EQ(run.report.statuses.at(0).status, RuleStatus::IssuesFound);
+}
+
+TEST(TensorBoardPipelineTest, AWatchFollowsFilesAsTheyGrow) {
+  TempDir dir;
+  auto config = config_for(dir.path(), {"LossSpike"});
+  config.follow = true;
+  config.poll_interval = std::chrono::milliseconds(20);
+  auto sink = std::make_unique<RecordingSink>();
+  auto* recorded = sink.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(sink));
+  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  TensorBoardReport report;
+  std::thread runner([&] { report = pipeline.run(); });
+  {
+    TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
+    for (int step = 0; step < 30; ++step) writer.add_scalar("loss", step, 1.0F, step);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(fired(recorded->events()).empty());
+    writer.add_scalar("loss", 30, 50.0F, 30);  // the spike, appended to the open file
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (fired(recorded->events()).empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  pipeline.request_stop();
+  runner.join();
+  EXPECT_EQ(fired(recorded->events()), std::vector<std::string>{"LossSpike@30 loss"});
+  ASSERT_EQ(report.statuses.size(), 1U);
+  EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
+  EXPECT_EQ(report.values, 31);
+}
+
+}  // namespace
+}  // namespace rulestream

@@ -1,0 +1,193 @@
+// The series rules (NonFinite, LossSpike, GradNormSpike, LossNotDecreasing on series) built from
+// the registry as the TensorBoard pipeline builds them, fed by hand.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "rules/rule_registry.hpp"
+#include "rules/series_rule.hpp"
+
+namespace rulestream {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::shared_ptr<SeriesRule> series_rule(const std::string& name,
+                                        const RuleParameters& parameters = {}) {
+  auto rule = RuleRegistry::builtin().create_series(name, parameters);
+  EXPECT_NE(rule, nullptr) << name;
+  return rule;
+}
+
+SeriesInfo series(const std::string& tag, SeriesRole role, Mode mode = Mode::Train) {
+  SeriesInfo info;
+  info.run = "train";
+  info.tag = tag;
+  info.role = role;
+  info.mode = mode;
+  return info;
+}
+
+struct Fired {
+  std::int64_t step;
+  Finding finding;
+};
+
+// Feeds (step, value) pairs; returns where the rule fired.
+std::vector<Fired> feed(const SeriesRule& rule, const SeriesInfo& info,
+                        const std::vector<std::pair<std::int64_t, double>>& values) {
+  auto state = rule.start(info);
+  std::vector<Fired> fired;
+  for (const auto& [step, value] : values) {
+    Finding finding;
+    if (state->add(step, value, finding)) fired.push_back({step, finding});
+  }
+  return fired;
+}
+
+std::vector<std::pair<std::int64_t, double>> numbered(const std::vector<double>& values,
+                                                      std::int64_t stride = 1) {
+  std::vector<std::pair<std::int64_t, double>> out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    out.emplace_back(static_cast<std::int64_t>(i) * stride, values[i]);
+  }
+  return out;
+}
+
+TEST(NonFiniteRuleTest, FiresOnceAtTheFirstNaNOrInfinityOfEachSeries) {
+  const auto rule = series_rule("NonFinite");
+  const auto fired = feed(*rule, series("train/explained_variance", SeriesRole::Other),
+                          numbered({0.5, 0.4, kNaN, 0.3, kInf, kNaN}, 4096));
+  ASSERT_EQ(fired.size(), 1U);
+  EXPECT_EQ(fired[0].step, 2 * 4096);
+  EXPECT_THAT(fired[0].finding.message,
+              HasSubstr("train: train/explained_variance is NaN at step 8192"));
+  EXPECT_EQ(fired[0].finding.tensors, std::vector<std::string>{"train: train/explained_variance"});
+}
+
+TEST(NonFiniteRuleTest, StaysQuietOnFiniteValuesAndWatchesWhatTagRegexNames) {
+  const auto all = series_rule("NonFinite");
+  EXPECT_TRUE(feed(*all, series("loss", SeriesRole::Loss), numbered({1e30, -1e30, 0.0})).empty());
+  EXPECT_TRUE(all->watches(series("lr", SeriesRole::LearningRate)));
+  const auto some = series_rule("NonFinite", {{"tag_regex", "^eval/"}});
+  EXPECT_TRUE(some->watches(series("eval/loss", SeriesRole::Loss)));
+  EXPECT_FALSE(some->watches(series("train/loss", SeriesRole::Loss)));
+}
+
+TEST(NonFiniteRuleTest, ABadParameterIsNamed) {
+  try {
+    RuleRegistry::builtin().create_series("NonFinite", {{"tag_regex", "(unclosed"}});
+    FAIL() << "no error";
+  } catch (const RuleConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("tag_regex"));
+  }
+  EXPECT_THROW(RuleRegistry::builtin().create_series("NonFinite", {{"window", "3"}}),
+               RuleConfigError);
+}
+
+TEST(LossSpikeRuleTest, FiresWhereALossJumpsFarAboveItsLevel) {
+  // 40 values alternating 2.0 and 2.2, then 9.0: the level is about 2.1 and the spread about
+  // 1.2533 x 0.1; 9.0 is some 55 spreads and 330% above. The values after settle back.
+  std::vector<double> values;
+  for (int i = 0; i < 40; ++i) values.push_back(i % 2 == 0 ? 2.0 : 2.2);
+  values.push_back(9.0);
+  for (int i = 0; i < 10; ++i) values.push_back(2.1);
+  const auto rule = series_rule("LossSpike");
+  const auto fired = feed(*rule, series("train/loss", SeriesRole::Loss), numbered(values, 10));
+  ASSERT_EQ(fired.size(), 1U);
+  EXPECT_EQ(fired[0].step, 400);
+  EXPECT_THAT(fired[0].finding.message, HasSubstr("train: train/loss 9 at step 400"));
+  EXPECT_TRUE(rule->watches(series("val_loss", SeriesRole::Loss, Mode::Eval)));
+  EXPECT_FALSE(rule->watches(series("train/grad_norm", SeriesRole::GradientNorm)));
+}
+
+TEST(LossSpikeRuleTest, StaysQuietOnAHealthyNoisyLoss) {
+  // A loss falling from 3 towards 0.5 with +-10% noise, as training losses do.
+  std::vector<double> values;
+  for (int i = 0; i < 500; ++i) {
+    const double trend = 0.5 + 2.5 * std::exp(-i / 100.0);
+    values.push_back(trend * (1.0 + 0.1 * std::sin(i * 1.7)));
+  }
+  EXPECT_TRUE(
+      feed(*series_rule("LossSpike"), series("loss", SeriesRole::Loss), numbered(values)).empty());
+}
+
+TEST(LossSpikeRuleTest, BadParametersAreNamed) {
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"window", "0"}, {"threshold", "-1"}, {"warmup", "0"}, {"min_increase_percent", "x"}}) {
+    try {
+      RuleRegistry::builtin().create_series("LossSpike", {{name, value}});
+      FAIL() << name << "=" << value << " was taken";
+    } catch (const RuleConfigError& error) {
+      EXPECT_THAT(error.what(), HasSubstr(name));
+    }
+  }
+}
+
+TEST(GradNormSpikeRuleTest, WatchesGradientNormsAndFiresOnAJump) {
+  std::vector<double> values(30, 1.5);
+  values.push_back(40.0);
+  const auto rule = series_rule("GradNormSpike");
+  EXPECT_FALSE(rule->watches(series("train/loss", SeriesRole::Loss)));
+  const auto fired =
+      feed(*rule, series("train/grad_norm", SeriesRole::GradientNorm), numbered(values, 500));
+  ASSERT_EQ(fired.size(), 1U);
+  EXPECT_EQ(fired[0].step, 15000);
+  EXPECT_TRUE(feed(*rule, series("train/grad_norm", SeriesRole::GradientNorm),
+                   numbered(std::vector<double>(100, 1.5)))
+                  .empty());
+}
+
+TEST(LossNotDecreasingSeriesTest, ComparesWithTheValueNumStepsBack) {
+  // 100 - step until step 15, then flat at 85. num_steps 10: compared at 10 (90 vs 100: fell),
+  // 20 (85 vs 90: fell 5.6%), 30 (85 vs 85: did not fall) -> fires at 30, and at 40.
+  std::vector<double> values;
+  for (int step = 0; step <= 40; ++step) values.push_back(step <= 15 ? 100.0 - step : 85.0);
+  const auto rule = series_rule("LossNotDecreasing");
+  const auto fired = feed(*rule, series("train/loss", SeriesRole::Loss), numbered(values));
+  ASSERT_EQ(fired.size(), 2U);
+  EXPECT_EQ(fired[0].step, 30);
+  EXPECT_EQ(fired[1].step, 40);
+  EXPECT_THAT(fired[0].finding.message, HasSubstr("85 at step 30 vs 85 at step 20"));
+}
+
+TEST(LossNotDecreasingSeriesTest, SparseStepsCompareWithTheNewestValueFarEnoughBack) {
+  // Steps 0, 7, 14, 21: at 14 the base is step 0 (7 is less than 10 back); next comparison no
+  // sooner than 24, so at 28 against 14 (newest at most 18).
+  const std::vector<std::pair<std::int64_t, double>> values{
+      {0, 10.0}, {7, 9.0}, {14, 10.5}, {21, 9.0}, {28, 12.0}};
+  const auto fired =
+      feed(*series_rule("LossNotDecreasing"), series("loss", SeriesRole::Loss), values);
+  ASSERT_EQ(fired.size(), 2U);
+  EXPECT_EQ(fired[0].step, 14);
+  EXPECT_THAT(fired[0].finding.message, HasSubstr("vs 10 at step 0"));
+  EXPECT_EQ(fired[1].step, 28);
+  EXPECT_THAT(fired[1].finding.message, HasSubstr("vs 10.5 at step 14"));
+}
+
+TEST(LossNotDecreasingSeriesTest, ModeAndSelectionChooseTheSeries) {
+  const auto eval = series_rule("LossNotDecreasing", {{"mode", "EVAL"}});
+  EXPECT_TRUE(eval->watches(series("val_loss", SeriesRole::Loss, Mode::Eval)));
+  EXPECT_FALSE(eval->watches(series("train_loss", SeriesRole::Loss, Mode::Train)));
+  const auto by_name = series_rule("LossNotDecreasing",
+                                   {{"use_losses_collection", "False"}, {"tensor_regex", "acc"}});
+  EXPECT_TRUE(by_name->watches(series("accuracy", SeriesRole::Other)));
+  EXPECT_FALSE(by_name->watches(series("loss", SeriesRole::Loss)));
+  EXPECT_THROW(RuleRegistry::builtin().create_series("LossNotDecreasing", {{"num_steps", "0"}}),
+               RuleConfigError);
+}
+
+TEST(SeriesRulesTest, RulesOverSmdebugTensorsHaveNoSeriesForm) {
+  EXPECT_EQ(RuleRegistry::builtin().create_series("VanishingGradient", {}), nullptr);
+  EXPECT_THROW(RuleRegistry::builtin().create_series("NoSuchRule", {}), RuleConfigError);
+}
+
+}  // namespace
+}  // namespace rulestream

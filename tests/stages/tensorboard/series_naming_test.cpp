@@ -1,0 +1,53 @@
+#include "stages/tensorboard/series_naming.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace rulestream {
+namespace {
+
+// Tags as real writers name them (../shared/tensorboard-samples and the frameworks' docs).
+TEST(SeriesNamingTest, RolesAndModesFromTheNamesPeopleUse) {
+  const SeriesNaming naming = SeriesNaming::defaults();
+  const std::vector<std::tuple<std::string, std::string, SeriesRole, Mode>> cases{
+      {"runs/Mar24", "train/loss", SeriesRole::Loss, Mode::Train},  // HF Trainer
+      {"runs/Mar24", "eval/loss", SeriesRole::Loss, Mode::Eval},    // HF Trainer
+      {"runs/Mar24", "train/grad_norm", SeriesRole::GradientNorm, Mode::Train},
+      {"runs/Mar24", "train/learning_rate", SeriesRole::LearningRate, Mode::Train},
+      {"exp/train", "epoch_loss", SeriesRole::Loss, Mode::Train},      // Keras
+      {"exp/validation", "epoch_loss", SeriesRole::Loss, Mode::Eval},  // Keras
+      {"exp/validation", "evaluation_loss_vs_iterations", SeriesRole::Loss, Mode::Eval},
+      {".", "Loss/train", SeriesRole::Loss, Mode::Train},  // PyTorch tutorial
+      {".", "Loss/test", SeriesRole::Loss, Mode::Eval},
+      {".", "val_loss", SeriesRole::Loss, Mode::Eval},  // Lightning
+      {".", "train_loss", SeriesRole::Loss, Mode::Train},
+      {"seed_5/PPO_1", "train/entropy_loss", SeriesRole::Loss, Mode::Train},  // sb3
+      {"seed_5/PPO_1", "rollout/ep_rew_mean", SeriesRole::Other, Mode::Global},
+      {".", "grad-norm", SeriesRole::GradientNorm, Mode::Global},  // Megatron
+      {".", "lr", SeriesRole::LearningRate, Mode::Global},
+      {".", "loss-scale", SeriesRole::Other, Mode::Global},  // mixed precision: not a loss
+      {".", "lossy_ratio", SeriesRole::Other, Mode::Global},
+      {".", "interval_s", SeriesRole::Other, Mode::Global},  // "val" inside a word: no mode
+      {"cnn_melspec_log", "train/0th", SeriesRole::Other, Mode::Train},
+  };
+  for (const auto& [run, tag, role, mode] : cases) {
+    const SeriesInfo info = naming.describe(run, tag);
+    EXPECT_EQ(series_role_name(info.role), series_role_name(role)) << run << " " << tag;
+    EXPECT_EQ(mode_name(info.mode), mode_name(mode)) << run << " " << tag;
+    EXPECT_EQ(info.run, run);
+    EXPECT_EQ(info.tag, tag);
+  }
+}
+
+TEST(SeriesNamingTest, PatternsCanBeReplaced) {
+  SeriesNaming naming = SeriesNaming::defaults();
+  naming.loss = compile_name_regexes({"^objective$"});
+  EXPECT_EQ(naming.describe(".", "objective").role, SeriesRole::Loss);
+  EXPECT_EQ(naming.describe(".", "train/loss").role, SeriesRole::Other);
+}
+
+}  // namespace
+}  // namespace rulestream
