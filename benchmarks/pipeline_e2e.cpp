@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "benchmarks/child_phase.hpp"
 #include "pipeline/graph/pipeline_config.hpp"
 #include "pipeline/graph/rule_pipeline.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
@@ -53,6 +54,15 @@
 #include "sinks/sink.hpp"
 
 namespace {
+
+using rulestream::bench::arg;
+using rulestream::bench::Args;
+using rulestream::bench::ChildResult;
+using rulestream::bench::int_arg;
+using rulestream::bench::median;
+using rulestream::bench::num;
+using rulestream::bench::parse_args;
+using rulestream::bench::run_phase;
 
 namespace fs = std::filesystem;
 using rulestream::JobSimulator;
@@ -63,36 +73,6 @@ using rulestream::RuleEvent;
 using rulestream::RulePipeline;
 using rulestream::Sink;
 using SteadyClock = std::chrono::steady_clock;
-
-// --- command line -------------------------------------------------------------------------
-
-using Args = std::map<std::string, std::string>;
-
-// "--key value" pairs; a trailing "--key" without a value is "1" (a flag).
-Args parse_args(int argc, char** argv) {
-  Args args;
-  for (int i = 1; i < argc; ++i) {
-    std::string key = argv[i];
-    if (!key.starts_with("--")) throw std::invalid_argument("unexpected argument: " + key);
-    key = key.substr(2);
-    if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--") {
-      args[key] = argv[++i];
-    } else {
-      args[key] = "1";
-    }
-  }
-  return args;
-}
-
-std::string arg(const Args& args, const std::string& key, const std::string& fallback) {
-  const auto it = args.find(key);
-  return it == args.end() ? fallback : it->second;
-}
-
-std::int64_t int_arg(const Args& args, const std::string& key, std::int64_t fallback) {
-  const auto it = args.find(key);
-  return it == args.end() ? fallback : std::stoll(it->second);
-}
 
 // --- the two jobs -------------------------------------------------------------------------
 
@@ -494,69 +474,6 @@ int phase_latency(const Args& args) {
 }
 
 // --- the driver -----------------------------------------------------------------------------
-
-struct ChildResult {
-  std::map<std::string, std::string> values;
-  double max_rss_mib = 0.0;
-};
-
-// Runs this program again with `phase_args`, collects its "key=value" stdout line and its peak
-// RSS (wait4). A child that fails is fatal: its stderr has already gone to ours.
-ChildResult run_phase(const std::vector<std::string>& phase_args) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-  std::vector<std::string> argv_strings{"/proc/self/exe"};
-  argv_strings.insert(argv_strings.end(), phase_args.begin(), phase_args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::cout.flush();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::dup2(pipe_fds[1], STDOUT_FILENO);
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(127);
-  }
-  ::close(pipe_fds[1]);
-  std::string output;
-  char chunk[4096];
-  for (;;) {
-    const ssize_t got = ::read(pipe_fds[0], chunk, sizeof chunk);
-    if (got <= 0) break;
-    output.append(chunk, static_cast<std::size_t>(got));
-  }
-  ::close(pipe_fds[0]);
-  int status = 0;
-  struct rusage usage {};
-  if (::wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4 failed");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::ostringstream command;
-    for (const auto& a : phase_args) command << a << " ";
-    throw std::runtime_error("phase failed (status " + std::to_string(status) +
-                             "): " + command.str());
-  }
-  ChildResult result;
-  std::istringstream words(output);
-  for (std::string word; words >> word;) {
-    const auto eq = word.find('=');
-    if (eq != std::string::npos) result.values[word.substr(0, eq)] = word.substr(eq + 1);
-  }
-  result.max_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
-  return result;
-}
-
-double num(const ChildResult& result, const std::string& key) {
-  const auto it = result.values.find(key);
-  if (it == result.values.end()) throw std::runtime_error("phase output lacks " + key);
-  return std::stod(it->second);
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
-}
 
 std::string load_average() {
   std::ifstream file("/proc/loadavg");

@@ -10,6 +10,7 @@
 #include "pipeline/cli/commands.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
+#include "pipeline/simulator/tensorboard_simulator.hpp"
 
 namespace rulestream::cli {
 namespace {
@@ -97,17 +98,74 @@ JobSimulatorOptions to_options(const po::variables_map& options) {
 }
 
 // The CLI checks the output folder itself so that the error can name --force.
-void check_output(const JobSimulatorOptions& job) {
+void check_output(const std::filesystem::path& output, bool overwrite) {
   std::error_code error;
-  const auto status = std::filesystem::status(job.output, error);
+  const auto status = std::filesystem::status(output, error);
   if (!std::filesystem::exists(status)) return;
   if (!std::filesystem::is_directory(status)) {
-    throw UsageError("'" + job.output.string() + "' exists and is not a folder");
+    throw UsageError("'" + output.string() + "' exists and is not a folder");
   }
-  if (!job.overwrite && !std::filesystem::is_empty(job.output, error) && !error) {
-    throw UsageError("'" + job.output.string() +
+  if (!overwrite && !std::filesystem::is_empty(output, error) && !error) {
+    throw UsageError("'" + output.string() +
                      "' is not empty (use --force to write into it anyway)");
   }
+}
+
+std::string tensorboard_scenario_list() {
+  std::string names;
+  for (const TensorBoardScenario scenario : kAllTensorBoardScenarios) {
+    if (!names.empty()) names += ", ";
+    names += tensorboard_scenario_name(scenario);
+  }
+  return names;
+}
+
+// `--format tensorboard`: a logdir (pipeline/simulator/tensorboard_simulator.hpp).
+int simulate_logdir(const po::variables_map& options, std::ostream& out) {
+  for (const char* smdebug_only :
+       {"workers", "layers", "tensor-size", "extra-tensors", "extra-tensor-size", "eval-every",
+        "eval-steps", "save-interval", "reductions-only", "no-end-marker", "compress"}) {
+    if (options.count(smdebug_only)) {
+      throw UsageError(std::string("--") + smdebug_only +
+                       " is for --format smdebug (a TensorBoard logdir has no " +
+                       "workers, layers or index files)");
+    }
+  }
+  TensorBoardSimulatorOptions logdir;
+  logdir.output = options["out"].as<std::string>();
+  const auto& name = options["scenario"].as<std::string>();
+  const auto scenario = tensorboard_scenario_from_name(name);
+  if (!scenario) {
+    throw UsageError("--scenario: unknown scenario '" + name +
+                     "' for --format tensorboard (one of " + tensorboard_scenario_list() + ")");
+  }
+  logdir.scenario = *scenario;
+  logdir.runs = static_cast<int>(parse_integer<std::int64_t>(options, "runs", logdir.runs));
+  logdir.steps = parse_integer<std::int64_t>(options, "steps", logdir.steps);
+  logdir.extra_tags = parse_integer<std::int64_t>(options, "extra-tags", logdir.extra_tags);
+  if (options.count("fault-step")) {
+    logdir.fault_step = parse_integer<std::int64_t>(options, "fault-step", 0);
+  }
+  logdir.seed = parse_integer<std::uint64_t>(options, "seed", logdir.seed);
+  logdir.step_delay =
+      std::chrono::milliseconds(parse_integer<std::int64_t>(options, "step-delay-ms", 0));
+  if (logdir.step_delay.count() < 0) throw UsageError("--step-delay-ms must not be negative");
+  const std::string scalars = options["scalars"].as<std::string>();
+  if (scalars != "simple_value" && scalars != "tensor") {
+    throw UsageError("--scalars: '" + scalars + "' is not one of simple_value, tensor");
+  }
+  logdir.tensor_scalars = scalars == "tensor";
+  check_output(logdir.output, options.count("force") > 0);
+  const auto started = std::chrono::steady_clock::now();
+  const TensorBoardSimulation simulation = simulate_tensorboard(logdir);
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+  out << "simulated " << tensorboard_scenario_name(logdir.scenario) << " TensorBoard logdir in "
+      << logdir.output.string() << ": " << logdir.runs << (logdir.runs == 1 ? " run, " : " runs, ")
+      << logdir.steps << " steps, " << simulation.values << " scalar values, " << simulation.bytes
+      << " bytes";
+  if (simulation.fault_step >= 0) out << ", fault from step " << simulation.fault_step;
+  out << ", in " << std::fixed << std::setprecision(2) << elapsed.count() << " s\n";
+  return kExitOk;
 }
 
 std::string strip_library_prefix(const std::string& message) {
@@ -121,16 +179,28 @@ int run_simulate(const std::vector<std::string>& args, std::ostream& out, std::o
   po::options_description visible(
       "rulestream simulate OUT --scenario NAME [options]\n\n"
       "Writes a synthetic training job in smdebug's format (an MLP fc1..fcN with ReLUs,\n"
-      "CrossEntropyLoss), healthy or with a fault that rules must catch from --fault-step on.\n"
-      "Scenarios: " +
-      scenario_list() +
-      ".\nEach scenario's exact signature is documented in pipeline/job_simulator.hpp.\n\n"
+      "CrossEntropyLoss), or with --format tensorboard a TensorBoard logdir (train/loss,\n"
+      "eval/loss, train/grad_norm, train/learning_rate), healthy or with a fault that rules\n"
+      "must catch from --fault-step on.\nScenarios: " +
+      scenario_list() + "; with --format tensorboard: " + tensorboard_scenario_list() +
+      ".\nEach scenario's exact signature is documented in pipeline/simulator/.\n\n"
       "options");
   visible.add_options()("help,h", "show this help")(
       "scenario", po::value<std::string>()->value_name("NAME"), "what goes wrong (required)")(
+      "format",
+      po::value<std::string>()->value_name("smdebug|tensorboard")->default_value("smdebug"),
+      "what to write: an smdebug trial or a TensorBoard logdir")(
+      "runs", po::value<std::string>()->value_name("N"),
+      "tensorboard: runs, run_0.. (default 1: the logdir is the run)")(
+      "extra-tags", po::value<std::string>()->value_name("N"),
+      "tensorboard: more scalar tags per run, metrics/extra_<i> (default 0)")(
+      "scalars",
+      po::value<std::string>()->value_name("simple_value|tensor")->default_value("simple_value"),
+      "tensorboard: scalars as PyTorch writes them, or as TF2's one-element tensors")(
       "workers", po::value<std::string>()->value_name("N"),
       "workers writing files, worker_0.. (default 1)")(
-      "steps", po::value<std::string>()->value_name("N"), "TRAIN steps (default 100)")(
+      "steps", po::value<std::string>()->value_name("N"),
+      "TRAIN steps (default 100; tensorboard: 1000)")(
       "eval-every", po::value<std::string>()->value_name("N"),
       "run EVAL steps after every N TRAIN steps (default 0: never)")(
       "eval-steps", po::value<std::string>()->value_name("N"), "EVAL steps each time (default 2)")(
@@ -179,9 +249,20 @@ int run_simulate(const std::vector<std::string>& args, std::ostream& out, std::o
   }
 
   try {
+    const std::string format = options["format"].as<std::string>();
+    if (format == "tensorboard") return simulate_logdir(options, out);
+    if (format != "smdebug") {
+      throw UsageError("--format: '" + format + "' is not one of smdebug, tensorboard");
+    }
+    for (const char* tensorboard_only : {"runs", "extra-tags"}) {
+      if (options.count(tensorboard_only)) {
+        throw UsageError(std::string("--") + tensorboard_only + " is for --format tensorboard");
+      }
+    }
+    if (!options["scalars"].defaulted()) throw UsageError("--scalars is for --format tensorboard");
     const JobSimulatorOptions job = to_options(options);
     const JobSimulator simulator(job);
-    check_output(job);
+    check_output(job.output, job.overwrite);
     const auto started = std::chrono::steady_clock::now();
     const SimulationSummary summary = simulator.run();
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;

@@ -133,13 +133,13 @@ std::optional<TrialFormat> await_format(const Storage& storage, std::chrono::mil
     }
     wake.notify_all();
   });
+  // A folder that does not exist is smdebug's pipeline's one-line error, as it always was.
+  if (!storage.root_exists()) return TrialFormat::Smdebug;
   bool said = false;
   for (;;) {
-    if (storage.root_exists()) {
-      if (holds_trial_files(storage)) return TrialFormat::Smdebug;
-      for (const auto& object : storage.list("")) {
-        if (is_event_file(object.path)) return TrialFormat::TensorBoard;
-      }
+    if (holds_trial_files(storage)) return TrialFormat::Smdebug;
+    for (const auto& object : storage.list("")) {
+      if (is_event_file(object.path)) return TrialFormat::TensorBoard;
     }
     if (!said) {
       err << prefix << storage.describe() << ": no trial files yet; waiting for the job to appear\n"

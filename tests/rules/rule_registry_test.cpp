@@ -74,8 +74,11 @@ TEST_F(RuleRegistryTest, ListsTheBuiltinsSortedWithTheirParameters) {
                                              "DeadRelu",
                                              "ExplodingTensor",
                                              "FeatureImportanceOverweight",
+                                             "GradNormSpike",
                                              "LossNotDecreasing",
+                                             "LossSpike",
                                              "NLPSequenceRatio",
+                                             "NonFinite",
                                              "Overfit",
                                              "Overtraining",
                                              "PoorWeightInitialization",
@@ -251,8 +254,9 @@ TEST_F(RuleRegistryTest, ReadsEveryParameterKind) {
 TEST_F(RuleRegistryTest, RejectsUnknownRulesAndParametersNamingThem) {
   EXPECT_EQ(create_error("Vanishing", {}),
             "unknown rule \"Vanishing\" (known: AllZero, CheckInputImages, ClassImbalance, "
-            "Confusion, DeadRelu, ExplodingTensor, FeatureImportanceOverweight, LossNotDecreasing, "
-            "NLPSequenceRatio, Overfit, Overtraining, PoorWeightInitialization, "
+            "Confusion, DeadRelu, ExplodingTensor, FeatureImportanceOverweight, GradNormSpike, "
+            "LossNotDecreasing, LossSpike, NLPSequenceRatio, NonFinite, Overfit, Overtraining, "
+            "PoorWeightInitialization, "
             "SaturatedActivation, SimilarAcrossRuns, StalledTrainingRule, TensorVariance, "
             "TreeDepth, UnchangedTensor, VanishingGradient, WeightUpdateRatio)");
   EXPECT_EQ(create_error("VanishingGradient", {{"treshold", "1e-5"}}),

@@ -158,5 +158,36 @@ TEST(SimulateCliTest, BinaryWritesAJobTheReaderFollows) {
   EXPECT_NE(failed.err.find("is not empty"), std::string::npos) << failed.err;
 }
 
+TEST(SimulateCliTest, WritesATensorBoardLogdir) {
+  TempDir dir;
+  const auto out = (dir.path() / "logs").string();
+  const auto outcome = simulate({out, "--format", "tensorboard", "--scenario", "exploding",
+                                 "--steps", "200", "--runs", "2", "--extra-tags", "1"});
+  ASSERT_EQ(outcome.exit_code, cli::kExitOk) << outcome.err;
+  // Per run: 200 steps of train/loss, grad_norm, learning_rate and one extra tag; eval/loss at
+  // every 10th step.
+  EXPECT_NE(outcome.out.find("2 runs, 200 steps, 1640 scalar values"), std::string::npos)
+      << outcome.out;
+  EXPECT_NE(outcome.out.find("fault from step 120"), std::string::npos) << outcome.out;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "logs" / "run_1" /
+                                      "events.out.tfevents.1700000000.simulator.1"));
+  const auto inspected = testing::run_cli("inspect", {out, "--json"});
+  ASSERT_EQ(inspected.exit_code, cli::kExitOk) << inspected.err;
+  EXPECT_NE(inspected.out.find("\"metrics/extra_0\""), std::string::npos);
+}
+
+TEST(SimulateCliTest, TensorBoardArgumentsAreCheckedAgainstTheFormat) {
+  TempDir dir;
+  const auto out = (dir.path() / "logs").string();
+  expect_error(simulate({out, "--format", "tensorboard", "--scenario", "dead_relu"}),
+               "unknown scenario 'dead_relu' for --format tensorboard");
+  expect_error(
+      simulate({out, "--format", "tensorboard", "--scenario", "healthy", "--workers", "2"}),
+      "--workers is for --format smdebug");
+  expect_error(simulate({out, "--scenario", "healthy", "--runs", "2"}),
+               "--runs is for --format tensorboard");
+  expect_error(simulate({out, "--format", "onnx", "--scenario", "healthy"}), "--format: 'onnx'");
+}
+
 }  // namespace
 }  // namespace rulestream

@@ -1,0 +1,136 @@
+// The simulated TensorBoard logdirs, replayed with the series rules: rules fire where a person
+// looking at the curves would (a diverging run, a plateau, an overfitting run), at the steps the
+// scenarios' definitions give (tensorboard_simulator.hpp), and stay quiet on a healthy run and
+// on one restarted from a checkpoint.
+#include "pipeline/simulator/tensorboard_simulator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "pipeline/graph/tensorboard_pipeline.hpp"
+#include "tests/support/recording_sink.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using testing::RecordingSink;
+using testing::TempDir;
+
+struct Replayed {
+  TensorBoardReport report;
+  std::vector<RuleEvent> fired;
+};
+
+Replayed replay(const std::filesystem::path& logdir) {
+  PipelineConfig config;
+  config.paths = {logdir.string()};
+  for (const char* name : {"NonFinite", "LossSpike", "GradNormSpike", "LossNotDecreasing"}) {
+    RuleConfig rule;
+    rule.rule = name;
+    config.rules.push_back(rule);
+  }
+  auto sink = std::make_unique<RecordingSink>();
+  auto* recorded = sink.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(sink));
+  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  Replayed replayed;
+  replayed.report = pipeline.run();
+  for (const auto& event : recorded->events()) {
+    if (event.kind == RuleEvent::Kind::ConditionMet) replayed.fired.push_back(event);
+  }
+  return replayed;
+}
+
+Replayed simulate_and_replay(const TempDir& dir, TensorBoardScenario scenario) {
+  TensorBoardSimulatorOptions options;
+  options.output = dir.path() / "logdir";
+  options.scenario = scenario;
+  options.steps = 1000;  // the fault at step 600, an exploding series' blow-up over 50 steps
+  const TensorBoardSimulation simulation = simulate_tensorboard(options);
+  EXPECT_EQ(simulation.fault_step, scenario == TensorBoardScenario::Healthy ? -1 : 600);
+  return replay(options.output);
+}
+
+// The first step at which `rule` fired on `tag`, or -1.
+std::int64_t first(const Replayed& replayed, const std::string& rule, const std::string& tag) {
+  for (const auto& event : replayed.fired) {
+    if (event.rule == rule && event.tensors.at(0) == tag) return event.global_step;
+  }
+  return -1;
+}
+
+std::set<std::string> rules_fired(const Replayed& replayed) {
+  std::set<std::string> rules;
+  for (const auto& event : replayed.fired) rules.insert(event.rule);
+  return rules;
+}
+
+TEST(TensorBoardSimulatorTest, AHealthyRunIsQuiet) {
+  TempDir dir;
+  const Replayed replayed = simulate_and_replay(dir, TensorBoardScenario::Healthy);
+  EXPECT_TRUE(replayed.fired.empty());
+  // 1000 steps of train/loss, train/grad_norm, train/learning_rate; eval/loss every 10th.
+  EXPECT_EQ(replayed.report.values, 3100);
+  for (const auto& status : replayed.report.statuses) {
+    EXPECT_EQ(status.status, RuleStatus::NoIssuesFound) << status.rule;
+  }
+}
+
+TEST(TensorBoardSimulatorTest, ADivergingRunFiresSpikesThenNonFinite) {
+  TempDir dir;
+  const Replayed replayed = simulate_and_replay(dir, TensorBoardScenario::Exploding);
+  // NaN from F + D + 1 = 651 on the loss and the gradient norm.
+  EXPECT_EQ(first(replayed, "NonFinite", "train/loss"), 651);
+  EXPECT_EQ(first(replayed, "NonFinite", "train/grad_norm"), 651);
+  // The loss grows by (1e10 / loss at F)^(1/50), about 1.6x a step: twice its lagging level
+  // within a few steps of F, well before the NaN.
+  const auto spike = first(replayed, "LossSpike", "train/loss");
+  EXPECT_GT(spike, 600);
+  EXPECT_LT(spike, 610);
+  EXPECT_GT(first(replayed, "GradNormSpike", "train/grad_norm"), 600);
+  EXPECT_EQ(first(replayed, "LossNotDecreasing", "train/loss"), 610);
+  EXPECT_EQ(first(replayed, "LossSpike", "eval/loss"), -1);
+}
+
+TEST(TensorBoardSimulatorTest, APlateauFiresLossNotDecreasingOnly) {
+  TempDir dir;
+  const Replayed replayed = simulate_and_replay(dir, TensorBoardScenario::LossPlateau);
+  EXPECT_EQ(rules_fired(replayed), std::set<std::string>{"LossNotDecreasing"});
+  // Compared every 10 steps: the first comparison inside the plateau is 610 against 600.
+  EXPECT_EQ(first(replayed, "LossNotDecreasing", "train/loss"), 610);
+  EXPECT_EQ(first(replayed, "LossNotDecreasing", "eval/loss"), 610);
+}
+
+TEST(TensorBoardSimulatorTest, AnOverfittingRunFiresOnTheValidationLossOnly) {
+  TempDir dir;
+  const Replayed replayed = simulate_and_replay(dir, TensorBoardScenario::Overfit);
+  EXPECT_EQ(rules_fired(replayed), std::set<std::string>{"LossNotDecreasing"});
+  EXPECT_EQ(first(replayed, "LossNotDecreasing", "eval/loss"), 610);
+  EXPECT_EQ(first(replayed, "LossNotDecreasing", "train/loss"), -1);
+}
+
+TEST(TensorBoardSimulatorTest, ARunRestartedFromACheckpointReadsAsTheJobNowIsAndIsQuiet) {
+  TempDir dir;
+  const Replayed replayed = simulate_and_replay(dir, TensorBoardScenario::Restart);
+  EXPECT_TRUE(replayed.fired.empty());
+  EXPECT_EQ(replayed.report.restarts, 4);         // each of the four tags went back to step 300
+  EXPECT_EQ(replayed.report.values, 3100 + 930);  // steps 300..599 written twice
+}
+
+TEST(TensorBoardSimulatorTest, OptionsOutOfRangeAreNamed) {
+  TempDir dir;
+  TensorBoardSimulatorOptions options;
+  options.output = dir.path();
+  options.scenario = TensorBoardScenario::Overfit;
+  options.fault_step = 5000;
+  EXPECT_THROW(simulate_tensorboard(options), std::invalid_argument);
+  options.fault_step.reset();
+  options.steps = 5;
+  EXPECT_THROW(simulate_tensorboard(options), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rulestream
