@@ -2,12 +2,14 @@
 # The main job on a built-in example: a simulated two-worker training job whose gradients
 # vanish from step 30 is written step by step while `rulestream watch` follows it live; rule
 # events appear as the steps land. Then the same job is replayed from disk, as fast as it goes.
+# Last, a TensorBoard logdir whose loss diverges is watched as it is written.
 set -euo pipefail
 binary="${1:-build/rulestream}"
 demo_dir="$(mktemp -d -t rulestream-demo-XXXXXX)"
 watch_pid=""
 cleanup() {
   if [ -n "$watch_pid" ]; then kill "$watch_pid" 2>/dev/null || true; fi
+  if [ -n "${tb_watch_pid:-}" ]; then kill "$tb_watch_pid" 2>/dev/null || true; fi
   rm -rf "$demo_dir"
 }
 trap cleanup EXIT
@@ -35,3 +37,19 @@ echo "..."
 echo
 echo "== rulestream inspect --tensor: one gradient, step by step =="
 "$binary" inspect "$demo_dir/job" --tensor gradient/MLP_fc1.weight
+
+echo
+echo "== rulestream watch: a TensorBoard logdir whose loss diverges from step 120 =="
+mkdir -p "$demo_dir/tb"
+"$binary" watch "$demo_dir/tb" --rule NonFinite --rule LossSpike --rule LossNotDecreasing \
+  --poll-interval 0.05 &
+tb_watch_pid=$!
+"$binary" simulate "$demo_dir/tb" --format tensorboard --scenario exploding --steps 200 \
+  --fault-step 120 --step-delay-ms 10 >/dev/null
+sleep 0.5
+# A logdir has no end-of-job marker: the watch runs until it is stopped, then reports.
+kill -TERM "$tb_watch_pid"
+status=0
+wait "$tb_watch_pid" || status=$?
+tb_watch_pid=""
+echo "(watch exited with status $status: 1 means a rule fired)"

@@ -654,8 +654,10 @@ TEST(ReplayBinary, AnEmptyFolderIsAnErrorNotAHang) {
                            " --rule VanishingGradient");
   EXPECT_EQ(result.exit_code, cli::kExitError) << result.err;
   EXPECT_TRUE(result.out.empty()) << result.out;
-  EXPECT_EQ(result.err, "rulestream replay: " + dir.path().string() +
-                            ": not an smdebug trial (no collections/, index/ or events/ files)\n");
+  EXPECT_EQ(result.err,
+            "rulestream replay: " + dir.path().string() +
+                ": not an smdebug trial (no collections/, index/ or events/ files), nor a "
+                "TensorBoard logdir (no file named *tfevents*)\n");
 }
 
 // The binary run with its stdout and stderr on pipes, so that a test reads what it prints

@@ -1,0 +1,109 @@
+// TensorBoard logdirs on S3 through the CLI (in process) against a real S3-compatible server:
+// inspect and replay give what they give for the same logdir in a folder, and a watch follows
+// event files that grow (re-uploaded larger, as a syncing job does).
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "pipeline/cli/cli.hpp"
+#include "pipeline/simulator/tensorboard_simulator.hpp"
+#include "stages/format/tensorboard_writer.hpp"
+#include "tests/support/cli_runner.hpp"
+#include "tests/support/s3_test_server.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using testing::run_cli;
+using testing::TempDir;
+
+// JSON lines without their wall-clock time and trial path: what must match between sources.
+std::vector<std::string> events_of(const std::string& out) {
+  std::vector<std::string> events;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    boost::json::object event = boost::json::parse(line).as_object();
+    event.erase("time");
+    event.erase("trial");
+    events.push_back(boost::json::serialize(event));
+  }
+  return events;
+}
+
+class S3TensorBoardTest : public testing::S3ServerTest {
+ protected:
+  S3TensorBoardTest() : S3ServerTest("tensorboard") {}
+
+  void SetUp() override {
+    S3ServerTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    server_->export_environment();
+  }
+
+  TempDir scratch_;
+};
+
+TEST_F(S3TensorBoardTest, InspectAndReplayOfAPrefixMatchTheFolder) {
+  TensorBoardSimulatorOptions options;
+  options.output = scratch_.path() / "logs";
+  options.scenario = TensorBoardScenario::Exploding;
+  options.runs = 2;
+  options.steps = 200;
+  simulate_tensorboard(options);
+  testing::upload_folder(*client_, options.output, bucket_, "team/logs");
+  const std::string uri = "s3://" + bucket_ + "/team/logs";
+  const std::string endpoint = server_->endpoint();
+
+  const auto local = run_cli("inspect", {options.output.string(), "--json"});
+  const auto remote = run_cli("inspect", {uri, "--json", "--s3-endpoint", endpoint});
+  ASSERT_EQ(remote.exit_code, cli::kExitOk) << remote.err;
+  EXPECT_EQ(boost::json::parse(remote.out).at("runs"), boost::json::parse(local.out).at("runs"));
+
+  const std::vector<std::string> rules{"--rule",    "NonFinite", "--rule",
+                                       "LossSpike", "--format",  "json"};
+  std::vector<std::string> local_args{options.output.string()};
+  local_args.insert(local_args.end(), rules.begin(), rules.end());
+  std::vector<std::string> remote_args{uri, "--s3-endpoint", endpoint};
+  remote_args.insert(remote_args.end(), rules.begin(), rules.end());
+  const auto from_folder = run_cli("replay", local_args);
+  const auto from_s3 = run_cli("replay", remote_args);
+  EXPECT_EQ(from_s3.exit_code, cli::kExitRuleFired) << from_s3.err;
+  EXPECT_EQ(from_folder.exit_code, cli::kExitRuleFired) << from_folder.err;
+  EXPECT_EQ(events_of(from_s3.out), events_of(from_folder.out));
+  EXPECT_FALSE(events_of(from_s3.out).empty());
+}
+
+TEST_F(S3TensorBoardTest, AWatchFollowsAnEventFileReUploadedAsItGrows) {
+  const auto file = scratch_.path() / "events.out.tfevents.1.host";
+  const std::string key = "live/run/events.out.tfevents.1.host";
+  auto writer = std::make_unique<TensorBoardWriter>(file);
+  for (int step = 0; step < 30; ++step) writer->add_scalar("train/loss", step, 1.0F, step);
+  const auto upload = [&] {
+    client_->put(bucket_, key, testing::bytes_of(testing::read_text_file(file)));
+  };
+  upload();
+  const std::string uri = "s3://" + bucket_ + "/live";
+  auto watch = std::async(std::launch::async, [&] {
+    return run_cli("watch", {uri, "--rule", "NonFinite", "--format", "json", "--poll-interval",
+                             "0.1", "--s3-endpoint", server_->endpoint()});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  writer->add_scalar("train/loss", 30, std::nanf(""), 30);
+  writer.reset();
+  upload();  // the same object, larger: the watch reads what it gained
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ::kill(::getpid(), SIGTERM);  // the CLI's own handler stops the watch and reports
+  const auto outcome = watch.get();
+  EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
+  const auto events = events_of(outcome.out);
+  ASSERT_EQ(events.size(), 2U) << outcome.out;  // the NaN at step 30, then the status
+  EXPECT_NE(events[0].find("\"global_step\":30"), std::string::npos) << events[0];
+}
+
+}  // namespace
+}  // namespace rulestream
