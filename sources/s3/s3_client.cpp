@@ -183,7 +183,8 @@ class S3Client::Impl {
       if (attempt >= options_.max_attempts) again.clear();
       if (again.empty() && renewed.empty()) return responses;
       retries_ += again.size() + renewed.size();
-      // Renewed requests go again at once; the others wait out their backoff with them.
+      // Renewed requests need no backoff: alone, they go again at once; beside requests that
+      // must wait theirs, they go with them.
       if (!again.empty()) std::this_thread::sleep_for(backoff_delay(options_, attempt));
       pending = std::move(again);
       for (const std::size_t index : renewed) {

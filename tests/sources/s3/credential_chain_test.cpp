@@ -346,6 +346,25 @@ TEST_F(StsCredentialTest, ARoleArnWithASourceProfileIsAssumedWithItsKeys) {
   expect_s3_accepts(holder);
 }
 
+TEST_F(StsCredentialTest, AProfileTakesItsRoleWithAWebIdentityOrTheEnvironmentsKeys) {
+  const auto token_file = home_.path() / "token";
+  testing::write_text_file(token_file, "profile-web-identity-token");
+  testing::write_text_file(home_.path() / ".aws" / "config",
+                           "[profile eks]\nrole_arn = " + role_arn_ +
+                               "\nweb_identity_token_file = " + token_file.string() +
+                               "\n[profile from-env]\nrole_arn = " + role_arn_ +
+                               "\ncredential_source = Environment\n");
+  const auto by_token = resolve_s3_credentials(variables().set("AWS_PROFILE", "eks").lookup());
+  EXPECT_THAT(by_token->current()->source, StartsWith("web identity (token file "));
+  EXPECT_EQ(server_->web_identity_tokens().back(), "profile-web-identity-token");
+  expect_s3_accepts(by_token);
+
+  // credential_source = Environment without keys in the environment (with them, the
+  // environment comes first and the profile is not read, as in the SDKs).
+  EXPECT_THAT(chain_error(variables().set("AWS_PROFILE", "from-env").lookup()),
+              HasSubstr("credential_source Environment provides no credentials here"));
+}
+
 TEST_F(StsCredentialTest, AWrongSourceKeyIsRefusedByStsWithoutShowingIt) {
   testing::write_text_file(home_.path() / ".aws" / "config",
                            "[profile job]\nrole_arn = " + role_arn_ +

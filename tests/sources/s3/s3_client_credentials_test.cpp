@@ -9,6 +9,7 @@
 #include "sources/s3/credential_chain.hpp"
 #include "sources/s3/refreshing_credentials.hpp"
 #include "sources/s3/s3_client.hpp"
+#include "sources/s3/s3_storage.hpp"
 #include "tests/support/credential_agents.hpp"
 #include "tests/support/s3_test_server.hpp"
 
@@ -127,6 +128,25 @@ TEST_F(S3ClientCredentialsTest, CredentialsFromAnAgentAreRenewedBeforeTheyExpire
   EXPECT_EQ(client.credentials()->access_key_id, second.access_key_id);
   EXPECT_EQ(client.counts().retries, 0u);
   EXPECT_THAT(client.credentials()->describe(), HasSubstr("container credentials " + agent.url()));
+}
+
+// S3Storage::open takes the chain's credentials: an ECS task's, here.
+TEST_F(S3ClientCredentialsTest, StorageOpensWithTheCredentialsOfAContainerAgent) {
+  client_->put(bucket_, "job/index/a.json", bytes_of("{}"));
+  testing::ContainerAgent agent;
+  agent.serve(server_->temporary_credentials(), Clock::now() + 1h);
+  const std::string endpoint = server_->endpoint();
+  const auto storage = S3Storage::open("s3://" + bucket_ + "/job", {},
+                                       [&](std::string_view name) -> std::optional<std::string> {
+                                         if (name == "AWS_CONTAINER_CREDENTIALS_FULL_URI")
+                                           return agent.url();
+                                         if (name == "AWS_ENDPOINT_URL") return endpoint;
+                                         if (name == "HOME") return "/nonexistent";
+                                         return std::nullopt;
+                                       });
+  ASSERT_EQ(storage->list("index/").size(), 1u);
+  EXPECT_EQ(agent.served(), 1u);
+  EXPECT_THAT(storage->client().credentials()->source, HasSubstr("container credentials"));
 }
 
 }  // namespace
