@@ -12,6 +12,7 @@
 
 #include "pipeline/model/curl_global.hpp"
 #include "pipeline/model/exceptions.hpp"
+#include "sources/s3/aws_sigv4.hpp"
 
 namespace rulestream {
 namespace {
@@ -35,6 +36,8 @@ struct Response {
   curl_off_t file_time = -1;       // Last-Modified in seconds since the epoch (HEAD), or -1
   curl_off_t content_length = -1;  // Content-Length (HEAD: the object's size), or -1
   int attempts = 0;
+  std::shared_ptr<const S3Credentials> signed_with;  // the credentials of the last attempt
+  bool token_renewed = false;  // sent again once already after an expired token
 };
 
 // One request on one easy handle: what the callbacks write to and read from.
@@ -109,6 +112,17 @@ std::chrono::milliseconds backoff_delay(const S3ClientOptions& options, int retr
   return std::chrono::milliseconds(jitter(random));
 }
 
+// S3 says the session token has expired: new credentials may pass. (A bad token is
+// InvalidToken, which new credentials from the same place would not mend.)
+bool is_expired_token(const Response& response) {
+  if (response.code != CURLE_OK || (response.status != 400 && response.status != 403)) {
+    return false;
+  }
+  const std::string code = parse_s3_error(response.body).code;
+  return code == "ExpiredToken" || code == "ExpiredTokenException" ||
+         code == "TokenRefreshRequired";
+}
+
 // The bytes of a ranged answer: 206 is the range; a server that ignores Range sends the whole
 // object (200), of which we cut the range; 416 means the range starts past the end.
 SharedBytes range_of(Response& response, S3ByteRange range) {
@@ -126,11 +140,9 @@ SharedBytes range_of(Response& response, S3ByteRange range) {
 
 class S3Client::Impl {
  public:
-  Impl(S3Endpoint endpoint, S3Credentials credentials, S3ClientOptions options)
-      : endpoint_(std::move(endpoint)),
-        credentials_(std::move(credentials)),
-        options_(options),
-        signing_("aws:amz:" + endpoint_.region + ":s3") {
+  Impl(S3Endpoint endpoint, std::shared_ptr<const RefreshingCredentials> credentials,
+       S3ClientOptions options)
+      : endpoint_(std::move(endpoint)), credentials_(std::move(credentials)), options_(options) {
     if (options_.max_attempts < 1) {
       throw std::invalid_argument("S3 client: max_attempts must be at least 1, not " +
                                   std::to_string(options_.max_attempts));
@@ -146,9 +158,6 @@ class S3Client::Impl {
     curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    session_token_header_ = credentials_.session_token.empty()
-                                ? std::string()
-                                : "x-amz-security-token: " + credentials_.session_token;
   }
 
   ~Impl() {
@@ -157,7 +166,8 @@ class S3Client::Impl {
   }
 
   // Sends the requests (in parallel when there are several), retrying those that fail in a way
-  // that may pass, with backoff between rounds. Returns the last answer to each.
+  // that may pass, with backoff between rounds, and once at once those whose session token had
+  // expired, after renewing the credentials. Returns the last answer to each.
   std::vector<Response> execute(const std::vector<Request>& requests) const {
     std::vector<Response> responses(requests.size());
     std::vector<std::size_t> pending(requests.size());
@@ -165,14 +175,30 @@ class S3Client::Impl {
     for (int attempt = 1;; ++attempt) {
       run_batch(requests, responses, pending);
       std::vector<std::size_t> again;
+      std::vector<std::size_t> renewed;
       for (const std::size_t index : pending) {
         if (is_retryable(responses[index])) again.push_back(index);
+        if (renewable(responses[index])) renewed.push_back(index);
       }
-      if (again.empty() || attempt >= options_.max_attempts) return responses;
-      retries_ += again.size();
-      std::this_thread::sleep_for(backoff_delay(options_, attempt));
+      if (attempt >= options_.max_attempts) again.clear();
+      if (again.empty() && renewed.empty()) return responses;
+      retries_ += again.size() + renewed.size();
+      // Renewed requests need no backoff: alone, they go again at once; beside requests that
+      // must wait theirs, they go with them.
+      if (!again.empty()) std::this_thread::sleep_for(backoff_delay(options_, attempt));
       pending = std::move(again);
+      for (const std::size_t index : renewed) {
+        responses[index].token_renewed = true;
+        pending.push_back(index);
+      }
     }
+  }
+
+  // An expired token not yet renewed for this request, whose credentials can be renewed (this
+  // renews them, unless another request did first).
+  bool renewable(const Response& response) const {
+    return !response.token_renewed && is_expired_token(response) &&
+           credentials_->renew_rejected(response.signed_with);
   }
 
   Response execute_one(const Request& request) const {
@@ -194,10 +220,13 @@ class S3Client::Impl {
     const bool bad_token = error.code == "InvalidToken" || error.code == "ExpiredToken" ||
                            error.code == "TokenRefreshRequired";
     if (response.status == 403 || bad_token) {
-      throw StorageError(where + ": " +
-                         (bad_token ? "S3 refused the session token" : "access denied by S3") +
-                         " (" + status + message + "); check the credentials (" +
-                         credentials_.describe() + ") and that they may read this bucket and key");
+      const auto& credentials = response.signed_with ? response.signed_with : current();
+      throw StorageError(
+          where + ": " + (bad_token ? "S3 refused the session token" : "access denied by S3") +
+          " (" + status + message + ")" +
+          (response.token_renewed ? " again after the credentials were renewed" : "") +
+          "; check the credentials (" + credentials->describe() +
+          ") and that they may read this bucket and key");
     }
     if (response.status == 404) {
       if (error.code == "NoSuchBucket" || (request.key.empty() && error.code.empty())) {
@@ -222,8 +251,10 @@ class S3Client::Impl {
     return made;
   }
 
+  std::shared_ptr<const S3Credentials> current() const { return credentials_->current(); }
+
   const S3Endpoint endpoint_;
-  const S3Credentials credentials_;
+  const std::shared_ptr<const RefreshingCredentials> credentials_;
   const S3ClientOptions options_;
   mutable std::atomic<std::uint64_t> lists_{0};
   mutable std::atomic<std::uint64_t> gets_{0};
@@ -262,19 +293,18 @@ class S3Client::Impl {
     const Request& request = *transfer.request;
     Response& response = *transfer.response;
     const int attempts = response.attempts + 1;
+    const bool token_renewed = response.token_renewed;
     response = Response{};
     response.attempts = attempts;
+    response.token_renewed = token_renewed;
+    response.signed_with = current();  // renewed here when they near their expiration
     CURL* handle = transfer.handle;
     curl_easy_reset(handle);
     const std::string url = endpoint_.url(request.bucket, request.key, request.query);
     curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, signing_.c_str());
-    curl_easy_setopt(handle, CURLOPT_USERNAME, credentials_.access_key_id.c_str());
-    curl_easy_setopt(handle, CURLOPT_PASSWORD, credentials_.secret_access_key.c_str());
     transfer.headers = curl_slist_append(nullptr, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
-    if (!session_token_header_.empty()) {
-      transfer.headers = curl_slist_append(transfer.headers, session_token_header_.c_str());
-    }
+    transfer.headers =
+        sign_with_sigv4(handle, *response.signed_with, endpoint_.region, "s3", transfer.headers);
     // No "Expect:" (to drop 100-continue): libcurl 7.88 signs a header it was told to remove, and
     // the signature then names a header the server never gets.
     curl_easy_setopt(handle, CURLOPT_HTTPHEADER, transfer.headers);
@@ -376,8 +406,6 @@ class S3Client::Impl {
     curl_multi_cleanup(multi);
   }
 
-  const std::string signing_;
-  std::string session_token_header_;
   CURLSH* share_ = nullptr;
   mutable std::array<std::mutex, CURL_LOCK_DATA_LAST> share_locks_;
   mutable std::mutex pool_mutex_;
@@ -385,6 +413,11 @@ class S3Client::Impl {
 };
 
 S3Client::S3Client(S3Endpoint endpoint, S3Credentials credentials, S3ClientOptions options)
+    : S3Client(std::move(endpoint),
+               std::make_shared<const RefreshingCredentials>(std::move(credentials)), options) {}
+
+S3Client::S3Client(S3Endpoint endpoint, std::shared_ptr<const RefreshingCredentials> credentials,
+                   S3ClientOptions options)
     : impl_(std::make_unique<Impl>(std::move(endpoint), std::move(credentials), options)) {}
 
 S3Client::~S3Client() = default;
@@ -510,8 +543,8 @@ const S3Endpoint& S3Client::endpoint() const {
   return impl_->endpoint_;
 }
 
-const S3Credentials& S3Client::credentials() const {
-  return impl_->credentials_;
+std::shared_ptr<const S3Credentials> S3Client::credentials() const {
+  return impl_->current();
 }
 
 }  // namespace rulestream

@@ -11,6 +11,7 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/shared_bytes.hpp"
+#include "sources/s3/refreshing_credentials.hpp"
 #include "sources/s3/s3_credentials.hpp"
 #include "sources/s3/s3_location.hpp"
 #include "sources/s3/s3_xml.hpp"
@@ -39,7 +40,7 @@ struct S3RequestCounts {
   std::uint64_t gets = 0;
   std::uint64_t heads = 0;
   std::uint64_t puts = 0;
-  std::uint64_t retries = 0;  // attempts after a failed first one
+  std::uint64_t retries = 0;  // attempts after a failed first one (token renewals included)
 };
 
 struct S3ByteRange {
@@ -73,10 +74,19 @@ class S3NotFoundError : public StorageError {
 //
 // Errors are StorageError naming s3://bucket/key, S3's error code and what to check: 403 names
 // the credentials (never the secret), 404 says whether the bucket or the key is missing.
+//
+// Credentials: each request asks RefreshingCredentials::current() just before it is signed, so
+// that temporary credentials are renewed before they expire, however long a watch runs. When
+// S3 answers that a session token has expired (ExpiredToken, ExpiredTokenException,
+// TokenRefreshRequired), the client has the credentials renewed and sends the request once
+// more, at once; fixed credentials are not retried.
 // Thread-safe: any number of threads may call at once.
 class S3Client {
  public:
+  // Fixed credentials, never renewed.
   S3Client(S3Endpoint endpoint, S3Credentials credentials, S3ClientOptions options = {});
+  S3Client(S3Endpoint endpoint, std::shared_ptr<const RefreshingCredentials> credentials,
+           S3ClientOptions options = {});
   ~S3Client();
   S3Client(const S3Client&) = delete;
   S3Client& operator=(const S3Client&) = delete;
@@ -108,7 +118,8 @@ class S3Client {
 
   S3RequestCounts counts() const;
   const S3Endpoint& endpoint() const;
-  const S3Credentials& credentials() const;
+  // The credentials the next request will be signed with.
+  std::shared_ptr<const S3Credentials> credentials() const;
 
  private:
   class Impl;

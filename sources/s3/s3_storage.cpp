@@ -2,6 +2,7 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "sources/common/relative_path.hpp"
+#include "sources/s3/credential_chain.hpp"
 
 namespace rulestream {
 
@@ -11,16 +12,16 @@ S3Storage::S3Storage(S3TrialLocation location, std::shared_ptr<const S3Client> c
 std::shared_ptr<S3Storage> S3Storage::open(const std::string& uri, const StorageOptions& options,
                                            const EnvironmentLookup& environment) {
   S3TrialLocation location = parse_s3_uri(uri);
-  S3Credentials credentials;
+  std::shared_ptr<RefreshingCredentials> credentials;
   try {
-    credentials = load_s3_credentials(environment);
+    credentials = resolve_s3_credentials(environment);
   } catch (const StorageError& error) {
     throw StorageError(uri + ": " + error.what());
   }
   const std::string endpoint_url = !options.s3_endpoint.empty()
                                        ? options.s3_endpoint
                                        : environment("AWS_ENDPOINT_URL").value_or("");
-  S3Endpoint endpoint = S3Endpoint::resolve(endpoint_url, credentials.region);
+  S3Endpoint endpoint = S3Endpoint::resolve(endpoint_url, credentials->current()->region);
   S3ClientOptions client_options;
   if (options.s3_timeout.count() > 0) client_options.request_timeout = options.s3_timeout;
   if (options.s3_attempts > 0) client_options.max_attempts = options.s3_attempts;

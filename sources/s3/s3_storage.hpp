@@ -18,9 +18,9 @@ class S3Storage final : public Storage {
  public:
   S3Storage(S3TrialLocation location, std::shared_ptr<const S3Client> client);
 
-  // Credentials and region from the environment and the AWS files (load_s3_credentials), the
-  // endpoint from options.s3_endpoint, else AWS_ENDPOINT_URL, else AWS. Throws StorageError
-  // naming the URI when it is malformed or no credentials are found.
+  // Credentials and region from the AWS SDKs' chain (resolve_s3_credentials), renewed before
+  // they expire; the endpoint from options.s3_endpoint, else AWS_ENDPOINT_URL, else AWS. Throws
+  // StorageError naming the URI when it is malformed or no credentials are found.
   static std::shared_ptr<S3Storage> open(
       const std::string& uri, const StorageOptions& options,
       const EnvironmentLookup& environment = process_environment());

@@ -1,5 +1,6 @@
 #include "tests/support/http_receiver.hpp"
 
+#include <boost/algorithm/string/case_conv.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -53,11 +54,14 @@ struct HttpReceiver::State {
   mutable std::condition_variable arrived;
   std::deque<HttpAction> script;
   HttpAction otherwise;
+  std::function<HttpAction(const ReceivedRequest&)> responder;
   std::vector<ReceivedRequest> requests;
 
   HttpAction record(ReceivedRequest request) {
     const std::lock_guard lock(mutex);
-    if (!script.empty()) {
+    if (responder) {
+      request.action = responder(request);
+    } else if (!script.empty()) {
       request.action = script.front();
       script.pop_front();
     } else {
@@ -108,6 +112,10 @@ class Session : public std::enable_shared_from_this<Session> {
     received.content_type = std::string(request_[http::field::content_type]);
     received.user_agent = std::string(request_[http::field::user_agent]);
     received.body = request_.body();
+    for (const auto& field : request_) {
+      received.headers[boost::algorithm::to_lower_copy(std::string(field.name_string()))] =
+          std::string(field.value());
+    }
     received.received_at = std::chrono::steady_clock::now();
     const HttpAction action = recorder_(std::move(received));
     switch (action.kind) {
@@ -192,6 +200,11 @@ void HttpReceiver::script(std::vector<HttpAction> actions) {
 void HttpReceiver::otherwise(HttpAction action) {
   const std::lock_guard lock(state_->mutex);
   state_->otherwise = action;
+}
+
+void HttpReceiver::answer_with(std::function<HttpAction(const ReceivedRequest&)> responder) {
+  const std::lock_guard lock(state_->mutex);
+  state_->responder = std::move(responder);
 }
 
 std::uint16_t HttpReceiver::port() const {

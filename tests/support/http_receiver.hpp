@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,7 +38,8 @@ struct ReceivedRequest {
   std::string content_type;
   std::string user_agent;
   std::string body;
-  HttpAction action;  // what the receiver did with it
+  std::map<std::string, std::string> headers;  // every header, by lower-case name
+  HttpAction action;                           // what the receiver did with it
   std::chrono::steady_clock::time_point received_at;
 
   // Answered 2xx at once: the client certainly saw a success.
@@ -59,6 +62,9 @@ class HttpReceiver {
   void script(std::vector<HttpAction> actions);
   // Replaces the action for requests the script does not cover.
   void otherwise(HttpAction action);
+  // From now on, every request gets what `responder` makes of it (a small service: routes,
+  // header checks), instead of the script. It runs on the receiver's thread, one at a time.
+  void answer_with(std::function<HttpAction(const ReceivedRequest&)> responder);
 
   std::uint16_t port() const;
   std::string url(std::string_view target = "/hook") const;

@@ -33,7 +33,7 @@ namespace {
 // of a bucket whose prefix starts with a refused one is answered 403 AccessDenied, as S3 answers
 // a key without the right. Arguments are moto_server's own (-H HOST -p PORT).
 constexpr std::string_view kLauncher = R"PY(
-import sys
+import os, sys
 from moto.core import responses, authorization
 
 _setup_class = responses.BaseResponse.setup_class
@@ -45,6 +45,11 @@ responses.BaseResponse.setup_class = setup_class
 
 _authenticate = authorization.ActionAuthenticatorMixin._authenticate_and_authorize_action
 def authenticate(self, iam_request_cls, resource="*"):
+    if self._get_action() == "AssumeRoleWithWebIdentity" and not self.headers.get("Authorization"):
+        # Unsigned, as on AWS (the token is the proof); the tokens are kept for the tests.
+        with open(os.environ["RULESTREAM_TEST_WEB_IDENTITY_TOKENS"], "a") as tokens:
+            tokens.write(self._get_param("WebIdentityToken") + "\n")
+        return
     raw = getattr(self, "_raw_request_uri", None)
     if not raw:
         return _authenticate(self, iam_request_cls, resource)
@@ -124,9 +129,9 @@ print(key["AccessKeyId"], key["SecretAccessKey"])
 
 constexpr int kUnauthenticatedCalls = 4;
 
-// Signed with the test user's key: a role that may do everything, assumed. Prints "KEY_ID SECRET
-// TOKEN".
-constexpr std::string_view kAssumeRole = R"PY(
+// Signed with the test user's key: a role that may do everything and that anyone may assume.
+// Prints its ARN; with a fifth argument "assume", assumes it and prints "KEY_ID SECRET TOKEN".
+constexpr std::string_view kRole = R"PY(
 import json, sys, uuid, boto3
 endpoint, key, secret = sys.argv[1:4]
 session = dict(endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=key,
@@ -139,6 +144,9 @@ everything = {"Version": "2012-10-17",
               "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 role = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(anyone))
 iam.put_role_policy(RoleName=name, PolicyName="everything", PolicyDocument=json.dumps(everything))
+if sys.argv[4:] != ["assume"]:
+    print(role["Role"]["Arn"])
+    sys.exit(0)
 c = boto3.client("sts", **session).assume_role(RoleArn=role["Role"]["Arn"],
                                                 RoleSessionName="tests")["Credentials"]
 print(c["AccessKeyId"], c["SecretAccessKey"], c["SessionToken"])
@@ -238,6 +246,8 @@ std::unique_ptr<S3TestServer> S3TestServer::start(std::string& why_not) {
                         (server->scratch_->path() / "refused_listings.txt").string());
   environment.push_back("RULESTREAM_TEST_FAILING_REQUESTS=" +
                         (server->scratch_->path() / "failing_requests.txt").string());
+  environment.push_back("RULESTREAM_TEST_WEB_IDENTITY_TOKENS=" +
+                        (server->scratch_->path() / "web_identity_tokens.txt").string());
   std::vector<char*> envp;
   for (auto& variable : environment) envp.push_back(variable.data());
   envp.push_back(nullptr);
@@ -298,12 +308,34 @@ S3TestServer::~S3TestServer() {
   }
 }
 
+CommandResult S3TestServer::run_role_script(const std::string& mode) const {
+  const auto script = scratch_->path() / "role.py";
+  write_text_file(script, kRole);
+  return run_command("python3 '" + script.string() + "' '" + endpoint() + "' '" +
+                     credentials_.access_key_id + "' '" + credentials_.secret_access_key + "' " +
+                     mode);
+}
+
+std::string S3TestServer::create_role() const {
+  const CommandResult result = run_role_script("");
+  std::istringstream words(result.out);
+  std::string arn;
+  words >> arn;
+  if (result.exit_code != 0 || !arn.starts_with("arn:")) {
+    throw std::runtime_error("cannot create a role in moto: " + result.err);
+  }
+  return arn;
+}
+
+std::vector<std::string> S3TestServer::web_identity_tokens() const {
+  std::ifstream in(scratch_->path() / "web_identity_tokens.txt");
+  std::vector<std::string> tokens;
+  for (std::string line; std::getline(in, line);) tokens.push_back(line);
+  return tokens;
+}
+
 S3Credentials S3TestServer::temporary_credentials() const {
-  const auto script = scratch_->path() / "assume_role.py";
-  write_text_file(script, kAssumeRole);
-  const CommandResult result =
-      run_command("python3 '" + script.string() + "' '" + endpoint() + "' '" +
-                  credentials_.access_key_id + "' '" + credentials_.secret_access_key + "'");
+  const CommandResult result = run_role_script("assume");
   S3Credentials temporary;
   std::istringstream words(result.out);
   words >> temporary.access_key_id >> temporary.secret_access_key >> temporary.session_token;

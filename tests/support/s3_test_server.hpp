@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "sources/s3/s3_client.hpp"
 #include "sources/s3/s3_credentials.hpp"
@@ -46,6 +47,12 @@ class S3TestServer {
   // allowed everything), as a job on SageMaker has them. Throws std::runtime_error when moto
   // cannot make them.
   S3Credentials temporary_credentials() const;
+  // A new role that may do everything and that anyone may assume (by AssumeRole, signed, or by
+  // AssumeRoleWithWebIdentity, which this server answers unsigned, as AWS does): its ARN.
+  std::string create_role() const;
+  // The WebIdentityToken of every AssumeRoleWithWebIdentity so far, in order (moto does not
+  // check them; a test does).
+  std::vector<std::string> web_identity_tokens() const;
 
   // A client for this server (or another endpoint, such as a proxy in front of it).
   std::shared_ptr<S3Client> client(S3ClientOptions options = {}) const;
@@ -72,6 +79,7 @@ class S3TestServer {
 
  private:
   S3TestServer() = default;
+  CommandResult run_role_script(const std::string& mode) const;
 
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;

@@ -1,11 +1,10 @@
-#include "sources/s3/s3_credentials.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "pipeline/model/exceptions.hpp"
+#include "sources/s3/credential_chain.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
@@ -47,7 +46,9 @@ class S3CredentialsTest : public ::testing::Test {
                              "aws_access_key_id = AKIDCONFIG00003\n"
                              "aws_secret_access_key = config-secret\n");
   }
-  std::map<std::string, std::string> base() const { return {{"HOME", home_.path().string()}}; }
+  std::map<std::string, std::string> base() const {
+    return {{"HOME", home_.path().string()}, {"AWS_EC2_METADATA_DISABLED", "true"}};
+  }
 
   testing::TempDir home_;
 };
