@@ -28,6 +28,7 @@ RecordArena::~RecordArena() {
     stopping_ = true;
   }
   spare_requested_.notify_all();
+  spare_done_.notify_all();
   if (prefaulter_.joinable()) prefaulter_.join();
   for (const auto& [address, bytes] : regions_) ::munmap(address, bytes);
 }
@@ -68,6 +69,7 @@ std::byte* RecordArena::next_region() {
       prefaulter_ = std::thread([this] { prefault_loop(); });
     } catch (const std::system_error&) {
       prefaulter_failed_ = true;  // no thread to spare: regions are mapped as they are needed
+      spare_done_.notify_all();
     }
   }
   return region;
@@ -83,6 +85,7 @@ void RecordArena::prefault_loop() {
     spare_requested_.wait(lock, [&] { return stopping_ || (spare_wanted_ && spare_ == nullptr); });
     if (stopping_) return;
     spare_wanted_ = false;
+    faulting_ = true;
     lock.unlock();
     std::byte* region = nullptr;
     try {
@@ -102,6 +105,8 @@ void RecordArena::prefault_loop() {
       regions_.emplace_back(region, region_bytes_);
       spare_ = region;
     }
+    faulting_ = false;
+    spare_done_.notify_all();
   }
 }
 
@@ -132,6 +137,14 @@ void* RecordArena::allocate(std::size_t bytes, std::size_t alignment) {
   auto* result = reinterpret_cast<std::byte*>(aligned);
   next_ = result + bytes;
   return result;
+}
+
+bool RecordArena::wait_for_spare() const {
+  std::unique_lock lock(mutex_);
+  spare_done_.wait(lock, [&] {
+    return spare_ != nullptr || stopping_ || prefaulter_failed_ || (!spare_wanted_ && !faulting_);
+  });
+  return spare_ != nullptr;
 }
 
 std::size_t RecordArena::spares_used() const {

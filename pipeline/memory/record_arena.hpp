@@ -49,6 +49,11 @@ class RecordArena {
   std::size_t mapped_bytes() const;
   // Regions the background thread mapped ahead and allocate() then used. For tests.
   std::size_t spares_used() const;
+  // Waits until the spare region the arena asked for is faulted in and ready; false when none
+  // is coming (nothing asked for one yet, no background thread could start, or its region could
+  // not be mapped). For tests, which must not guess how long an idle-priority thread waits for
+  // a core: it takes as long as it takes.
+  bool wait_for_spare() const;
 
  private:
   // Which pages a region asks the kernel for (advice, where it has transparent huge pages).
@@ -71,6 +76,9 @@ class RecordArena {
   bool stopping_ = false;
   std::size_t spares_used_ = 0;
   std::condition_variable spare_requested_;
+  // Notified when the background thread has made a spare, or failed to.
+  mutable std::condition_variable spare_done_;
+  bool faulting_ = false;   // the background thread is making a spare
   std::thread prefaulter_;  // started when the first region fills
   bool prefaulter_failed_ = false;
 };

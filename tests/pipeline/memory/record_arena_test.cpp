@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -67,19 +66,28 @@ TEST(RecordArenaTest, RegionsStartOnHugePageBoundaries) {
 TEST(RecordArenaTest, RegionsFaultedInAheadAreUsedAndZeroed) {
   RecordArena arena(2 << 20);
   std::set<std::uintptr_t> regions;
-  // 400 KiB at a time: five to a region. The pauses leave the idle thread a core.
-  for (int i = 0; i < 400 && arena.spares_used() < 2; ++i) {
+  const auto take = [&](int i) {
     void* memory = arena.allocate(400 << 10, 64);
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(memory) % 64, 0u);
     ASSERT_TRUE(all_zero(memory, 400 << 10)) << i;
     std::memset(memory, 0x5a, 400 << 10);
     regions.insert(reinterpret_cast<std::uintptr_t>(memory) / (2 << 20));
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  };
+  // 400 KiB at a time: five to a 2 MiB region. The sixth moves on to a region allocate() maps
+  // itself, and asks for a spare.
+  EXPECT_FALSE(arena.wait_for_spare()) << "nothing asked for one yet";
+  for (int i = 0; i < 6; ++i) take(i);
+  EXPECT_EQ(arena.spares_used(), 0u);
+  // Each further five take the spare made meanwhile, and ask for the next.
+  for (std::size_t spare = 1; spare <= 2; ++spare) {
+    ASSERT_TRUE(arena.wait_for_spare());
+    for (int i = 0; i < 5; ++i) take(static_cast<int>(spare * 10) + i);
+    EXPECT_EQ(arena.spares_used(), spare);
   }
-  EXPECT_GE(arena.spares_used(), 2u);
-  // Every region handed out is mapped, and at most one spare is mapped beyond them.
-  EXPECT_GE(arena.mapped_bytes(), regions.size() * (std::size_t{2} << 20));
-  EXPECT_LE(arena.mapped_bytes(), (regions.size() + 1) * (std::size_t{2} << 20));
+  EXPECT_EQ(regions.size(), 4u);
+  // Every region handed out is mapped, and the one spare made ahead of them.
+  ASSERT_TRUE(arena.wait_for_spare());
+  EXPECT_EQ(arena.mapped_bytes(), (regions.size() + 1) * (std::size_t{2} << 20));
 }
 
 // What /proc/self/smaps says of the mapping that holds `address`: whether the kernel may back it
@@ -124,15 +132,16 @@ TEST(RecordArenaTest, OnlyRegionsFaultedInAheadAskForHugePages) {
   if (!first_eligible) GTEST_SKIP() << "smaps says nothing of huge pages here";
   EXPECT_FALSE(*first_eligible) << "the first region is mapped when it is needed";
 
+  // Six of 400 KiB fill the first region and move on to a second that allocate() maps itself.
+  const void* second = nullptr;
+  for (int i = 0; i < 6; ++i) second = arena.allocate(400 << 10, 64);
+  EXPECT_EQ(huge_pages_eligible(second), std::optional<bool>(false)) << "mapped when needed";
+  ASSERT_TRUE(arena.wait_for_spare());
+  // The allocation that moves the arena on to the spare sits at the spare's start.
   const void* in_spare = nullptr;
-  for (int i = 0; i < 400 && in_spare == nullptr; ++i) {
-    const std::size_t before = arena.spares_used();
-    const void* memory = arena.allocate(400 << 10, 64);
-    // The allocation that moved the arena on to a spare sits at the spare's start.
-    if (arena.spares_used() > before) in_spare = memory;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a core for the idle thread
-  }
-  ASSERT_NE(in_spare, nullptr) << "no region was faulted in ahead";
+  for (int i = 0; i < 5; ++i) in_spare = arena.allocate(400 << 10, 64);
+  ASSERT_EQ(arena.spares_used(), 1u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(in_spare) % (2 << 20), 0u);
   EXPECT_EQ(huge_pages_eligible(in_spare), std::optional<bool>(true));
 }
 
