@@ -216,7 +216,8 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       "evaluate steps before this one only")(
       "max-memory", po::value<std::size_t>()->value_name("MB")->default_value(512),
       "memory for decoded values held as copies (from S3 or compressed files; a local file's "
-      "values are decoded again from its mapping); reductions are always kept")(
+      "values are decoded again from its mapping) and for inflating compressed files; "
+      "reductions are always kept")(
       "worker-grace", po::value<double>()->value_name("SECONDS")->default_value(0),
       "release a step without its missing workers after this long (0: wait)")(
       "threads", po::value<int>()->value_name("N")->default_value(0), "worker threads (0: all)")(

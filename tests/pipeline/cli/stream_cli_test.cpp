@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "pipeline/cli/cli.hpp"
+#include "pipeline/model/compression.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/rule_test_jobs.hpp"
@@ -227,6 +228,39 @@ TEST(ReplayCli, AHealthyJobExitsZero) {
                           "evaluated)"),
             std::string::npos)
       << text.out;
+}
+
+// --max-memory reaches the pipeline: a compressed event file is inflated whole, within that
+// budget. Each file here inflates to about 3.2 MB (two weights of 400,000 floats and their
+// gradients' share): refused under 1 MB, with a problem naming the option and the rule in
+// Error (never an all-clear), and read under 64 MB.
+TEST(ReplayCli, MaxMemoryBoundsWhatACompressedEventFileMayInflateTo) {
+  TempDir dir;
+  JobSimulatorOptions options;
+  options.output = dir.path() / "gz";
+  options.scenario = JobScenario::Healthy;
+  options.steps = 3;
+  options.tensor_size = 400'000;
+  options.compression = Compression::Gzip;
+  JobSimulator(options).run();
+  const std::string job = options.output.string();
+
+  const Outcome small = replay({job, "--rule", "VanishingGradient", "--format", "json",
+                                "--progress", "off", "--max-memory", "1"});
+  EXPECT_NE(small.exit_code, cli::kExitOk) << small.err;
+  EXPECT_NE(small.err.find("the memory budget"), std::string::npos) << small.err;
+  EXPECT_NE(small.err.find("--max-memory"), std::string::npos) << small.err;
+  const auto small_events = json_lines(small.out);
+  ASSERT_FALSE(small_events.empty()) << small.out;
+  EXPECT_EQ(small_events.back().at("status"), "Error") << small.out;
+
+  const Outcome large = replay({job, "--rule", "VanishingGradient", "--format", "json",
+                                "--progress", "off", "--max-memory", "64"});
+  EXPECT_EQ(large.exit_code, cli::kExitOk) << large.err;
+  EXPECT_EQ(large.err.find("the memory budget"), std::string::npos) << large.err;
+  const auto large_events = json_lines(large.out);
+  ASSERT_EQ(large_events.size(), 1u) << large.out;
+  expect_status_event(large_events[0], "VanishingGradient", "NoIssuesFound", 3, 0);
 }
 
 TEST(ReplayCli, StartAndEndStepBoundTheStepsEvaluated) {
