@@ -17,7 +17,15 @@ SeriesEvaluator::SeriesEvaluator(SeriesInfo info,
 
 void SeriesEvaluator::restart_at(std::int64_t step) {
   ++restarts_;
-  while (!kept_.empty() && kept_.back().first >= step) kept_.pop_back();
+  // The kept values before `step`, oldest first.
+  std::vector<std::pair<std::int64_t, double>> before;
+  before.reserve(kept_.size());
+  for (std::size_t i = 0; i < kept_.size(); ++i) {
+    const auto& value = kept_[(kept_head_ + i) % kept_.size()];
+    if (value.first < step) before.push_back(value);
+  }
+  kept_ = before;
+  kept_head_ = 0;
   Finding ignored;
   for (Watch& watch : watches_) {
     watch.state = watch.series_rule->start(info_);
@@ -38,8 +46,12 @@ void SeriesEvaluator::add(std::int64_t step, double value, std::vector<SeriesFin
     }
   }
   if (keep_ == 0) return;
-  kept_.emplace_back(step, value);
-  if (kept_.size() > keep_) kept_.pop_front();
+  if (kept_.size() < keep_) {
+    kept_.emplace_back(step, value);  // still filling: oldest at index 0 (kept_head_ stays 0)
+  } else {
+    kept_[kept_head_] = {step, value};  // overwrite the oldest
+    if (++kept_head_ == keep_) kept_head_ = 0;
+  }
 }
 
 void SeriesEvaluator::count_evaluations(std::vector<std::int64_t>& by_rule) const {

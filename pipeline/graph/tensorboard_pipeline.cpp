@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <mutex>
 
 #include "pipeline/graph/series_evaluator.hpp"
 #include "pipeline/graph/sink_routing.hpp"
@@ -37,14 +39,19 @@ class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
       const std::size_t before = findings.size();
       evaluator->add(step, reading.scalar, findings);
       for (std::size_t i = before; i < findings.size(); ++i) finding_series.push_back(tag.index);
+      if (findings.size() >= kFlushEvery && on_findings) on_findings(*this);
     }
   }
+
+  // Findings held before the run offers them to the sinks (a replay's run sends them only
+  // while it is the oldest run not yet finished: memory holds what the other runs found since).
+  static constexpr std::size_t kFlushEvery = 4096;
 
   RunReader reader;
   std::vector<std::unique_ptr<SeriesEvaluator>> series;
   std::vector<SeriesFinding> findings;
-  std::vector<std::size_t> finding_series;  // the series (tag index) of each finding
-  std::size_t dispatched = 0;               // findings already sent to the sinks
+  std::vector<std::size_t> finding_series;     // the series (tag index) of each finding
+  std::function<void(RunState&)> on_findings;  // called by on_value every kFlushEvery
   std::int64_t values = 0;
   std::vector<TensorBoardProblem>
       problems;  // besides the reader's (files that ended inside a record, ...)
@@ -136,6 +143,21 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
       report.bytes += file.size;
     }
   }
+  // Each run sends its events as it finds them (a few thousand at a time), in its own order;
+  // runs read at the same time interleave. Holding a run's events back until the runs before
+  // it were sent held a whole run's findings in memory: 700 MiB for the 240,000 events of one
+  // run of the benchmark's logdir (benchmarks/RESULTS.md, tensorboard_e2e).
+  std::mutex send_mutex;
+  for (const auto& run : runs_) {
+    run->on_findings = [&](RunState& state) {
+      const std::lock_guard lock(send_mutex);
+      dispatch(state, report);
+    };
+  }
+  const auto run_done = [&](std::size_t index) {
+    const std::lock_guard lock(send_mutex);
+    dispatch(*runs_[index], report);
+  };
   tbb::task_arena arena(config_.threads > 0 ? config_.threads : tbb::task_arena::automatic);
   std::atomic<bool> skipped{false};
   arena.execute([&] {
@@ -144,7 +166,7 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
       for (const StoredObject& file : runs[index].files) {
         if (stop_) {
           skipped = true;
-          return;
+          break;
         }
         try {
           read_run_file(storage, file, state.reader, state, true, {}, state.problems);
@@ -153,10 +175,10 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
               {file.path, state.reader.resume_offset(file.path), error.what()});
         }
       }
+      run_done(index);
     });
   });
   report.interrupted = skipped;
-  for (const auto& run : runs_) dispatch(*run, report);
 }
 
 void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& report) {
@@ -192,9 +214,8 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
 }
 
 void TensorBoardPipeline::dispatch(RunState& state, TensorBoardReport& report) {
-  const std::size_t to = state.findings.size();
-  for (std::size_t i = state.dispatched; i < to; ++i) {
-    const SeriesFinding& found = state.findings[i];
+  for (std::size_t i = 0; i < state.findings.size(); ++i) {
+    SeriesFinding& found = state.findings[i];  // sent once, then forgotten: moved from
     const SeriesInfo& info = state.series[state.finding_series[i]]->info();
     RuleEvent event;
     event.kind = RuleEvent::Kind::ConditionMet;
@@ -205,14 +226,15 @@ void TensorBoardPipeline::dispatch(RunState& state, TensorBoardReport& report) {
     event.global_step = found.step;
     event.mode = info.mode;
     event.mode_step = found.step;
-    event.tensors = found.finding.tensors;
-    event.figures = found.finding.figures;
-    event.message = found.finding.message;
+    event.tensors = std::move(found.finding.tensors);
+    event.figures = std::move(found.finding.figures);
+    event.message = std::move(found.finding.message);
     for (const std::size_t sink : routes_[found.rule]) sinks_[sink]->write(event);
     ++fired_[found.rule];
     ++report.conditions_met;
   }
-  state.dispatched = to;
+  state.findings.clear();
+  state.finding_series.clear();
 }
 
 void TensorBoardPipeline::finish(TensorBoardReport& report) {

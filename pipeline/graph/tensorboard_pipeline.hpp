@@ -4,9 +4,10 @@
 // file-name order (stages/tensorboard), each scalar tag becomes a series with a role and a mode
 // (SeriesNaming), and the series rules that watch it judge each value once, restarts handled
 // as TensorBoard handles them (SeriesEvaluator). Runs are independent: a replay reads them in
-// parallel on `config.threads` threads and sends each run's events in run order, so a replay's
-// output does not depend on the thread count; a watch polls the logdir every
-// `config.poll_interval`, reads what each file gained and sends events as they are found.
+// parallel on `config.threads` threads, each run sending its events in its own file order as it
+// finds them (the events of runs read at the same time interleave; a run's own never do); a
+// watch polls the logdir every `config.poll_interval`, reads what each file gained and sends
+// events as they are found.
 //
 // Rules without a series form (those that read smdebug tensors) end in Error saying so; a rule
 // that found no series it watches ends in Error naming what it looked for, never in
@@ -65,7 +66,9 @@ class TensorBoardPipeline {
 
   void replay(const Storage& storage, TensorBoardReport& report);
   void follow(const Storage& storage, TensorBoardReport& report);
-  // Sends the run's conditions met since the last call to the sinks of their rules.
+  // Sends the run's conditions met since the last call to the sinks of their rules, and
+  // forgets them. The caller owns the run's findings (its reading thread, or any thread once
+  // the run is finished).
   void dispatch(RunState& run, TensorBoardReport& report);
   void finish(TensorBoardReport& report);
 

@@ -1,21 +1,45 @@
 #include "stages/tensorboard/logdir_reader.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <tuple>
+#include <vector>
 
 #include "pipeline/model/exceptions.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
 
 namespace rulestream {
 
+namespace {
+
+// One window of `file` from `offset`: read into `buffer` (reused from window to window: a
+// replay's memory stays one window however large the logdir) where storage reads into the
+// caller's buffers (a local file), else as storage hands it out (S3: one ranged GET).
+SharedBytes read_window(const Storage& storage, const std::string& path,
+                        const RandomAccessFile* file, std::uint64_t offset, std::uint64_t length,
+                        std::shared_ptr<std::vector<std::byte>>& buffer) {
+  if (file == nullptr) return storage.read_range(path, offset, length);
+  // A buffer a previous window's bytes still hold (a value kept by a consumer) is left to them.
+  if (!buffer || buffer.use_count() > 1) buffer = std::make_shared<std::vector<std::byte>>();
+  if (buffer->size() < length) buffer->resize(length);
+  const std::size_t got = file->read_at(offset, std::span(buffer->data(), length));
+  return SharedBytes::of_recycled_copy(buffer, std::span(buffer->data(), got));
+}
+
+}  // namespace
+
 void read_run_file(const Storage& storage, const StoredObject& file, RunReader& reader,
                    TensorBoardValueSink& sink, bool final_size, const LogdirReadOptions& options,
                    std::vector<TensorBoardProblem>& problems) {
   std::uint64_t window = std::max<std::uint64_t>(options.window_bytes, 64);
+  if (reader.resume_offset(file.path) >= file.size || reader.file_dead(file.path)) return;
+  const std::unique_ptr<RandomAccessFile> random_access = storage.open_random_access(file.path);
+  std::shared_ptr<std::vector<std::byte>> buffer;
   for (;;) {
     const std::uint64_t offset = reader.resume_offset(file.path);
     if (offset >= file.size || reader.file_dead(file.path)) return;
-    const SharedBytes bytes = storage.read_range(file.path, offset, window);
+    const SharedBytes bytes =
+        read_window(storage, file.path, random_access.get(), offset, window, buffer);
     reader.read(file.path, bytes, offset, sink);
     if (reader.file_dead(file.path)) return;
     if (reader.resume_offset(file.path) > offset) continue;
