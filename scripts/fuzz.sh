@@ -55,6 +55,12 @@ while offset + 12 <= len(data) and count < 16:
 EOF
   done
 fi
+tensorboard_samples=${RULESTREAM_TENSORBOARD_SAMPLES:-../shared/tensorboard-samples}
+if [ -d "$tensorboard_samples/logdirs" ]; then
+  # Real event files of every writer there, the smaller ones whole (-max_len is 1 MiB).
+  mapfile -t logs < <(find "$tensorboard_samples/logdirs" -name '*tfevents*' -size -1024k | sort | head -n 12)
+  seed tensorboard_fuzz "${logs[@]}"
+fi
 mkdir -p build-fuzz/corpus/rules_file_fuzz build-fuzz/corpus/s3_xml_fuzz
 printf '%s' '{"rules": [{"RuleConfigurationName": "VG", "RuleParameters": {"rule_to_invoke": "VanishingGradient", "threshold": "1e-7"}, "Actions": [{"type": "stop", "pid": 1}]}], "sinks": [{"type": "file", "path": "e.jsonl"}, {"type": "webhook", "url": "http://127.0.0.1:9/x", "slack": true, "name": "n"}]}' \
   >build-fuzz/corpus/rules_file_fuzz/seed-rules
