@@ -1,11 +1,57 @@
 #include "rules/exploding_tensor_rule.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
+#include "rules/series_rule.hpp"
 
 namespace rulestream {
+namespace {
+
+// On series of scalars (a TensorBoard logdir): every value that is NaN or, unless only_nan, an
+// infinity fires, as the rule fires at every step a tensor holds one. Series: tensor_regex's
+// (searched in the tag) and the losses when collection_names names `losses`; every series when
+// neither is given (a logdir has no other collections).
+class ExplodingTensorSeries final : public SeriesRule {
+ public:
+  ExplodingTensorSeries(SeriesSelection selection, bool only_nan)
+      : selection_(std::move(selection)), only_nan_(only_nan) {}
+
+  std::string_view name() const override { return "ExplodingTensor"; }
+  bool watches(const SeriesInfo& series) const override { return selection_.watches(series); }
+  std::size_t memory_points() const override { return 0; }
+  std::string looks_for() const override { return selection_.describe(); }
+  std::vector<std::string> tag_regexes() const override { return selection_.patterns(); }
+
+  std::unique_ptr<SeriesState> start(const SeriesInfo& series) const override {
+    class State final : public SeriesState {
+     public:
+      State(std::string name, bool only_nan) : name_(std::move(name)), only_nan_(only_nan) {}
+      bool add(std::int64_t step, double value, Finding& finding) override {
+        if (std::isfinite(value) || (only_nan_ && !std::isnan(value))) return false;
+        finding.tensors = {name_};
+        finding.figures = {{"value", value, name_}};
+        finding.message =
+            name_ + " is " + format_figure(value) + " at step " + std::to_string(step);
+        return true;
+      }
+
+     private:
+      std::string name_;
+      bool only_nan_;
+    };
+    return std::make_unique<State>(series.display_name(), only_nan_);
+  }
+
+ private:
+  SeriesSelection selection_;
+  bool only_nan_;
+};
+
+}  // namespace
 
 ExplodingTensorRule::ExplodingTensorRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)), options_(std::move(options)) {}
@@ -25,6 +71,21 @@ RuleSpec ExplodingTensorRule::spec() {
     options.only_nan = reader.boolean("only_nan", options.only_nan);
     reader.finish();
     return std::unique_ptr<Rule>(new ExplodingTensorRule(context.base_trial, std::move(options)));
+  };
+  spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
+    ParameterReader reader("ExplodingTensor", parameters);
+    const TensorSelection selection = TensorSelection::read(reader, {});
+    const bool only_nan = reader.boolean("only_nan", false);
+    reader.finish();
+    const auto& collections = selection.collections;
+    const bool losses =
+        std::find(collections.begin(), collections.end(), "losses") != collections.end();
+    return std::make_shared<ExplodingTensorSeries>(
+        selection.selects_all()
+            ? SeriesSelection(std::nullopt)
+            : SeriesSelection::either(losses ? std::optional(SeriesRole::Loss) : std::nullopt,
+                                      compile_name_regexes(selection.regexes)),
+        only_nan);
   };
   return spec;
 }

@@ -1,14 +1,117 @@
 #include "rules/unchanged_tensor_rule.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
+#include "rules/series_rule.hpp"
 #include "rules/value_closeness.hpp"
 
 namespace rulestream {
+namespace {
+
+UnchangedTensorRule::Options read_options(ParameterReader& reader) {
+  UnchangedTensorRule::Options options;
+  options.selection = TensorSelection::read(reader, options.selection);
+  options.num_steps = reader.integer("num_steps", options.num_steps);
+  if (options.num_steps < 2) {
+    throw reader.invalid("num_steps", "must be at least 2 (a step and one before it)");
+  }
+  options.rtol = reader.number("rtol", options.rtol);
+  if (options.rtol < 0.0) throw reader.invalid("rtol", "must not be negative");
+  options.atol = reader.number("atol", options.atol);
+  if (options.atol < 0.0) throw reader.invalid("atol", "must not be negative");
+  options.equal_nan = reader.boolean("equal_nan", options.equal_nan);
+  return options;
+}
+
+// numpy.allclose for one element: |older - current| <= atol + rtol * |current|; an infinity is
+// close only to itself, NaN only to NaN and only with equal_nan.
+bool scalar_close(double older, double current, const UnchangedTensorRule::Options& options) {
+  if (std::isnan(older) || std::isnan(current)) {
+    return options.equal_nan && std::isnan(older) && std::isnan(current);
+  }
+  if (std::isinf(older) || std::isinf(current)) return older == current;
+  return std::abs(older - current) <= options.atol + options.rtol * std::abs(current);
+}
+
+// On series of scalars (a TensorBoard logdir): a value close to each of the series' previous
+// num_steps - 1 values fires. Training series only (EVAL ones are not training steps). With
+// neither collection_names nor tensor_regex, the loss and gradient-norm series: what stands
+// for the weights a logdir does not hold (a frozen model's loss and gradients stop moving),
+// while learning rates, clip ranges and other settings hold still by design; otherwise
+// tensor_regex's series, and the losses when collection_names names `losses`.
+class UnchangedSeries final : public SeriesRule {
+ public:
+  explicit UnchangedSeries(UnchangedTensorRule::Options options)
+      : options_(std::move(options)),
+        selection_(SeriesSelection::either(
+            std::find(options_.selection.collections.begin(), options_.selection.collections.end(),
+                      "losses") != options_.selection.collections.end()
+                ? std::optional(SeriesRole::Loss)
+                : std::nullopt,
+            compile_name_regexes(options_.selection.regexes))) {}
+
+  std::string_view name() const override { return "UnchangedTensor"; }
+  bool watches(const SeriesInfo& series) const override {
+    if (series.mode == Mode::Eval) return false;
+    if (options_.selection.selects_all()) {
+      return series.role == SeriesRole::Loss || series.role == SeriesRole::GradientNorm;
+    }
+    return selection_.watches(series);
+  }
+  std::size_t memory_points() const override {
+    return static_cast<std::size_t>(options_.num_steps);
+  }
+  std::string looks_for() const override {
+    return options_.selection.selects_all()
+               ? "training loss or gradient-norm series (docs/tensorboard.md: which tags)"
+               : selection_.describe();
+  }
+  std::vector<std::string> tag_regexes() const override { return selection_.patterns(); }
+
+  std::unique_ptr<SeriesState> start(const SeriesInfo& series) const override {
+    class State final : public SeriesState {
+     public:
+      State(std::string name, const UnchangedTensorRule::Options& options)
+          : name_(std::move(name)), options_(options) {}
+      bool add(std::int64_t step, double value, Finding& finding) override {
+        const auto previous = static_cast<std::size_t>(options_.num_steps - 1);
+        bool unchanged = recent_.size() == previous;
+        for (const auto& [older_step, older] : recent_) {
+          unchanged = unchanged && scalar_close(older, value, options_);
+        }
+        const std::int64_t first_step = recent_.empty() ? step : recent_.front().first;
+        recent_.emplace_back(step, value);
+        if (recent_.size() > previous) recent_.erase(recent_.begin());
+        if (!unchanged) return false;
+        finding.tensors = {name_};
+        finding.figures = {{"value", value, name_},
+                           {"num_steps", static_cast<double>(options_.num_steps), std::nullopt}};
+        finding.message = name_ + " has stayed at " + format_figure(value) + " over its last " +
+                          std::to_string(options_.num_steps) + " values (steps " +
+                          std::to_string(first_step) + " to " + std::to_string(step) + ")";
+        return true;
+      }
+
+     private:
+      std::string name_;
+      UnchangedTensorRule::Options options_;
+      std::vector<std::pair<std::int64_t, double>> recent_;  // the last num_steps - 1 values
+    };
+    return std::make_unique<State>(series.display_name(), options_);
+  }
+
+ private:
+  UnchangedTensorRule::Options options_;
+  SeriesSelection selection_;
+};
+
+}  // namespace
+
 UnchangedTensorRule::UnchangedTensorRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)),
       options_(std::move(options)),
@@ -28,19 +131,15 @@ RuleSpec UnchangedTensorRule::spec() {
       {"equal_nan", "bool", "False", "True: NaN compares equal to NaN"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("UnchangedTensor", parameters);
-    Options options;
-    options.selection = TensorSelection::read(reader, options.selection);
-    options.num_steps = reader.integer("num_steps", options.num_steps);
-    if (options.num_steps < 2) {
-      throw reader.invalid("num_steps", "must be at least 2 (a step and one before it)");
-    }
-    options.rtol = reader.number("rtol", options.rtol);
-    if (options.rtol < 0.0) throw reader.invalid("rtol", "must not be negative");
-    options.atol = reader.number("atol", options.atol);
-    if (options.atol < 0.0) throw reader.invalid("atol", "must not be negative");
-    options.equal_nan = reader.boolean("equal_nan", options.equal_nan);
+    Options options = read_options(reader);
     reader.finish();
     return std::unique_ptr<Rule>(new UnchangedTensorRule(context.base_trial, std::move(options)));
+  };
+  spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
+    ParameterReader reader("UnchangedTensor", parameters);
+    Options options = read_options(reader);
+    reader.finish();
+    return std::make_shared<UnchangedSeries>(std::move(options));
   };
   return spec;
 }

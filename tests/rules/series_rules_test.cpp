@@ -186,7 +186,54 @@ TEST(LossNotDecreasingSeriesTest, ModeAndSelectionChooseTheSeries) {
 
 TEST(SeriesRulesTest, RulesOverSmdebugTensorsHaveNoSeriesForm) {
   EXPECT_EQ(RuleRegistry::builtin().create_series("VanishingGradient", {}), nullptr);
+  EXPECT_EQ(RuleRegistry::builtin().create_series("Overfit", {}), nullptr);
   EXPECT_THROW(RuleRegistry::builtin().create_series("NoSuchRule", {}), RuleConfigError);
+}
+
+TEST(ExplodingTensorSeriesTest, FiresAtEveryNaNOrInfinityOfEverySeries) {
+  const auto rule = series_rule("ExplodingTensor");
+  EXPECT_TRUE(rule->watches(series("lr", SeriesRole::LearningRate)));
+  const auto fired =
+      feed(*rule, series("loss", SeriesRole::Loss), numbered({1.0, kNaN, 2.0, kInf, -kInf}));
+  ASSERT_EQ(fired.size(), 3U);
+  EXPECT_EQ(fired[0].step, 1);
+  EXPECT_EQ(fired[1].step, 3);
+  EXPECT_EQ(fired[2].step, 4);
+  const auto nan_only = series_rule("ExplodingTensor", {{"only_nan", "True"}});
+  EXPECT_EQ(feed(*nan_only, series("loss", SeriesRole::Loss), numbered({kInf, kNaN})).size(), 1U);
+  const auto losses = series_rule("ExplodingTensor", {{"collection_names", "losses"}});
+  EXPECT_FALSE(losses->watches(series("accuracy", SeriesRole::Other)));
+  EXPECT_TRUE(losses->watches(series("val_loss", SeriesRole::Loss, Mode::Eval)));
+}
+
+TEST(UnchangedTensorSeriesTest, FiresWhenAValueIsCloseToItsLastNumStepsMinusOne) {
+  // num_steps 3: a value close to both values before it. 1, 1.000001 (within rtol 1e-5), 1 ->
+  // fires at the third; then 2 breaks it; 2, 2 fire again from the third 2 on.
+  const auto rule = series_rule("UnchangedTensor");
+  const auto fired = feed(*rule, series("train/loss", SeriesRole::Loss),
+                          numbered({1.0, 1.000001, 1.0, 2.0, 2.0, 2.0, 3.0}));
+  ASSERT_EQ(fired.size(), 2U);
+  EXPECT_EQ(fired[0].step, 2);
+  EXPECT_EQ(fired[1].step, 5);
+  EXPECT_THAT(fired[1].finding.message, HasSubstr("has stayed at 2 over its last 3 values"));
+  // NaN is close to NaN only with equal_nan.
+  EXPECT_TRUE(feed(*rule, series("loss", SeriesRole::Loss), numbered({kNaN, kNaN, kNaN})).empty());
+  EXPECT_EQ(feed(*series_rule("UnchangedTensor", {{"equal_nan", "True"}}),
+                 series("loss", SeriesRole::Loss), numbered({kNaN, kNaN, kNaN}))
+                .size(),
+            1U);
+}
+
+TEST(UnchangedTensorSeriesTest, ByDefaultOnlyTrainingLossesAndGradientNormsAreWatched) {
+  const auto rule = series_rule("UnchangedTensor");
+  EXPECT_FALSE(rule->watches(series("train/learning_rate", SeriesRole::LearningRate)));
+  EXPECT_FALSE(rule->watches(series("train/clip_range", SeriesRole::Other)));
+  EXPECT_FALSE(rule->watches(series("eval/loss", SeriesRole::Loss, Mode::Eval)));
+  EXPECT_TRUE(rule->watches(series("train/grad_norm", SeriesRole::GradientNorm)));
+  const auto lr = series_rule("UnchangedTensor", {{"tensor_regex", "learning_rate"}});
+  EXPECT_TRUE(lr->watches(series("train/learning_rate", SeriesRole::LearningRate)));
+  EXPECT_THROW(RuleRegistry::builtin().create_series("UnchangedTensor", {{"num_steps", "1"}}),
+               RuleConfigError);
 }
 
 }  // namespace
