@@ -17,11 +17,21 @@ namespace {
 // neither is given (a logdir has no other collections).
 class ExplodingTensorSeries final : public SeriesRule {
  public:
-  ExplodingTensorSeries(SeriesSelection selection, bool only_nan)
-      : selection_(std::move(selection)), only_nan_(only_nan) {}
+  ExplodingTensorSeries(SeriesSelection selection, bool all, bool only_nan)
+      : selection_(std::move(selection)), all_(all), only_nan_(only_nan) {}
 
   std::string_view name() const override { return "ExplodingTensor"; }
-  bool watches(const SeriesInfo& series) const override { return selection_.watches(series); }
+  // Scalar series by the selection; histograms by their sum, which a NaN or an infinity among
+  // their values makes NaN or infinite (every histogram, or those tensor_regex finds).
+  bool watches(const SeriesInfo& series) const override {
+    if (series.figure == "sum") {
+      SeriesInfo tag = series;
+      tag.figure.clear();
+      tag.role = SeriesRole::Other;
+      return selection_.watches(tag) || all_;
+    }
+    return selection_.watches(series);
+  }
   std::size_t memory_points() const override { return 0; }
   std::string looks_for() const override { return selection_.describe(); }
   std::vector<std::string> tag_regexes() const override { return selection_.patterns(); }
@@ -48,6 +58,7 @@ class ExplodingTensorSeries final : public SeriesRule {
 
  private:
   SeriesSelection selection_;
+  bool all_;  // no collection_names or tensor_regex: every series
   bool only_nan_;
 };
 
@@ -85,7 +96,7 @@ RuleSpec ExplodingTensorRule::spec() {
             ? SeriesSelection(std::nullopt)
             : SeriesSelection::either(losses ? std::optional(SeriesRole::Loss) : std::nullopt,
                                       compile_name_regexes(selection.regexes)),
-        only_nan);
+        selection.selects_all(), only_nan);
   };
   return spec;
 }

@@ -1,7 +1,7 @@
 #include "rules/rule_text.hpp"
 
-#include <cmath>
 #include <charconv>
+#include <cmath>
 
 namespace rulestream {
 

@@ -27,7 +27,8 @@ ParameterSpec SeriesSelection::parameter(std::optional<SeriesRole> role) {
 }
 
 bool SeriesSelection::watches(const SeriesInfo& series) const {
-  if (nothing_) return false;
+  // A selection is of scalar tags; a histogram's figures are for the rules made for them.
+  if (nothing_ || !series.figure.empty()) return false;
   const bool by_role = !role_ || series.role == *role_;
   if (regexes_.empty()) return by_role;
   return (role_too_ && by_role) || any_found_in(regexes_, series.tag);

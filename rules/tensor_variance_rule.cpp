@@ -4,12 +4,35 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/trial/tensor.hpp"
+#include "rules/histogram_figure_rule.hpp"
 #include "rules/rule_text.hpp"
 
 namespace rulestream {
 
 TensorVarianceRule::TensorVarianceRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)), options_(std::move(options)) {}
+
+namespace {
+
+TensorVarianceRule::Options read_options(ParameterReader& reader) {
+  TensorVarianceRule::Options options;
+  options.selection = TensorSelection::read(reader, options.selection);
+  options.max_threshold = reader.optional_number("max_threshold");
+  options.min_threshold = reader.optional_number("min_threshold");
+  if (!options.max_threshold && !options.min_threshold) {
+    throw RuleConfigError(
+        "rule TensorVariance: parameters max_threshold and min_threshold are both None: set "
+        "at least one, or the rule can never fire");
+  }
+  if (options.max_threshold && options.min_threshold &&
+      *options.min_threshold > *options.max_threshold) {
+    throw reader.invalid("min_threshold", "is above max_threshold \"" +
+                                              format_figure(*options.max_threshold) + "\"");
+  }
+  return options;
+}
+
+}  // namespace
 
 RuleSpec TensorVarianceRule::spec() {
   RuleSpec spec;
@@ -24,22 +47,23 @@ RuleSpec TensorVarianceRule::spec() {
                       "fires when a variance is below this (set this or max_threshold)"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("TensorVariance", parameters);
-    Options options;
-    options.selection = TensorSelection::read(reader, options.selection);
-    options.max_threshold = reader.optional_number("max_threshold");
-    options.min_threshold = reader.optional_number("min_threshold");
-    if (!options.max_threshold && !options.min_threshold) {
-      throw RuleConfigError(
-          "rule TensorVariance: parameters max_threshold and min_threshold are both None: set "
-          "at least one, or the rule can never fire");
-    }
-    if (options.max_threshold && options.min_threshold &&
-        *options.min_threshold > *options.max_threshold) {
-      throw reader.invalid("min_threshold", "is above max_threshold \"" +
-                                                format_figure(*options.max_threshold) + "\"");
-    }
+    Options options = read_options(reader);
     reader.finish();
     return std::unique_ptr<Rule>(new TensorVarianceRule(context.base_trial, std::move(options)));
+  };
+  // On a TensorBoard logdir: the variance of every histogram (tensor_regex: of those whose tag
+  // it finds), from sum and sum_squares (a [k,3] histogram tensor carries no sum of squares).
+  spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
+    ParameterReader reader("TensorVariance", parameters);
+    const Options options = read_options(reader);
+    reader.finish();
+    return std::make_shared<HistogramFigureRule>(
+        HistogramFigureRule::Options{.rule = "TensorVariance",
+                                     .figure = "variance",
+                                     .role = std::nullopt,
+                                     .regexes = compile_name_regexes(options.selection.regexes),
+                                     .below = options.min_threshold,
+                                     .above = options.max_threshold});
   };
   return spec;
 }

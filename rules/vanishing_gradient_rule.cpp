@@ -2,6 +2,7 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/trial/tensor.hpp"
+#include "rules/histogram_figure_rule.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/tensor_selection.hpp"
 
@@ -31,6 +32,20 @@ RuleSpec VanishingGradientRule::spec() {
     options.threshold = reader.number("threshold", options.threshold);
     reader.finish();
     return std::unique_ptr<Rule>(new VanishingGradientRule(context.base_trial, options));
+  };
+  // On a TensorBoard logdir: the mean absolute value of gradient histograms (estimated from
+  // their buckets), each value judged as the rule judges a gradient at a step.
+  spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
+    ParameterReader reader("VanishingGradient", parameters);
+    const double threshold = reader.number("threshold", Options{}.threshold);
+    reader.finish();
+    return std::make_shared<HistogramFigureRule>(
+        HistogramFigureRule::Options{.rule = "VanishingGradient",
+                                     .figure = "abs_mean",
+                                     .role = SeriesRole::Gradient,
+                                     .regexes = {},
+                                     .below = threshold,
+                                     .above = std::nullopt});
   };
   return spec;
 }

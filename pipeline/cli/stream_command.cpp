@@ -165,8 +165,7 @@ int run_tensorboard(const std::string& command, PipelineConfig config,
     err << prefix << "reading the logdir failed: " << report.source_failure << "\n";
   }
   err << prefix << report.runs << " runs, " << report.files << " event files, "
-      << human_bytes(static_cast<double>(report.bytes)) << ", " << report.values
-      << " scalar values";
+      << human_bytes(static_cast<double>(report.bytes)) << ", " << report.values << " values";
   if (report.restarts > 0) err << " (" << report.restarts << " restarts)";
   err << "; " << report.conditions_met << " rule events";
   if (!report.problems.empty()) err << "; " << report.problems.size() << " problems reported";

@@ -4,10 +4,12 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "pipeline/graph/series_evaluator.hpp"
 #include "pipeline/graph/sink_routing.hpp"
@@ -28,35 +30,67 @@ class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
 
   void on_value(const TensorBoardTag& tag, std::int64_t step, double,
                 const SummaryReading& reading) override {
-    if (reading.kind != TagKind::Scalar) return;  // histogram rules come with their own series
-    if (series.size() <= tag.index) series.resize(tag.index + 1);
-    auto& evaluator = series[tag.index];
-    if (!evaluator) {
-      evaluator = std::make_unique<SeriesEvaluator>(naming_.describe(tag.run, tag.name), rules_);
-    }
-    ++values;
-    if (evaluator->watched()) {
-      const std::size_t before = findings.size();
-      evaluator->add(step, reading.scalar, findings);
-      for (std::size_t i = before; i < findings.size(); ++i) finding_series.push_back(tag.index);
-      if (findings.size() >= kFlushEvery && on_findings) on_findings(*this);
+    if (reading.kind == TagKind::Scalar) {
+      if (series.size() <= tag.index) series.resize(tag.index + 1);
+      auto& evaluator = series[tag.index];
+      if (!evaluator) {
+        evaluator = std::make_unique<SeriesEvaluator>(naming_.describe(tag.run, tag.name), rules_);
+      }
+      ++values;
+      feed(*evaluator, step, reading.scalar);
+    } else if (reading.kind == TagKind::Histogram) {
+      ++values;
+      feed_histogram(tag, step, reading.histogram);
     }
   }
 
+  // The figures of a histogram that rules judge, each a series of its own.
+  static constexpr std::array<const char*, 3> kFigures{"abs_mean", "variance", "sum"};
   // Findings held before the run offers them to the sinks (a replay's run sends them only
   // while it is the oldest run not yet finished: memory holds what the other runs found since).
   static constexpr std::size_t kFlushEvery = 4096;
 
   RunReader reader;
-  std::vector<std::unique_ptr<SeriesEvaluator>> series;
+  std::vector<std::unique_ptr<SeriesEvaluator>> series;  // by tag index: scalar tags
+  // By tag index: histogram tags, a series per figure (kFigures).
+  std::vector<std::array<std::unique_ptr<SeriesEvaluator>, 3>> histograms;
   std::vector<SeriesFinding> findings;
-  std::vector<std::size_t> finding_series;     // the series (tag index) of each finding
-  std::function<void(RunState&)> on_findings;  // called by on_value every kFlushEvery
+  std::vector<const SeriesEvaluator*> finding_series;  // the series of each finding
+  std::function<void(RunState&)> on_findings;          // called by on_value every kFlushEvery
   std::int64_t values = 0;
   std::vector<TensorBoardProblem>
       problems;  // besides the reader's (files that ended inside a record, ...)
 
  private:
+  void feed(SeriesEvaluator& evaluator, std::int64_t step, double value) {
+    if (!evaluator.watched()) return;
+    const std::size_t before = findings.size();
+    evaluator.add(step, value, findings);
+    for (std::size_t i = before; i < findings.size(); ++i) finding_series.push_back(&evaluator);
+    if (findings.size() >= kFlushEvery && on_findings) on_findings(*this);
+  }
+
+  void feed_histogram(const TensorBoardTag& tag, std::int64_t step,
+                      const HistogramFigures& histogram) {
+    if (histograms.size() <= tag.index) histograms.resize(tag.index + 1);
+    auto& figures = histograms[tag.index];
+    const std::optional<double> abs_mean = histogram.abs_mean();
+    const std::optional<double> variance =
+        histogram.sum_squares && histogram.num > 0.0
+            ? std::optional(*histogram.sum_squares / histogram.num -
+                            histogram.mean() * histogram.mean())
+            : std::nullopt;
+    const std::array<std::optional<double>, 3> figure_values{abs_mean, variance, histogram.sum};
+    for (std::size_t i = 0; i < kFigures.size(); ++i) {
+      if (!figure_values[i]) continue;
+      if (!figures[i]) {
+        figures[i] = std::make_unique<SeriesEvaluator>(
+            naming_.describe_histogram(tag.run, tag.name, kFigures[i]), rules_);
+      }
+      feed(*figures[i], step, *figure_values[i]);
+    }
+  }
+
   const SeriesNaming& naming_;
   const std::vector<std::shared_ptr<const SeriesRule>>& rules_;
 };
@@ -123,6 +157,11 @@ TensorBoardReport TensorBoardPipeline::run() {
     report.values += run->values;
     for (const auto& series : run->series) {
       if (series) report.restarts += series->restarts();
+    }
+    for (const auto& figures : run->histograms) {
+      for (const auto& series : figures) {
+        if (series) report.restarts += series->restarts();
+      }
     }
     report.problems.insert(report.problems.end(), run->reader.problems().begin(),
                            run->reader.problems().end());
@@ -216,7 +255,7 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
 void TensorBoardPipeline::dispatch(RunState& state, TensorBoardReport& report) {
   for (std::size_t i = 0; i < state.findings.size(); ++i) {
     SeriesFinding& found = state.findings[i];  // sent once, then forgotten: moved from
-    const SeriesInfo& info = state.series[state.finding_series[i]]->info();
+    const SeriesInfo& info = state.finding_series[i]->info();
     RuleEvent event;
     event.kind = RuleEvent::Kind::ConditionMet;
     event.time = std::chrono::system_clock::now();
@@ -242,6 +281,11 @@ void TensorBoardPipeline::finish(TensorBoardReport& report) {
   for (const auto& run : runs_) {
     for (const auto& series : run->series) {
       if (series) series->count_evaluations(evaluated);
+    }
+    for (const auto& figures : run->histograms) {
+      for (const auto& series : figures) {
+        if (series) series->count_evaluations(evaluated);
+      }
     }
   }
   for (std::size_t i = 0; i < rules_.size(); ++i) {

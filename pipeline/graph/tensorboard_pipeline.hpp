@@ -38,7 +38,7 @@ struct TensorBoardReport {
   std::size_t runs = 0;
   std::size_t files = 0;
   std::uint64_t bytes = 0;    // of event files, as listed
-  std::int64_t values = 0;    // scalar values read
+  std::int64_t values = 0;    // scalar and histogram values read
   std::int64_t restarts = 0;  // times a series went back to an earlier step
   std::vector<TensorBoardProblem> problems;
   std::string source_failure;  // what failed (a listing refused, ...); empty when nothing did

@@ -6,10 +6,11 @@
 namespace rulestream {
 namespace {
 
-constexpr std::array<std::pair<SeriesRole, std::string_view>, 4> kRoleNames{{
+constexpr std::array<std::pair<SeriesRole, std::string_view>, 5> kRoleNames{{
     {SeriesRole::Loss, "loss"},
     {SeriesRole::GradientNorm, "gradient_norm"},
     {SeriesRole::LearningRate, "learning_rate"},
+    {SeriesRole::Gradient, "gradient"},
     {SeriesRole::Other, "other"},
 }};
 
@@ -30,8 +31,9 @@ std::optional<SeriesRole> series_role_from_name(std::string_view name) {
 }
 
 std::string SeriesInfo::display_name() const {
-  if (run.empty() || run == ".") return tag;
-  return run + ": " + tag;
+  const std::string named = figure.empty() ? tag : tag + " (" + figure + ")";
+  if (run.empty() || run == ".") return named;
+  return run + ": " + named;
 }
 
 }  // namespace rulestream

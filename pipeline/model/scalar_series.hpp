@@ -14,9 +14,10 @@
 
 namespace rulestream {
 
-enum class SeriesRole : std::uint8_t { Loss, GradientNorm, LearningRate, Other };
+// Gradient: a gradient's histogram (its figures are series: abs_mean, variance, sum).
+enum class SeriesRole : std::uint8_t { Loss, GradientNorm, LearningRate, Gradient, Other };
 
-// "loss", "gradient_norm", "learning_rate", "other".
+// "loss", "gradient_norm", "learning_rate", "gradient", "other".
 std::string_view series_role_name(SeriesRole role);
 std::optional<SeriesRole> series_role_from_name(std::string_view name);
 
@@ -25,9 +26,11 @@ struct SeriesInfo {
   std::string tag;  // the tag, or the smdebug tensor's name
   Mode mode = Mode::Global;
   SeriesRole role = SeriesRole::Other;
+  // A figure of a histogram tag ("abs_mean", "variance", "sum"); empty for a scalar tag.
+  std::string figure;
 
-  // How events name it: the tag, prefixed with its run unless the run is the logdir itself
-  // ("validation: epoch_loss").
+  // How events name it: the tag, prefixed with its run unless the run is the logdir itself,
+  // and the figure of a histogram ("validation: epoch_loss", "grad/fc1 (abs_mean)").
   std::string display_name() const;
 };
 

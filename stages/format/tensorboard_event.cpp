@@ -1,7 +1,10 @@
 #include "stages/format/tensorboard_event.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "stages/format/message_reader.hpp"
 
@@ -78,22 +81,30 @@ void parse_metadata(std::span<const std::byte> bytes, const ErrorContext& contex
   }
 }
 
-// The count of a repeated double field's elements, packed or not; the values are not kept.
-std::size_t count_doubles(MessageReader& reader) {
-  if (reader.wire_type() != WireType::LengthDelimited) {
-    reader.read_double();
-    return 1;
+// Bucket limits and counts as the wire holds them; histograms are few beside scalars, so their
+// buckets are read into vectors of their own.
+struct Buckets {
+  std::vector<double> limits;
+  std::vector<double> counts;
+};
+
+// The sum of |x| a histogram's buckets stand for: bucket i holds the values between limit i-1
+// (the histogram's min for the first) and limit i, both clamped to [min, max] (TensorBoard's
+// outer limits are +-DBL_MAX). Absent when counts and limits disagree.
+std::optional<double> bucket_abs_sum(const Buckets& buckets, double min, double max) {
+  if (buckets.limits.size() != buckets.counts.size()) return std::nullopt;
+  double abs_sum = 0.0;
+  for (std::size_t i = 0; i < buckets.counts.size(); ++i) {
+    if (buckets.counts[i] == 0.0) continue;
+    const double left = std::clamp(i == 0 ? min : buckets.limits[i - 1], min, max);
+    const double right = std::clamp(buckets.limits[i], min, max);
+    abs_sum += buckets.counts[i] * mean_abs_between(left, right);
   }
-  const auto packed = reader.read_bytes();
-  if (packed.size() % sizeof(double) != 0) {
-    reader.fail_field("packed run of " + std::to_string(packed.size()) +
-                      " bytes is not a whole number of doubles");
-  }
-  return packed.size() / sizeof(double);
+  return abs_sum;
 }
 
 void parse_histogram(std::span<const std::byte> bytes, const ErrorContext& context,
-                     HistogramFigures& histogram) {
+                     HistogramFigures& histogram, Buckets& buckets) {
   MessageReader reader(bytes, context, "HistogramProto");
   // proto3 writes no field that holds its default: an absent sum_squares is 0.
   if (!histogram.sum_squares) histogram.sum_squares = 0.0;
@@ -115,10 +126,10 @@ void parse_histogram(std::span<const std::byte> bytes, const ErrorContext& conte
         histogram.sum_squares = reader.read_double();
         break;
       case field::kHistoBucketLimit:
-        count_doubles(reader);  // one limit per bucket: walked and checked, not kept
+        wire::read_repeated<double>(reader, buckets.limits);
         break;
       case field::kHistoBucket:
-        histogram.buckets += count_doubles(reader);
+        wire::read_repeated<double>(reader, buckets.counts);
         break;
       default:
         reader.skip();
@@ -132,6 +143,7 @@ void parse_value(std::span<const std::byte> bytes, const ErrorContext& outer,
   ErrorContext context{outer.where, outer.payload_begin, {}};
   MessageReader reader(bytes, context, "Summary.Value");
   std::string_view node_name;
+  Buckets buckets;
   while (reader.next()) {
     switch (reader.field_number()) {
       case field::kValueTag:
@@ -158,8 +170,11 @@ void parse_value(std::span<const std::byte> bytes, const ErrorContext& outer,
         value.field = SummaryValueField::Image;
         break;
       case field::kValueHisto:
-        if (value.field != SummaryValueField::Histogram) value.histogram = {};
-        parse_histogram(reader.read_bytes(), context, value.histogram);
+        if (value.field != SummaryValueField::Histogram) {
+          value.histogram = {};
+          buckets = {};
+        }
+        parse_histogram(reader.read_bytes(), context, value.histogram, buckets);
         value.field = SummaryValueField::Histogram;
         break;
       case field::kValueAudio:
@@ -175,6 +190,10 @@ void parse_value(std::span<const std::byte> bytes, const ErrorContext& outer,
     }
   }
   if (value.tag.empty()) value.tag = node_name;
+  if (value.field == SummaryValueField::Histogram) {
+    value.histogram.buckets = buckets.counts.size();
+    value.histogram.abs_sum = bucket_abs_sum(buckets, value.histogram.min, value.histogram.max);
+  }
 }
 
 void parse_summary(std::span<const std::byte> bytes, const ErrorContext& context,
@@ -208,6 +227,18 @@ EventKind other_event_kind(int field_number) {
 
 double HistogramFigures::mean() const {
   return num > 0.0 ? sum / num : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::optional<double> HistogramFigures::abs_mean() const {
+  if (!abs_sum) return std::nullopt;
+  return num > 0.0 ? *abs_sum / num : std::numeric_limits<double>::quiet_NaN();
+}
+
+double mean_abs_between(double left, double right) {
+  if (left >= 0.0) return (left + right) / 2.0;
+  if (right <= 0.0) return -(left + right) / 2.0;
+  // Straddling zero: (left^2 + right^2) / 2 over the width.
+  return (left * left + right * right) / (2.0 * (right - left));
 }
 
 void decode_tensorboard_event(std::span<const std::byte> payload, const std::string& where,

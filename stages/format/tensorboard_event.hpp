@@ -49,11 +49,21 @@ struct HistogramFigures {
   double num = 0.0;  // how many values the histogram counts
   double sum = 0.0;
   std::optional<double> sum_squares;
+  // The sum of absolute values, estimated from the buckets (each bucket's count times the mean
+  // of |x| over its edges, as if its values were spread evenly between them); absent when the
+  // buckets do not say (a HistogramProto whose counts and limits disagree).
+  std::optional<double> abs_sum;
   std::size_t buckets = 0;
 
   // sum / num; NaN for an empty histogram.
   double mean() const;
+  // abs_sum / num; nullopt without abs_sum, NaN for an empty histogram.
+  std::optional<double> abs_mean() const;
 };
+
+// The mean of |x| for x spread evenly over [left, right]: what a bucket holding values between
+// those edges contributes, per value, to a histogram's sum of absolute values.
+double mean_abs_between(double left, double right);
 
 // One Summary.Value; its views point into the payload it was decoded from.
 struct SummaryValueView {

@@ -27,6 +27,7 @@ HistogramFigures bucket_histogram(const TensorValue& tensor) {
   double high_all = -std::numeric_limits<double>::infinity();
   double low = low_all;
   double high = high_all;
+  double abs_sum = 0.0;
   for (std::size_t row = 0; row < buckets; ++row) {
     const auto at = static_cast<std::int64_t>(row * 3);
     const double left = tensor.as_double(at);
@@ -40,7 +41,9 @@ HistogramFigures bucket_histogram(const TensorValue& tensor) {
     }
     figures.num += count;
     figures.sum += count * ((left + right) / 2.0);
+    abs_sum += count * mean_abs_between(left, right);
   }
+  figures.abs_sum = abs_sum;
   const bool any_counted = low <= high;
   if (buckets == 0) {
     figures.min = figures.max = std::numeric_limits<double>::quiet_NaN();

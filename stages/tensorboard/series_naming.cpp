@@ -31,6 +31,7 @@ SeriesNaming SeriesNaming::defaults() {
   naming.loss =
       compile_name_regexes({std::string("(?i)") + kWordStart + "loss(?![A-Za-z]|[ _/.-]?scale)"});
   naming.learning_rate = compile_name_regexes({word("lr|learning[ _-]?rate")});
+  naming.gradient = compile_name_regexes({word("grad|grads|gradient|gradients")});
   naming.train = compile_name_regexes({word("train|training")});
   naming.eval = compile_name_regexes({word("val|valid|validation|eval|evaluation|test|dev")});
   return naming;
@@ -49,6 +50,14 @@ SeriesInfo SeriesNaming::describe(const std::string& run, const std::string& tag
   }
   const auto mode = mode_in(*this, tag);
   info.mode = mode ? *mode : mode_in(*this, last_folder(run)).value_or(Mode::Global);
+  return info;
+}
+
+SeriesInfo SeriesNaming::describe_histogram(const std::string& run, const std::string& tag,
+                                            const std::string& figure) const {
+  SeriesInfo info = describe(run, tag);
+  info.role = any_found_in(gradient, tag) ? SeriesRole::Gradient : SeriesRole::Other;
+  info.figure = figure;
   return info;
 }
 

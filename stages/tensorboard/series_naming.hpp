@@ -18,6 +18,8 @@ struct SeriesNaming {
   std::vector<NameRegex> gradient_norm;
   std::vector<NameRegex> loss;
   std::vector<NameRegex> learning_rate;
+  // A histogram tag these find is a gradient's (role Gradient); other histograms are Other.
+  std::vector<NameRegex> gradient;
   // Modes: searched in the tag, then in the run's last folder (Keras' `train`, `validation`).
   std::vector<NameRegex> train;
   std::vector<NameRegex> eval;
@@ -27,6 +29,9 @@ struct SeriesNaming {
   // The series of `tag` in `run`: its role (Other when no pattern finds it) and mode (GLOBAL
   // when neither the tag nor the run says).
   SeriesInfo describe(const std::string& run, const std::string& tag) const;
+  // The series of `figure` ("abs_mean", ...) of the histogram tag `tag` in `run`.
+  SeriesInfo describe_histogram(const std::string& run, const std::string& tag,
+                                const std::string& figure) const;
 };
 
 }  // namespace rulestream

@@ -185,8 +185,8 @@ TEST(LossNotDecreasingSeriesTest, ModeAndSelectionChooseTheSeries) {
 }
 
 TEST(SeriesRulesTest, RulesOverSmdebugTensorsHaveNoSeriesForm) {
-  EXPECT_EQ(RuleRegistry::builtin().create_series("VanishingGradient", {}), nullptr);
   EXPECT_EQ(RuleRegistry::builtin().create_series("Overfit", {}), nullptr);
+  EXPECT_EQ(RuleRegistry::builtin().create_series("DeadRelu", {}), nullptr);
   EXPECT_THROW(RuleRegistry::builtin().create_series("NoSuchRule", {}), RuleConfigError);
 }
 
@@ -234,6 +234,37 @@ TEST(UnchangedTensorSeriesTest, ByDefaultOnlyTrainingLossesAndGradientNormsAreWa
   EXPECT_TRUE(lr->watches(series("train/learning_rate", SeriesRole::LearningRate)));
   EXPECT_THROW(RuleRegistry::builtin().create_series("UnchangedTensor", {{"num_steps", "1"}}),
                RuleConfigError);
+}
+
+TEST(HistogramFigureRuleTest, VanishingGradientWatchesTheAbsoluteMeanOfGradientHistograms) {
+  const auto rule = series_rule("VanishingGradient", {{"threshold", "1e-6"}});
+  SeriesInfo gradient = series("grad/fc1", SeriesRole::Gradient);
+  gradient.figure = "abs_mean";
+  SeriesInfo weight = series("fc1/weight", SeriesRole::Other);
+  weight.figure = "abs_mean";
+  SeriesInfo variance = gradient;
+  variance.figure = "variance";
+  EXPECT_TRUE(rule->watches(gradient));
+  EXPECT_FALSE(rule->watches(weight));
+  EXPECT_FALSE(rule->watches(variance));
+  EXPECT_FALSE(rule->watches(series("grad_norm", SeriesRole::GradientNorm)));
+  const auto fired = feed(*rule, gradient, numbered({1e-3, 2e-6, 5e-7, 1e-9}));
+  ASSERT_EQ(fired.size(), 2U);
+  EXPECT_EQ(fired[0].step, 2);
+  EXPECT_THAT(fired[0].finding.message, HasSubstr("grad/fc1 (abs_mean) 5e-07 < threshold 1e-06"));
+}
+
+TEST(HistogramFigureRuleTest, TensorVarianceWatchesEveryHistogramsVarianceWithinItsBounds) {
+  const auto rule =
+      series_rule("TensorVariance", {{"max_threshold", "10"}, {"min_threshold", "0.01"}});
+  SeriesInfo weight = series("fc1/weight", SeriesRole::Other);
+  weight.figure = "variance";
+  EXPECT_TRUE(rule->watches(weight));
+  const auto fired = feed(*rule, weight, numbered({1.0, 11.0, 0.001, 5.0}));
+  ASSERT_EQ(fired.size(), 2U);
+  EXPECT_EQ(fired[0].step, 1);
+  EXPECT_EQ(fired[1].step, 2);
+  EXPECT_THROW(RuleRegistry::builtin().create_series("TensorVariance", {}), RuleConfigError);
 }
 
 }  // namespace

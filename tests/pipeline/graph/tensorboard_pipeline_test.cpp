@@ -123,12 +123,14 @@ TEST(TensorBoardPipelineTest, RulesThatCannotRunOrFindNothingEndInError) {
   TempDir dir;
   write_diverging(dir.path());
   const PipelineRun run =
-      run_pipeline(config_for(dir.path(), {"VanishingGradient", "GradNormSpike"}));
-  ASSERT_EQ(run.report.statuses.size(), 2U);
+      run_pipeline(config_for(dir.path(), {"Overfit", "GradNormSpike", "VanishingGradient"}));
+  ASSERT_EQ(run.report.statuses.size(), 3U);
   EXPECT_EQ(run.report.statuses[0].status, RuleStatus::Error);
   EXPECT_THAT(run.report.statuses[0].message, HasSubstr("does not run on TensorBoard logdirs"));
   EXPECT_EQ(run.report.statuses[1].status, RuleStatus::Error);
   EXPECT_THAT(run.report.statuses[1].message, HasSubstr("no gradient_norm series"));
+  EXPECT_EQ(run.report.statuses[2].status, RuleStatus::Error);
+  EXPECT_THAT(run.report.statuses[2].message, HasSubstr("no gradient histograms"));
   EXPECT_TRUE(run.report.rule_errors);
 }
 
@@ -173,6 +175,39 @@ TEST(TensorBoardPipelineTest, AWatchFollowsFilesAsTheyGrow) {
   ASSERT_EQ(report.statuses.size(), 1U);
   EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
   EXPECT_EQ(report.values, 31);
+}
+
+TEST(TensorBoardPipelineTest, HistogramRulesJudgeGradientsAndVariances) {
+  // grad/fc1: gradients of +-1e-3 for 5 steps, then +-1e-9 (vanished); fc1/weight: values of
+  // +-1 (variance 1), then +-10 (variance 100) at step 7, then NaN among them at step 8.
+  TempDir dir;
+  {
+    TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
+    for (int step = 0; step < 10; ++step) {
+      const float gradient = step < 5 ? 1e-3F : 1e-9F;
+      const std::vector<float> gradients{gradient, -gradient, gradient, -gradient};
+      writer.add_histogram("grad/fc1", step, gradients, step);
+      const float weight = step == 7 ? 10.0F : 1.0F;
+      std::vector<float> weights{weight, -weight, weight, -weight};
+      if (step == 8) weights[1] = std::nanf("");
+      writer.add_histogram("fc1/weight", step, weights, step);
+    }
+  }
+  auto config = config_for(dir.path(), {"VanishingGradient", "TensorVariance", "ExplodingTensor"});
+  config.rules[1].parameters = {{"max_threshold", "50"}};
+  const PipelineRun run = run_pipeline(config);
+  EXPECT_EQ(
+      fired(run.events),
+      (std::vector<std::string>{
+          "VanishingGradient@5 grad/fc1 (abs_mean)", "VanishingGradient@6 grad/fc1 (abs_mean)",
+          "VanishingGradient@7 grad/fc1 (abs_mean)", "TensorVariance@7 fc1/weight (variance)",
+          "VanishingGradient@8 grad/fc1 (abs_mean)", "ExplodingTensor@8 fc1/weight (sum)",
+          "VanishingGradient@9 grad/fc1 (abs_mean)"}));
+  ASSERT_EQ(run.report.statuses.size(), 3U);
+  for (const auto& status : run.report.statuses) {
+    EXPECT_EQ(status.status, RuleStatus::IssuesFound) << status.rule << ": " << status.message;
+  }
+  EXPECT_EQ(run.report.values, 20);
 }
 
 }  // namespace

@@ -89,6 +89,26 @@ TEST(TensorBoardEventTest, ALegacyHistogramGivesItsFiguresAndBucketCount) {
   EXPECT_EQ(reading.histogram.sum_squares, 14.0);
   EXPECT_EQ(reading.histogram.buckets, 4U);
   EXPECT_EQ(reading.histogram.mean(), 0.5);
+  // |x| from the buckets, each bucket's values spread evenly: [-2,-1] (the min as its left
+  // edge) holds 1 of mean |x| 1.5; [-1,0] 1 of 0.5; [1,3] 2 of 2: (1.5 + 0.5 + 4) / 4.
+  EXPECT_EQ(reading.histogram.abs_mean(), 1.5);
+}
+
+TEST(TensorBoardEventTest, ABucketStraddlingZeroCountsTheMeanOfAbsoluteValuesOverIt) {
+  EXPECT_EQ(mean_abs_between(-1.0, 3.0), (1.0 + 9.0) / 8.0);  // (l^2 + r^2) / (2 (r - l))
+  EXPECT_EQ(mean_abs_between(-3.0, -1.0), 2.0);
+  EXPECT_EQ(mean_abs_between(1.0, 2.0), 1.5);
+}
+
+TEST(TensorBoardEventTest, CountsAndLimitsThatDisagreeGiveNoAbsoluteMean) {
+  tfproto::Event event;
+  auto* histo = add_value(event, "weights")->mutable_histo();
+  histo->set_num(2.0);
+  histo->add_bucket_limit(1.0);
+  histo->add_bucket(1.0);
+  histo->add_bucket(1.0);
+  const Decoded decoded = decode(event);
+  EXPECT_FALSE(reading_of(decoded, 0, "").histogram.abs_mean().has_value());
 }
 
 TEST(TensorBoardEventTest, ABucketTensorUnderHistogramsIsAHistogramOfItsCountedBuckets) {
@@ -114,6 +134,8 @@ TEST(TensorBoardEventTest, ABucketTensorUnderHistogramsIsAHistogramOfItsCountedB
   EXPECT_DOUBLE_EQ(reading.histogram.mean(), 1.0 / 3.0);
   EXPECT_FALSE(reading.histogram.sum_squares.has_value());
   EXPECT_EQ(reading.histogram.buckets, 4U);
+  // |x|: 2 values of mean 0.5 in [-1,0], 1 of mean 2 in [1,3]: (1 + 2) / 3.
+  EXPECT_EQ(reading.histogram.abs_mean(), 1.0);
 }
 
 TEST(TensorBoardEventTest, AOneElementTensorUnderScalarsIsAScalarOfAnyRealDtype) {
