@@ -155,12 +155,13 @@ std::optional<TrialFormat> await_format(const Storage& storage, std::chrono::mil
 int run_tensorboard(const std::string& command, PipelineConfig config,
                     std::vector<std::unique_ptr<Sink>> sinks, std::ostream& err) {
   TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  const std::string prefix = "rulestream " + command + ": ";
+  pipeline.on_notice([&](const std::string& line) { err << prefix << line << "\n" << std::flush; });
   TensorBoardReport report;
   {
     const StopOnSignals stop_on_signals([&pipeline] { pipeline.request_stop(); });
     report = pipeline.run();
   }
-  const std::string prefix = "rulestream " + command + ": ";
   if (!report.source_failure.empty()) {
     err << prefix << "reading the logdir failed: " << report.source_failure << "\n";
   }
@@ -272,6 +273,7 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       RulesFile file = parse_rules_file(text.str(), path);
       config.rules = std::move(file.rules);
       config.sinks = std::move(file.sinks);
+      config.tensorboard_names = std::move(file.tensorboard_names);
     }
     if (options.count("rule")) {
       for (const auto& argument : options["rule"].as<std::vector<std::string>>()) {

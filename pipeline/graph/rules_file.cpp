@@ -9,6 +9,7 @@
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/python_json.hpp"
 #include "stages/format/json_document.hpp"
+#include "stages/tensorboard/series_naming.hpp"
 
 namespace rulestream {
 namespace {
@@ -199,6 +200,31 @@ SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, 
   return sink;
 }
 
+// "tensorboard": {"loss": ["regex", ...], ...}: each key one SeriesNaming::keys() names, each
+// pattern checked to compile here, before anything is read.
+std::map<std::string, std::vector<std::string>> parse_tensorboard_names(
+    const boost::json::value& value, const std::string& path) {
+  const std::string where = path + ": tensorboard";
+  if (!value.is_object()) throw FormatError(where, "expected an object of tag pattern lists");
+  std::map<std::string, std::vector<std::string>> names;
+  for (const auto& [key, patterns] : value.as_object()) {
+    const std::string name(key);
+    if (!patterns.is_array()) throw FormatError(where, name + " must be an array of regexes");
+    std::vector<std::string> list;
+    for (const auto& pattern : patterns.as_array()) {
+      if (!pattern.is_string()) throw FormatError(where, name + " must be an array of regexes");
+      list.emplace_back(pattern.as_string());
+    }
+    try {
+      SeriesNaming::defaults().replace(name, list);
+    } catch (const std::invalid_argument& error) {  // RegexError included
+      throw FormatError(where, error.what());
+    }
+    names[name] = std::move(list);
+  }
+  return names;
+}
+
 }  // namespace
 
 RulesFile parse_rules_file(std::string_view json, const std::string& path) {
@@ -214,6 +240,9 @@ RulesFile parse_rules_file(std::string_view json, const std::string& path) {
         if (!value->is_array()) throw FormatError(path, std::string(key) + " must be an array");
         rules = &value->as_array();
       }
+    }
+    if (const auto* names = object.if_contains("tensorboard")) {
+      file.tensorboard_names = parse_tensorboard_names(*names, path);
     }
     if (const auto* sinks = object.if_contains("sinks")) {
       if (!sinks->is_array()) throw FormatError(path, "sinks must be an array");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@ namespace rulestream {
 struct RulesFile {
   std::vector<RuleConfig> rules;
   std::vector<SinkConfig> sinks;
+  std::map<std::string, std::vector<std::string>> tensorboard_names;  // "tensorboard"
 };
 
 // Parses rule configurations in SageMaker's shape, so existing configs carry over:
@@ -19,7 +21,10 @@ struct RulesFile {
 //               "RuleParameters": {"rule_to_invoke": "VanishingGradient", "threshold": "1e-7"}}],
 //    "sinks": [{"type": "file", "path": "events.jsonl"},
 //              {"type": "webhook", "url": "https://...", "slack": true},
-//              {"type": "stdout", "format": "json"}]}
+//              {"type": "stdout", "format": "json"}],
+//    "tensorboard": {"loss": ["^objective$"], "eval": ["holdout"]}}
+// "tensorboard" replaces the tag patterns of roles and modes for TensorBoard logdirs
+// (docs/tensorboard.md); each key a list of Python regexes.
 // A rule may act when it fires, with "Actions" beside its RuleParameters:
 //   "Actions": [{"type": "stop", "pid": 1234, "signal": "SIGTERM"},  // signal defaults to SIGTERM
 //               {"type": "stop", "command": "kill $(cat /run/train.pid)"},

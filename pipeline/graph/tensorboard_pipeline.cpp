@@ -114,6 +114,7 @@ TensorBoardPipeline::TensorBoardPipeline(PipelineConfig config,
                                          SeriesNaming naming, const RuleRegistry& registry)
     : config_(std::move(config)), sinks_(std::move(sinks)), naming_(std::move(naming)) {
   if (config_.paths.empty()) throw std::invalid_argument("TensorBoardPipeline: no logdir");
+  for (const auto& [key, patterns] : config_.tensorboard_names) naming_.replace(key, patterns);
   for (RuleConfig& rule : config_.rules) {
     if (rule.configuration_name.empty()) rule.configuration_name = rule.rule;
     if (!rule.stop_actions.empty()) {
@@ -222,7 +223,7 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
 
 void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& report) {
   std::map<std::string, RunState*> by_name;
-  for (;;) {
+  for (bool first = true;; first = false) {
     if (stop_) return;
     std::size_t files = 0;
     std::uint64_t bytes = 0;
@@ -247,6 +248,7 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
     }
     report.files = files;
     report.bytes = bytes;
+    if (first) notice_idle_rules();
     std::unique_lock lock(stop_mutex_);
     stop_wake_.wait_for(lock, config_.poll_interval, [this] { return stop_.load(); });
   }
@@ -276,7 +278,7 @@ void TensorBoardPipeline::dispatch(RunState& state, TensorBoardReport& report) {
   state.finding_series.clear();
 }
 
-void TensorBoardPipeline::finish(TensorBoardReport& report) {
+std::vector<std::int64_t> TensorBoardPipeline::evaluations() const {
   std::vector<std::int64_t> evaluated(rules_.size(), 0);
   for (const auto& run : runs_) {
     for (const auto& series : run->series) {
@@ -288,6 +290,25 @@ void TensorBoardPipeline::finish(TensorBoardReport& report) {
       }
     }
   }
+  return evaluated;
+}
+
+void TensorBoardPipeline::notice_idle_rules() {
+  if (!notice_) return;
+  const std::vector<std::int64_t> evaluated = evaluations();
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    const std::string& name = config_.rules[i].configuration_name;
+    if (!rules_[i]) {
+      notice_(name + ": reads smdebug tensors; it does not run on TensorBoard logdirs");
+    } else if (evaluated[i] == 0) {
+      notice_(name + ": nothing to judge in " + logdir_ + " yet: it looks for " +
+              rules_[i]->looks_for());
+    }
+  }
+}
+
+void TensorBoardPipeline::finish(TensorBoardReport& report) {
+  const std::vector<std::int64_t> evaluated = evaluations();
   for (std::size_t i = 0; i < rules_.size(); ++i) {
     RuleEvent status;
     status.kind = RuleEvent::Kind::Status;

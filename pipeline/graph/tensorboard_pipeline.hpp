@@ -16,6 +16,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,6 +62,10 @@ class TensorBoardPipeline {
   // From any thread: a watch stops after its current poll; a replay reads no further run.
   void request_stop();
 
+  // Where a watch says, once, after its first look at the logdir, which rules have nothing to
+  // judge there yet and what they look for (call before run()).
+  void on_notice(std::function<void(const std::string&)> notice) { notice_ = std::move(notice); }
+
  private:
   class RunState;
 
@@ -71,6 +76,9 @@ class TensorBoardPipeline {
   // the run is finished).
   void dispatch(RunState& run, TensorBoardReport& report);
   void finish(TensorBoardReport& report);
+  // Values each rule judged so far, by rule.
+  std::vector<std::int64_t> evaluations() const;
+  void notice_idle_rules();
 
   PipelineConfig config_;
   std::vector<std::unique_ptr<Sink>> sinks_;
@@ -80,6 +88,8 @@ class TensorBoardPipeline {
   std::vector<std::int64_t> fired_;
   std::vector<std::unique_ptr<RunState>> runs_;
   std::string logdir_;
+
+  std::function<void(const std::string&)> notice_;
 
   std::mutex stop_mutex_;
   std::condition_variable stop_wake_;

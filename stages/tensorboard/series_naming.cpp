@@ -1,5 +1,7 @@
 #include "stages/tensorboard/series_naming.hpp"
 
+#include <stdexcept>
+
 namespace rulestream {
 namespace {
 
@@ -35,6 +37,28 @@ SeriesNaming SeriesNaming::defaults() {
   naming.train = compile_name_regexes({word("train|training")});
   naming.eval = compile_name_regexes({word("val|valid|validation|eval|evaluation|test|dev")});
   return naming;
+}
+
+const std::vector<std::string>& SeriesNaming::keys() {
+  static const std::vector<std::string> names{"loss",     "gradient_norm", "learning_rate",
+                                              "gradient", "train",         "eval"};
+  return names;
+}
+
+void SeriesNaming::replace(const std::string& key, const std::vector<std::string>& patterns) {
+  std::vector<NameRegex>* target = key == "loss"            ? &loss
+                                   : key == "gradient_norm" ? &gradient_norm
+                                   : key == "learning_rate" ? &learning_rate
+                                   : key == "gradient"      ? &gradient
+                                   : key == "train"         ? &train
+                                   : key == "eval"          ? &eval
+                                                            : nullptr;
+  if (target == nullptr) {
+    std::string known;
+    for (const auto& name : keys()) known += (known.empty() ? "" : ", ") + name;
+    throw std::invalid_argument("unknown TensorBoard name '" + key + "' (known: " + known + ")");
+  }
+  *target = compile_name_regexes(patterns);
 }
 
 SeriesInfo SeriesNaming::describe(const std::string& run, const std::string& tag) const {

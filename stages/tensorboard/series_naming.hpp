@@ -26,6 +26,13 @@ struct SeriesNaming {
 
   static SeriesNaming defaults();
 
+  // The names a rules file may replace: "loss", "gradient_norm", "learning_rate", "gradient",
+  // "train", "eval".
+  static const std::vector<std::string>& keys();
+  // Replaces the patterns of `key` (Python regexes, searched). std::invalid_argument naming the
+  // key for one not in keys(), RegexError for a pattern that does not compile.
+  void replace(const std::string& key, const std::vector<std::string>& patterns);
+
   // The series of `tag` in `run`: its role (Other when no pattern finds it) and mode (GLOBAL
   // when neither the tag nor the run says).
   SeriesInfo describe(const std::string& run, const std::string& tag) const;

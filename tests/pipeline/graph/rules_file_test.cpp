@@ -337,5 +337,19 @@ TEST(SinkArgument, MalformedArgumentsAreNamed) {
   expect_mentions(message("carrier:pigeon"), {"--sink 'carrier'", "unknown sink"});
 }
 
+TEST(RulesFile, ReadsTensorBoardTagPatterns) {
+  const RulesFile file = parse_rules_file(R"({"rules": [],
+    "tensorboard": {"loss": ["^objective$", "nll"], "eval": ["holdout"]}})",
+                                          "rules.json");
+  EXPECT_EQ(file.tensorboard_names, (std::map<std::string, std::vector<std::string>>{
+                                        {"loss", {"^objective$", "nll"}}, {"eval", {"holdout"}}}));
+  expect_mentions(format_error(R"({"rules": [], "tensorboard": {"losses": ["x"]}})"),
+                  {"rules.json: tensorboard", "unknown TensorBoard name 'losses'", "loss"});
+  expect_mentions(format_error(R"({"rules": [], "tensorboard": {"loss": ["(unclosed"]}})"),
+                  {"rules.json: tensorboard", "(unclosed"});
+  expect_mentions(format_error(R"({"rules": [], "tensorboard": {"loss": "loss"}})"),
+                  {"loss must be an array of regexes"});
+}
+
 }  // namespace
 }  // namespace rulestream

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "stages/format/tensorboard_writer.hpp"
@@ -208,6 +209,47 @@ TEST(TensorBoardPipelineTest, HistogramRulesJudgeGradientsAndVariances) {
     EXPECT_EQ(status.status, RuleStatus::IssuesFound) << status.rule << ": " << status.message;
   }
   EXPECT_EQ(run.report.values, 20);
+}
+
+TEST(TensorBoardPipelineTest, TheRulesFileCanRenameTheLoss) {
+  // A loss logged as "objective": not a loss by the default names, one by the rules file's.
+  TempDir dir;
+  {
+    TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
+    for (int step = 0; step < 30; ++step) writer.add_scalar("objective", step, 1.0F, step);
+    writer.add_scalar("objective", 30, 50.0F, 30);
+  }
+  auto config = config_for(dir.path(), {"LossSpike"});
+  EXPECT_EQ(run_pipeline(config).report.statuses.at(0).status, RuleStatus::Error);
+  config.tensorboard_names = {{"loss", {"^objective$"}}};
+  const PipelineRun renamed = run_pipeline(config);
+  EXPECT_EQ(fired(renamed.events), std::vector<std::string>{"LossSpike@30 objective"});
+}
+
+TEST(TensorBoardPipelineTest, AWatchSaysOnceWhichRulesHaveNothingToJudgeYet) {
+  TempDir dir;
+  {
+    TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
+    writer.add_scalar("accuracy", 0, 0.5F, 0.0);
+  }
+  auto config = config_for(dir.path(), {"LossSpike", "Overfit", "NonFinite"});
+  config.follow = true;
+  config.poll_interval = std::chrono::milliseconds(20);
+  TensorBoardPipeline pipeline(std::move(config), {});
+  std::mutex mutex;
+  std::vector<std::string> notices;
+  pipeline.on_notice([&](const std::string& line) {
+    const std::lock_guard lock(mutex);
+    notices.push_back(line);
+  });
+  std::thread runner([&] { pipeline.run(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // several polls
+  pipeline.request_stop();
+  runner.join();
+  ASSERT_EQ(notices.size(), 2U);  // once each, NonFinite has the accuracy to judge
+  EXPECT_THAT(notices[0], HasSubstr("LossSpike: nothing to judge in"));
+  EXPECT_THAT(notices[0], HasSubstr("loss series"));
+  EXPECT_THAT(notices[1], HasSubstr("Overfit: reads smdebug tensors"));
 }
 
 }  // namespace
