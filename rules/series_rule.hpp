@@ -9,7 +9,11 @@
 // Restarts (a run resumed from a checkpoint writes steps again) are the caller's business: it
 // keeps a series' last memory_points() values, and at a restart builds a fresh state from those
 // before the restart step, so a rule never sees a step go back.
+//
+// Besides its tags, each run of a logdir is a series of its own, figure "wall_time": the wall
+// time of each new step's first value (what StalledTrainingRule measures gaps with).
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -52,6 +56,19 @@ class SeriesRule {
   // The user's tag_regex patterns, for a caller that must list candidates by name (an smdebug
   // trial's tensors); empty when the rule watches by role.
   virtual std::vector<std::string> tag_regexes() const = 0;
+
+  // Rules about silence (StalledTrainingRule): how long a watched logdir may go without a new
+  // step before silence() is asked for a finding; nullopt (the default): never.
+  virtual std::optional<std::chrono::seconds> silence_threshold() const { return std::nullopt; }
+  // The finding for `seconds` without a new step since `last_step` (nullopt: none yet), in the
+  // logdir `where`. Called by a watch, once per silence, from one thread.
+  virtual Finding silence(std::optional<std::int64_t> last_step, double seconds,
+                          const std::string& where) const {
+    static_cast<void>(last_step);
+    static_cast<void>(seconds);
+    static_cast<void>(where);
+    return {};
+  }
 };
 
 // Which series a rule watches: those of a role, or, when the user gives `tag_regex`, those whose

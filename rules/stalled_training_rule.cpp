@@ -3,9 +3,73 @@
 #include <algorithm>
 
 #include "rules/rule_text.hpp"
+#include "rules/series_rule.hpp"
 
 namespace rulestream {
 namespace {
+
+// On a TensorBoard logdir: each run's steps, by the wall time their values were written (the
+// run's "wall_time" series): a gap above the threshold between a step and the one before fires
+// at the later step, as in a replay of smdebug files; a watch also asks silence() when the
+// whole logdir has had no new step for that long.
+class StalledSeries final : public SeriesRule {
+ public:
+  explicit StalledSeries(std::int64_t threshold_seconds) : threshold_(threshold_seconds) {}
+
+  std::string_view name() const override { return "StalledTrainingRule"; }
+  bool watches(const SeriesInfo& series) const override { return series.figure == "wall_time"; }
+  std::size_t memory_points() const override { return 1; }
+  std::string looks_for() const override { return "steps"; }
+  std::vector<std::string> tag_regexes() const override { return {}; }
+  std::optional<std::chrono::seconds> silence_threshold() const override {
+    return std::chrono::seconds(threshold_);
+  }
+
+  std::unique_ptr<SeriesState> start(const SeriesInfo& series) const override {
+    class State final : public SeriesState {
+     public:
+      State(std::string run, std::int64_t threshold)
+          : run_(std::move(run)), threshold_(threshold) {}
+      bool add(std::int64_t step, double wall_time, Finding& finding) override {
+        const auto previous = last_;
+        last_ = {step, wall_time};
+        if (!previous || wall_time - previous->second <= static_cast<double>(threshold_)) {
+          return false;
+        }
+        const double gap = wall_time - previous->second;
+        finding.figures = {{"seconds_without_step", gap, std::nullopt},
+                           {"threshold", static_cast<double>(threshold_), std::nullopt}};
+        finding.message = "no new step for " + format_figure(gap) + " s in " + run_ +
+                          " (after step " + std::to_string(previous->first) + ", until step " +
+                          std::to_string(step) + "), more than the threshold of " +
+                          std::to_string(threshold_) + " s";
+        return true;
+      }
+
+     private:
+      std::string run_;
+      std::int64_t threshold_;
+      std::optional<std::pair<std::int64_t, double>> last_;
+    };
+    return std::make_unique<State>(
+        series.run.empty() || series.run == "." ? "the logdir" : "run " + series.run, threshold_);
+  }
+
+  Finding silence(std::optional<std::int64_t> last_step, double seconds,
+                  const std::string& where) const override {
+    Finding finding;
+    finding.step = last_step;
+    finding.figures = {{"seconds_without_step", seconds, std::nullopt},
+                       {"threshold", static_cast<double>(threshold_), std::nullopt}};
+    finding.message = "no new step for " + format_figure(seconds) + " s in " + where +
+                      (last_step ? " since step " + std::to_string(*last_step) : " (none yet)") +
+                      ", more than the threshold of " + std::to_string(threshold_) + " s";
+    return finding;
+  }
+
+ private:
+  std::int64_t threshold_;
+};
 
 double seconds_between(std::chrono::system_clock::time_point from,
                        std::chrono::system_clock::time_point to) {
@@ -51,6 +115,21 @@ RuleSpec StalledTrainingRule::spec() {
         reader.text("training_job_name_prefix", options.training_job_name_prefix);
     reader.finish();
     return std::unique_ptr<Rule>(new StalledTrainingRule(context.base_trial, std::move(options)));
+  };
+  spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
+    ParameterReader reader("StalledTrainingRule", parameters);
+    const std::int64_t threshold = reader.integer("threshold", 1800);
+    if (threshold <= 0 || threshold > std::int64_t{9'000'000'000}) {
+      throw reader.invalid("threshold", "is not a positive number of seconds in range");
+    }
+    if (reader.boolean("stop_training_on_fire", false)) {
+      throw reader.invalid("stop_training_on_fire",
+                           "asks for a stop action, and stop actions do not run on TensorBoard "
+                           "logdirs yet");
+    }
+    reader.text("training_job_name_prefix", "");
+    reader.finish();
+    return std::make_shared<StalledSeries>(threshold);
   };
   return spec;
 }

@@ -28,8 +28,18 @@ class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
            const std::vector<std::shared_ptr<const SeriesRule>>& rules)
       : reader(std::move(run)), naming_(naming), rules_(rules) {}
 
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double,
+  void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
                 const SummaryReading& reading) override {
+    if (!max_step || step > *max_step) {  // a new step: the run's progress series
+      max_step = step;
+      if (!progress) {
+        SeriesInfo info;
+        info.run = tag.run;
+        info.figure = "wall_time";
+        progress = std::make_unique<SeriesEvaluator>(std::move(info), rules_);
+      }
+      feed(*progress, step, wall_time);
+    }
     if (reading.kind == TagKind::Scalar) {
       if (series.size() <= tag.index) series.resize(tag.index + 1);
       auto& evaluator = series[tag.index];
@@ -54,6 +64,10 @@ class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
   std::vector<std::unique_ptr<SeriesEvaluator>> series;  // by tag index: scalar tags
   // By tag index: histogram tags, a series per figure (kFigures).
   std::vector<std::array<std::unique_ptr<SeriesEvaluator>, 3>> histograms;
+  // The run's progress: the wall time of each step beyond every step before it (a restart's
+  // steps count again once they pass the highest step written before).
+  std::unique_ptr<SeriesEvaluator> progress;
+  std::optional<std::int64_t> max_step;
   std::vector<SeriesFinding> findings;
   std::vector<const SeriesEvaluator*> finding_series;  // the series of each finding
   std::function<void(RunState&)> on_findings;          // called by on_value every kFlushEvery
@@ -249,6 +263,9 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
     report.files = files;
     report.bytes = bytes;
     if (first) notice_idle_rules();
+    std::int64_t values = 0;
+    for (const auto& each : runs_) values += each->values;
+    check_silence(values, report);
     std::unique_lock lock(stop_mutex_);
     stop_wake_.wait_for(lock, config_.poll_interval, [this] { return stop_.load(); });
   }
@@ -257,30 +274,60 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
 void TensorBoardPipeline::dispatch(RunState& state, TensorBoardReport& report) {
   for (std::size_t i = 0; i < state.findings.size(); ++i) {
     SeriesFinding& found = state.findings[i];  // sent once, then forgotten: moved from
-    const SeriesInfo& info = state.finding_series[i]->info();
-    RuleEvent event;
-    event.kind = RuleEvent::Kind::ConditionMet;
-    event.time = std::chrono::system_clock::now();
-    event.trial = logdir_;
-    event.rule_configuration = config_.rules[found.rule].configuration_name;
-    event.rule = std::string(rules_[found.rule]->name());
-    event.global_step = found.step;
-    event.mode = info.mode;
-    event.mode_step = found.step;
-    event.tensors = std::move(found.finding.tensors);
-    event.figures = std::move(found.finding.figures);
-    event.message = std::move(found.finding.message);
-    for (const std::size_t sink : routes_[found.rule]) sinks_[sink]->write(event);
-    ++fired_[found.rule];
-    ++report.conditions_met;
+    send(found.rule, found.step, state.finding_series[i]->info().mode, std::move(found.finding),
+         report);
   }
   state.findings.clear();
   state.finding_series.clear();
 }
 
+void TensorBoardPipeline::send(std::size_t rule, std::int64_t step, Mode mode, Finding finding,
+                               TensorBoardReport& report) {
+  RuleEvent event;
+  event.kind = RuleEvent::Kind::ConditionMet;
+  event.time = std::chrono::system_clock::now();
+  event.trial = logdir_;
+  event.rule_configuration = config_.rules[rule].configuration_name;
+  event.rule = std::string(rules_[rule]->name());
+  event.global_step = step;
+  event.mode = mode;
+  event.mode_step = step;
+  event.tensors = std::move(finding.tensors);
+  event.figures = std::move(finding.figures);
+  event.message = std::move(finding.message);
+  for (const std::size_t sink : routes_[rule]) sinks_[sink]->write(event);
+  ++fired_[rule];
+  ++report.conditions_met;
+}
+
+void TensorBoardPipeline::check_silence(std::int64_t values, TensorBoardReport& report) {
+  const auto now = std::chrono::steady_clock::now();
+  if (values != silence_.values) {  // something new: silences end, and are due again
+    silence_.values = values;
+    silence_.since = now;
+    silence_.reported.assign(rules_.size(), false);
+    return;
+  }
+  silence_.reported.resize(rules_.size(), false);
+  std::optional<std::int64_t> last_step;
+  for (const auto& run : runs_) {
+    if (run->max_step && (!last_step || *run->max_step > *last_step)) last_step = run->max_step;
+  }
+  const double seconds = std::chrono::duration<double>(now - silence_.since).count();
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    if (!rules_[i] || silence_.reported[i]) continue;
+    const auto threshold = rules_[i]->silence_threshold();
+    if (!threshold || seconds <= static_cast<double>(threshold->count())) continue;
+    silence_.reported[i] = true;
+    send(i, last_step.value_or(0), Mode::Global, rules_[i]->silence(last_step, seconds, logdir_),
+         report);
+  }
+}
+
 std::vector<std::int64_t> TensorBoardPipeline::evaluations() const {
   std::vector<std::int64_t> evaluated(rules_.size(), 0);
   for (const auto& run : runs_) {
+    if (run->progress) run->progress->count_evaluations(evaluated);
     for (const auto& series : run->series) {
       if (series) series->count_evaluations(evaluated);
     }

@@ -14,6 +14,7 @@
 // NoIssuesFound.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -26,6 +27,7 @@
 #include "pipeline/model/rule_event.hpp"
 #include "pipeline/model/storage.hpp"
 #include "rules/rule_registry.hpp"
+#include "rules/series_rule.hpp"
 #include "sinks/sink.hpp"
 #include "stages/tensorboard/run_reader.hpp"
 #include "stages/tensorboard/series_naming.hpp"
@@ -71,6 +73,12 @@ class TensorBoardPipeline {
 
   void replay(const Storage& storage, TensorBoardReport& report);
   void follow(const Storage& storage, TensorBoardReport& report);
+  // One condition met of rule `rule` to that rule's sinks.
+  void send(std::size_t rule, std::int64_t step, Mode mode, Finding finding,
+            TensorBoardReport& report);
+  // For a watch, after each poll: rules about silence (StalledTrainingRule) fire once a silence
+  // passes their threshold (`values`: how many values the runs hold now).
+  void check_silence(std::int64_t values, TensorBoardReport& report);
   // Sends the run's conditions met since the last call to the sinks of their rules, and
   // forgets them. The caller owns the run's findings (its reading thread, or any thread once
   // the run is finished).
@@ -90,6 +98,11 @@ class TensorBoardPipeline {
   std::string logdir_;
 
   std::function<void(const std::string&)> notice_;
+  struct Silence {
+    std::int64_t values = -1;  // the runs' values at the last poll that found new ones
+    std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+    std::vector<bool> reported;  // by rule: this silence was reported
+  } silence_;
 
   std::mutex stop_mutex_;
   std::condition_variable stop_wake_;

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "rules/rule_registry.hpp"
 #include "stages/format/tensorboard_writer.hpp"
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/test_support.hpp"
@@ -69,7 +70,8 @@ std::vector<std::string> fired(const std::vector<RuleEvent>& events) {
   std::vector<std::string> out;
   for (const auto& event : events) {
     if (event.kind != RuleEvent::Kind::ConditionMet) continue;
-    out.push_back(event.rule + "@" + std::to_string(event.global_step) + " " + event.tensors.at(0));
+    out.push_back(event.rule + "@" + std::to_string(event.global_step) + " " +
+                  (event.tensors.empty() ? std::string() : event.tensors.front()));
   }
   return out;
 }
@@ -250,6 +252,58 @@ TEST(TensorBoardPipelineTest, AWatchSaysOnceWhichRulesHaveNothingToJudgeYet) {
   EXPECT_THAT(notices[0], HasSubstr("LossSpike: nothing to judge in"));
   EXPECT_THAT(notices[0], HasSubstr("loss series"));
   EXPECT_THAT(notices[1], HasSubstr("Overfit: reads smdebug tensors"));
+}
+
+TEST(TensorBoardPipelineTest, StalledTrainingFiresAtTheStepAfterAGapInWallTime) {
+  // Run "a": steps 0..9 a second apart, then step 10 two hours later. Run "b": no gap. Values
+  // of two tags at each step: a step's first value counts, not each tag's.
+  TempDir dir;
+  for (const std::string run : {"a", "b"}) {
+    TensorBoardWriter writer(dir.path() / run / "events.out.tfevents.1.host");
+    for (int step = 0; step <= 10; ++step) {
+      const double wall = run == "a" && step == 10 ? 7209.0 : step;
+      writer.add_scalar("loss", step, 1.0F, wall);
+      writer.add_scalar("accuracy", step, 0.5F, wall + 0.5);
+    }
+  }
+  auto config = config_for(dir.path(), {"StalledTrainingRule"});
+  config.rules[0].parameters = {{"threshold", "1800"}};
+  const PipelineRun run = run_pipeline(config);
+  ASSERT_EQ(run.report.conditions_met, 1);
+  const RuleEvent& event = run.events.front();
+  EXPECT_EQ(event.global_step, 10);
+  EXPECT_THAT(event.message, HasSubstr("no new step for 7200 s in run a (after step 9"));
+  EXPECT_EQ(run.report.statuses.at(0).status, RuleStatus::IssuesFound);
+  EXPECT_EQ(run.report.statuses.at(0).steps_evaluated, 22);  // 11 steps in each run
+}
+
+TEST(TensorBoardPipelineTest, AWatchOfASilentLogdirFiresStalledTrainingOnce) {
+  TempDir dir;
+  {
+    TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
+    for (int step = 0; step < 5; ++step) writer.add_scalar("loss", step, 1.0F, step);
+  }
+  auto config = config_for(dir.path(), {"StalledTrainingRule"});
+  config.rules[0].parameters = {{"threshold", "1"}};
+  config.follow = true;
+  config.poll_interval = std::chrono::milliseconds(20);
+  auto sink = std::make_unique<RecordingSink>();
+  auto* recorded = sink.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(sink));
+  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  TensorBoardReport report;
+  std::thread runner([&] { report = pipeline.run(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));  // one silence, past 1 s
+  pipeline.request_stop();
+  runner.join();
+  const auto events = fired(recorded->events());
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].substr(0, events[0].find(' ')), "StalledTrainingRule@4");
+  EXPECT_EQ(report.statuses.at(0).status, RuleStatus::IssuesFound);
+  EXPECT_THROW(RuleRegistry::builtin().create_series("StalledTrainingRule",
+                                                     {{"stop_training_on_fire", "True"}}),
+               RuleConfigError);
 }
 
 }  // namespace
