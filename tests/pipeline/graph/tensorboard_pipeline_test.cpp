@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -66,6 +67,37 @@ PipelineRun run_pipeline(PipelineConfig config) {
   return run;
 }
 
+// A watch of `config`'s logdir (polling every 20 ms) on a thread of its own, its events
+// recorded; stop() ends it and gives its report.
+class Watch {
+ public:
+  explicit Watch(PipelineConfig config) {
+    config.follow = true;
+    config.poll_interval = std::chrono::milliseconds(20);
+    auto sink = std::make_unique<RecordingSink>();
+    recorded_ = sink.get();
+    std::vector<std::unique_ptr<Sink>> sinks;
+    sinks.push_back(std::move(sink));
+    pipeline_ = std::make_unique<TensorBoardPipeline>(std::move(config), std::move(sinks));
+    runner_ = std::thread([this] { report_ = pipeline_->run(); });
+  }
+  ~Watch() {
+    if (runner_.joinable()) stop();
+  }
+  const RecordingSink& recorded() const { return *recorded_; }
+  TensorBoardReport stop() {
+    pipeline_->request_stop();
+    runner_.join();
+    return report_;
+  }
+
+ private:
+  RecordingSink* recorded_ = nullptr;
+  std::unique_ptr<TensorBoardPipeline> pipeline_;
+  TensorBoardReport report_;
+  std::thread runner_;
+};
+
 std::vector<std::string> fired(const std::vector<RuleEvent>& events) {
   std::vector<std::string> out;
   for (const auto& event : events) {
@@ -74,6 +106,18 @@ std::vector<std::string> fired(const std::vector<RuleEvent>& events) {
                   (event.tensors.empty() ? std::string() : event.tensors.front()));
   }
   return out;
+}
+
+// Events grouped by run (the run's name leads the series' name), each run's kept in order.
+std::vector<std::string> in_run_order(std::vector<std::string> lines) {
+  const auto run_of_line = [](const std::string& line) {
+    const auto name = line.substr(line.find(' ') + 1);
+    const auto colon = name.find(": ");
+    return colon == std::string::npos ? std::string() : name.substr(0, colon);
+  };
+  std::stable_sort(lines.begin(), lines.end(),
+                   [&](const auto& a, const auto& b) { return run_of_line(a) < run_of_line(b); });
+  return lines;
 }
 
 TEST(TensorBoardPipelineTest, ADivergingRunFiresWhereTheCurveSaysSo) {
@@ -85,7 +129,8 @@ TEST(TensorBoardPipelineTest, ADivergingRunFiresWhereTheCurveSaysSo) {
   // (fires at 100, 200, 300, 400); the train loss falls 0.1 in 100 steps (5%) until step 400,
   // where 1e10 did not fall from step 300's 1.7. LossSpike: 1e10 is far above ~1.7. NonFinite:
   // the NaN at 410.
-  EXPECT_EQ(fired(run.events),
+  // Each run's events in its order; the two runs, read at once, may interleave.
+  EXPECT_EQ(in_run_order(fired(run.events)),
             (std::vector<std::string>{
                 "LossSpike@400 train: epoch_loss", "LossNotDecreasing@400 train: epoch_loss",
                 "NonFinite@410 train: epoch_loss", "LossNotDecreasing@100 validation: epoch_loss",
@@ -151,30 +196,20 @@ TEST(TensorBoardPipelineTest, ABrokenFileIsAProblemAndTheRestIsJudged) {
 
 TEST(TensorBoardPipelineTest, AWatchFollowsFilesAsTheyGrow) {
   TempDir dir;
-  auto config = config_for(dir.path(), {"LossSpike"});
-  config.follow = true;
-  config.poll_interval = std::chrono::milliseconds(20);
-  auto sink = std::make_unique<RecordingSink>();
-  auto* recorded = sink.get();
-  std::vector<std::unique_ptr<Sink>> sinks;
-  sinks.push_back(std::move(sink));
-  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
-  TensorBoardReport report;
-  std::thread runner([&] { report = pipeline.run(); });
+  Watch watch(config_for(dir.path(), {"LossSpike"}));
   {
     TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
     for (int step = 0; step < 30; ++step) writer.add_scalar("loss", step, 1.0F, step);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_TRUE(fired(recorded->events()).empty());
+    EXPECT_TRUE(fired(watch.recorded().events()).empty());
     writer.add_scalar("loss", 30, 50.0F, 30);  // the spike, appended to the open file
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (fired(recorded->events()).empty() && std::chrono::steady_clock::now() < deadline) {
+  while (fired(watch.recorded().events()).empty() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  pipeline.request_stop();
-  runner.join();
-  EXPECT_EQ(fired(recorded->events()), std::vector<std::string>{"LossSpike@30 loss"});
+  const TensorBoardReport report = watch.stop();
+  EXPECT_EQ(fired(watch.recorded().events()), std::vector<std::string>{"LossSpike@30 loss"});
   ASSERT_EQ(report.statuses.size(), 1U);
   EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
   EXPECT_EQ(report.values, 31);
@@ -285,19 +320,10 @@ TEST(TensorBoardPipelineTest, AWatchOfASilentLogdirFiresStalledTrainingOnce) {
   }
   auto config = config_for(dir.path(), {"StalledTrainingRule"});
   config.rules[0].parameters = {{"threshold", "1"}};
-  config.follow = true;
-  config.poll_interval = std::chrono::milliseconds(20);
-  auto sink = std::make_unique<RecordingSink>();
-  auto* recorded = sink.get();
-  std::vector<std::unique_ptr<Sink>> sinks;
-  sinks.push_back(std::move(sink));
-  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
-  TensorBoardReport report;
-  std::thread runner([&] { report = pipeline.run(); });
+  Watch watch(std::move(config));
   std::this_thread::sleep_for(std::chrono::milliseconds(1600));  // one silence, past 1 s
-  pipeline.request_stop();
-  runner.join();
-  const auto events = fired(recorded->events());
+  const TensorBoardReport report = watch.stop();
+  const auto events = fired(watch.recorded().events());
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].substr(0, events[0].find(' ')), "StalledTrainingRule@4");
   EXPECT_EQ(report.statuses.at(0).status, RuleStatus::IssuesFound);
