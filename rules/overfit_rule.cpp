@@ -1,13 +1,158 @@
 #include "rules/overfit_rule.hpp"
 
 #include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "rules/loss_series.hpp"
 #include "rules/rule_text.hpp"
+#include "rules/series_rule.hpp"
 
 namespace rulestream {
 namespace {
+
+// On a TensorBoard logdir: a loss's training and validation series of one job, paired by their
+// group (SeriesInfo::group), compared as the rule compares TRAIN and EVAL steps. A validation
+// value at step s opens an evaluation pass when training values arrived since the last one:
+// those at steps up to s are the pass's training window, and their mean its training loss;
+// validation values with no training value between them are one pass, whose mean so far is
+// compared: (mean validation - mean training) / |mean training| above ratio_threshold at
+// `patience` consecutive validation values fires (and each one after while it stays above).
+// Steps before start_step are left out. A job's series are fed by one thread at a time (the
+// pipeline reads a job's runs together, its training runs first). A step written again (a
+// restart) replaces what the pair kept from that step on.
+class OverfitSeries final : public SeriesRule {
+ public:
+  explicit OverfitSeries(OverfitRule::Options options)
+      : options_(std::move(options)), regexes_(compile_name_regexes(options_.tensor_regex)) {}
+
+  std::string_view name() const override { return "Overfit"; }
+  bool watches(const SeriesInfo& series) const override {
+    if (!series.figure.empty() || series.group.empty()) return false;
+    if (series.mode != Mode::Train && series.mode != Mode::Eval) return false;
+    return regexes_.empty() ? series.role == SeriesRole::Loss : any_found_in(regexes_, series.tag);
+  }
+  std::size_t memory_points() const override { return 0; }
+  std::string looks_for() const override {
+    return "pairs of training and validation loss series (docs/tensorboard.md: which tags)";
+  }
+  std::vector<std::string> tag_regexes() const override { return options_.tensor_regex; }
+
+  std::unique_ptr<SeriesState> start(const SeriesInfo& series) const override {
+    std::shared_ptr<Pair> pair;
+    {
+      const std::lock_guard lock(mutex_);
+      auto& slot = pairs_[series.group];
+      if (!slot) slot = std::make_shared<Pair>();
+      pair = slot;
+    }
+    return std::make_unique<State>(series.display_name(), series.mode == Mode::Eval,
+                                   std::move(pair), options_);
+  }
+
+ private:
+  // What the two series of a pair share. The last kMemory values of each are kept by step, so
+  // that a run restarted from a checkpoint (a step written again: TensorBoard keeps the new
+  // values from that step on) is judged with the training windows its steps had.
+  static constexpr std::size_t kMemory = 1024;
+  struct Pair {
+    std::map<std::int64_t, double> train;  // the last training values, by step
+    std::set<std::int64_t> evals;          // the last validation steps
+    std::optional<double> train_mean;      // the current pass's training window
+    std::int64_t window = 0;
+    double eval_sum = 0.0;  // the current pass
+    std::int64_t eval_count = 0;
+    std::int64_t exceeded = 0;  // consecutive validation values above ratio_threshold
+  };
+
+  class State final : public SeriesState {
+   public:
+    State(std::string name, bool validation, std::shared_ptr<Pair> pair,
+          const OverfitRule::Options& options)
+        : name_(std::move(name)),
+          validation_(validation),
+          pair_(std::move(pair)),
+          options_(options) {}
+
+    bool add(std::int64_t step, double loss, Finding& finding) override {
+      if (step < options_.start_step) return false;
+      Pair& pair = *pair_;
+      if (!validation_) {
+        pair.train.erase(pair.train.lower_bound(step), pair.train.end());  // a restart's
+        pair.train[step] = loss;
+        if (pair.train.size() > kMemory) pair.train.erase(pair.train.begin());
+        return false;
+      }
+      if (pair.evals.lower_bound(step) != pair.evals.end()) {  // written again: a restart
+        pair.evals.erase(pair.evals.lower_bound(step), pair.evals.end());
+        pair.train_mean.reset();
+        pair.exceeded = 0;
+      }
+      // The training window: values after the previous validation step, up to this one.
+      const auto previous = pair.evals.empty() ? std::nullopt : std::optional(*pair.evals.rbegin());
+      pair.evals.insert(step);
+      if (pair.evals.size() > kMemory) pair.evals.erase(pair.evals.begin());
+      const auto from = previous ? pair.train.upper_bound(*previous) : pair.train.begin();
+      const auto to = pair.train.upper_bound(step);
+      if (from != to) {  // training values since the last validation value: a new pass
+        double sum = 0.0;
+        std::int64_t count = 0;
+        for (auto at = from; at != to; ++at, ++count) sum += at->second;
+        pair.train_mean = sum / static_cast<double>(count);
+        pair.window = count;
+        pair.eval_sum = 0.0;
+        pair.eval_count = 0;
+      }
+      if (!pair.train_mean || *pair.train_mean == 0.0) return false;  // not judged
+      pair.eval_sum += loss;
+      ++pair.eval_count;
+      const double validation = pair.eval_sum / static_cast<double>(pair.eval_count);
+      const double ratio = (validation - *pair.train_mean) / std::abs(*pair.train_mean);
+      pair.exceeded = ratio > options_.ratio_threshold ? pair.exceeded + 1 : 0;
+      if (pair.exceeded < options_.patience) return false;
+      finding.tensors = {name_};
+      finding.figures = {{"ratio", ratio, name_},
+                         {"mean_validation_loss", validation, name_},
+                         {"mean_training_loss", *pair.train_mean, name_},
+                         {"ratio_threshold", options_.ratio_threshold, std::nullopt}};
+      finding.message = name_ + ": mean validation loss " + format_figure(validation) + " is " +
+                        format_figure(ratio * 100.0) + "% above the mean training loss " +
+                        format_figure(*pair.train_mean) + " of the " + std::to_string(pair.window) +
+                        " training values before it (ratio_threshold " +
+                        format_figure(options_.ratio_threshold) + ")";
+      return true;
+    }
+
+   private:
+    std::string name_;
+    bool validation_;
+    std::shared_ptr<Pair> pair_;
+    OverfitRule::Options options_;
+  };
+
+  OverfitRule::Options options_;
+  std::vector<NameRegex> regexes_;
+  mutable std::mutex mutex_;  // guards pairs_ (jobs start their series on different threads)
+  mutable std::map<std::string, std::shared_ptr<Pair>> pairs_;
+};
+
+OverfitRule::Options read_options(ParameterReader& reader) {
+  OverfitRule::Options options;
+  options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
+  options.start_step = reader.integer("start_step", options.start_step);
+  if (options.start_step < 0) throw reader.invalid("start_step", "must not be negative");
+  options.patience = reader.integer("patience", options.patience);
+  if (options.patience < 1) throw reader.invalid("patience", "must be at least 1");
+  options.ratio_threshold = reader.number("ratio_threshold", options.ratio_threshold);
+  if (options.ratio_threshold < 0.0) {
+    throw reader.invalid("ratio_threshold", "must not be negative");
+  }
+  return options;
+}
 
 TensorSelection overfit_selection(const OverfitRule::Options& options) {
   if (!options.tensor_regex.empty()) return {.regexes = options.tensor_regex};
@@ -36,18 +181,15 @@ RuleSpec OverfitRule::spec() {
        "largest allowed (mean validation - mean training) / mean training loss"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("Overfit", parameters);
-    Options options;
-    options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
-    options.start_step = reader.integer("start_step", options.start_step);
-    if (options.start_step < 0) throw reader.invalid("start_step", "must not be negative");
-    options.patience = reader.integer("patience", options.patience);
-    if (options.patience < 1) throw reader.invalid("patience", "must be at least 1");
-    options.ratio_threshold = reader.number("ratio_threshold", options.ratio_threshold);
-    if (options.ratio_threshold < 0.0) {
-      throw reader.invalid("ratio_threshold", "must not be negative");
-    }
+    Options options = read_options(reader);
     reader.finish();
     return std::unique_ptr<Rule>(new OverfitRule(context.base_trial, std::move(options)));
+  };
+  spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
+    ParameterReader reader("Overfit", parameters);
+    Options options = read_options(reader);
+    reader.finish();
+    return std::make_shared<OverfitSeries>(std::move(options));
   };
   return spec;
 }

@@ -212,24 +212,40 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
     const std::lock_guard lock(send_mutex);
     dispatch(*runs_[index], report);
   };
+  // A job's runs (Keras' "train" and "validation") are read together, on one thread, its
+  // training runs first: rules that pair a job's series (Overfit) see them in that order.
+  std::map<std::string, std::vector<std::size_t>> by_job;
+  for (std::size_t index = 0; index < runs.size(); ++index) {
+    by_job[naming_.job_of(runs[index].run)].push_back(index);
+  }
+  std::vector<std::vector<std::size_t>> jobs;
+  for (auto& [job, members] : by_job) {
+    std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+      return (naming_.mode_of_run(runs[a].run) == Mode::Train) >
+             (naming_.mode_of_run(runs[b].run) == Mode::Train);
+    });
+    jobs.push_back(std::move(members));
+  }
   tbb::task_arena arena(config_.threads > 0 ? config_.threads : tbb::task_arena::automatic);
   std::atomic<bool> skipped{false};
   arena.execute([&] {
-    tbb::parallel_for(std::size_t{0}, runs.size(), [&](std::size_t index) {
-      RunState& state = *runs_[index];
-      for (const StoredObject& file : runs[index].files) {
-        if (stop_) {
-          skipped = true;
-          break;
+    tbb::parallel_for(std::size_t{0}, jobs.size(), [&](std::size_t job) {
+      for (const std::size_t index : jobs[job]) {
+        RunState& state = *runs_[index];
+        for (const StoredObject& file : runs[index].files) {
+          if (stop_) {
+            skipped = true;
+            break;
+          }
+          try {
+            read_run_file(storage, file, state.reader, state, true, {}, state.problems);
+          } catch (const StorageError& error) {
+            state.problems.push_back(
+                {file.path, state.reader.resume_offset(file.path), error.what()});
+          }
         }
-        try {
-          read_run_file(storage, file, state.reader, state, true, {}, state.problems);
-        } catch (const StorageError& error) {
-          state.problems.push_back(
-              {file.path, state.reader.resume_offset(file.path), error.what()});
-        }
+        run_done(index);
       }
-      run_done(index);
     });
   });
   report.interrupted = skipped;
@@ -241,7 +257,13 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
     if (stop_) return;
     std::size_t files = 0;
     std::uint64_t bytes = 0;
-    for (const RunFiles& run : group_runs(storage.list(""))) {
+    // Training runs first, as a replay reads a job's runs (Overfit pairs them).
+    auto listed = group_runs(storage.list(""));
+    std::stable_sort(listed.begin(), listed.end(), [&](const RunFiles& a, const RunFiles& b) {
+      return (naming_.mode_of_run(a.run) == Mode::Train) >
+             (naming_.mode_of_run(b.run) == Mode::Train);
+    });
+    for (const RunFiles& run : listed) {
       RunState*& state = by_name[run.run];
       if (state == nullptr) {
         runs_.push_back(std::make_unique<RunState>(run.run, naming_, rules_));

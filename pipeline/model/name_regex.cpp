@@ -96,6 +96,15 @@ bool NameRegex::found_in(std::string_view name) const {
   return result >= 0;
 }
 
+std::optional<std::pair<std::size_t, std::size_t>> NameRegex::find_in(std::string_view name) const {
+  pcre2_match_data* data = thread_match_data();
+  const int result = pcre2_match(compiled_->code, reinterpret_cast<PCRE2_SPTR>(name.data()),
+                                 name.size(), 0, 0, data, nullptr);
+  if (result < 0) return std::nullopt;
+  const PCRE2_SIZE* offsets = pcre2_get_ovector_pointer(data);  // the whole match: pair 0
+  return std::pair<std::size_t, std::size_t>{offsets[0], offsets[1] - offsets[0]};
+}
+
 std::vector<NameRegex> compile_name_regexes(const std::vector<std::string>& patterns) {
   std::vector<NameRegex> compiled;
   compiled.reserve(patterns.size());

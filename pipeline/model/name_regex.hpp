@@ -1,9 +1,12 @@
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rulestream {
@@ -33,6 +36,8 @@ class NameRegex {
   explicit NameRegex(const std::string& pattern);
 
   bool found_in(std::string_view name) const;
+  // Where the first match lies in `name`: its offset and length; nullopt for none.
+  std::optional<std::pair<std::size_t, std::size_t>> find_in(std::string_view name) const;
   const std::string& pattern() const { return pattern_; }
 
  private:

@@ -28,6 +28,10 @@ struct SeriesInfo {
   SeriesRole role = SeriesRole::Other;
   // A figure of a histogram tag ("abs_mean", "variance", "sum"); empty for a scalar tag.
   std::string figure;
+  // Series that measure the same thing in different modes share a group (a loss's training and
+  // validation series: "train/loss" and "eval/loss" of a run, Keras' "epoch_loss" of the runs
+  // "train" and "validation" of one job): what Overfit pairs. Empty where there is none.
+  std::string group;
 
   // How events name it: the tag, prefixed with its run unless the run is the logdir itself,
   // and the figure of a histogram ("validation: epoch_loss", "grad/fc1 (abs_mean)").

@@ -85,7 +85,7 @@ class RunWriter {
   }
   double eval_loss(std::int64_t t) const {
     if (faulty(TensorBoardScenario::LossPlateau, t)) {
-      return 1.1 * curve(fault_) * (1 + 1e-5 * u(1, t));
+      return 1.05 * curve(fault_) * (1 + 1e-5 * u(1, t));
     }
     if (faulty(TensorBoardScenario::Overfit, t)) {
       const double rise = static_cast<double>(t - fault_) /

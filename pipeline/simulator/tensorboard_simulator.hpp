@@ -15,7 +15,9 @@
 // Faults, from fault_step F on:
 //   exploding     train/loss and train/grad_norm grow by a constant factor a step to 1e10 over
 //                 D = max(10, steps / 20) steps, then are NaN;
-//   loss_plateau  train/loss and eval/loss stay at their value at F (times 1 + 1e-5 u);
+//   loss_plateau  train/loss stays at its value at F, eval/loss at 1.05 times that (each
+//                 times 1 + 1e-5 u): a model that stopped learning, no more overfit than
+//                 before (the healthy ratio of validation to recent training loss is ~1.076);
 //   overfit       eval/loss rises: its value at F times 1 + (t - F) / (steps - F), while
 //                 train/loss keeps falling;
 //   restart       the run resumes from a checkpoint at F / 2: a second event file rewrites the

@@ -18,6 +18,19 @@ std::string last_folder(const std::string& run) {
   return slash == std::string::npos ? run : run.substr(slash + 1);
 }
 
+// `tag` without the word that names its mode: "train/loss" and "eval/loss" are "/loss",
+// "Loss/train" and "Loss/test" "Loss/", "train_loss" and "val_loss" "_loss".
+std::string without_mode(const SeriesNaming& naming, const std::string& tag) {
+  for (const auto* patterns : {&naming.train, &naming.eval}) {
+    for (const NameRegex& regex : *patterns) {
+      if (const auto found = regex.find_in(tag)) {
+        return tag.substr(0, found->first) + tag.substr(found->first + found->second);
+      }
+    }
+  }
+  return tag;
+}
+
 std::optional<Mode> mode_in(const SeriesNaming& naming, const std::string& text) {
   if (any_found_in(naming.train, text)) return Mode::Train;
   if (any_found_in(naming.eval, text)) return Mode::Eval;
@@ -74,7 +87,18 @@ SeriesInfo SeriesNaming::describe(const std::string& run, const std::string& tag
   }
   const auto mode = mode_in(*this, tag);
   info.mode = mode ? *mode : mode_in(*this, last_folder(run)).value_or(Mode::Global);
+  if (info.mode != Mode::Global) info.group = job_of(run) + "\n" + without_mode(*this, tag);
   return info;
+}
+
+std::optional<Mode> SeriesNaming::mode_of_run(const std::string& run) const {
+  return mode_in(*this, last_folder(run));
+}
+
+std::string SeriesNaming::job_of(const std::string& run) const {
+  if (!mode_in(*this, last_folder(run))) return run;
+  const auto slash = run.rfind('/');
+  return slash == std::string::npos ? std::string(".") : run.substr(0, slash);
 }
 
 SeriesInfo SeriesNaming::describe_histogram(const std::string& run, const std::string& tag,

@@ -5,6 +5,7 @@
 // `validation` run, `Loss/test`, `train/grad_norm`, `lr`. docs/tensorboard.md lists the
 // patterns; a rules file may replace any of them.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ struct SeriesNaming {
   // The series of `tag` in `run`: its role (Other when no pattern finds it) and mode (GLOBAL
   // when neither the tag nor the run says).
   SeriesInfo describe(const std::string& run, const std::string& tag) const;
+  // The job of a run: its parent when the run's own folder is a mode's (Keras' "train" and
+  // "validation" runs belong to one job), else the run itself.
+  std::string job_of(const std::string& run) const;
+  // The mode a run's own folder names (Keras' "train", "validation"), if any.
+  std::optional<Mode> mode_of_run(const std::string& run) const;
+
   // The series of `figure` ("abs_mean", ...) of the histogram tag `tag` in `run`.
   SeriesInfo describe_histogram(const std::string& run, const std::string& tag,
                                 const std::string& figure) const;

@@ -185,7 +185,6 @@ TEST(LossNotDecreasingSeriesTest, ModeAndSelectionChooseTheSeries) {
 }
 
 TEST(SeriesRulesTest, RulesOverSmdebugTensorsHaveNoSeriesForm) {
-  EXPECT_EQ(RuleRegistry::builtin().create_series("Overfit", {}), nullptr);
   EXPECT_EQ(RuleRegistry::builtin().create_series("DeadRelu", {}), nullptr);
   EXPECT_THROW(RuleRegistry::builtin().create_series("NoSuchRule", {}), RuleConfigError);
 }
@@ -265,6 +264,39 @@ TEST(HistogramFigureRuleTest, TensorVarianceWatchesEveryHistogramsVarianceWithin
   EXPECT_EQ(fired[0].step, 1);
   EXPECT_EQ(fired[1].step, 2);
   EXPECT_THROW(RuleRegistry::builtin().create_series("TensorVariance", {}), RuleConfigError);
+}
+
+TEST(OverfitSeriesTest, ComparesEachValidationPassWithTheTrainingWindowBeforeIt) {
+  // Training 1.0 at steps 0..9, validation 1.05 at step 9: ratio 0.05, quiet. Training 1.0 at
+  // 10..19, validation 1.2 at 19 (ratio 0.2 > 0.1): fires; 1.3 at 20, the same pass (no
+  // training between): its mean 1.25, ratio 0.25: fires again.
+  const auto rule = series_rule("Overfit");
+  SeriesInfo train = series("train/loss", SeriesRole::Loss, Mode::Train);
+  train.group = "job\n/loss";
+  SeriesInfo validation = series("eval/loss", SeriesRole::Loss, Mode::Eval);
+  validation.group = train.group;
+  ASSERT_TRUE(rule->watches(train));
+  ASSERT_TRUE(rule->watches(validation));
+  auto train_state = rule->start(train);
+  auto validation_state = rule->start(validation);
+  Finding finding;
+  std::vector<std::int64_t> fired;
+  const auto feed_train = [&](int from, int to) {
+    for (int step = from; step <= to; ++step) EXPECT_FALSE(train_state->add(step, 1.0, finding));
+  };
+  const auto feed_validation = [&](std::int64_t step, double loss) {
+    if (validation_state->add(step, loss, finding)) fired.push_back(step);
+  };
+  feed_validation(0, 5.0);  // before any training window: not judged
+  feed_train(0, 9);
+  feed_validation(9, 1.05);
+  feed_train(10, 19);
+  feed_validation(19, 1.2);
+  feed_validation(20, 1.3);
+  EXPECT_EQ(fired, (std::vector<std::int64_t>{19, 20}));
+  EXPECT_THAT(finding.message, HasSubstr("mean validation loss 1.25 is 25% above"));
+  SeriesInfo unpaired = series("loss", SeriesRole::Loss);
+  EXPECT_FALSE(rule->watches(unpaired));
 }
 
 }  // namespace

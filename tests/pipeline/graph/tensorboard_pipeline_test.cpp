@@ -171,7 +171,7 @@ TEST(TensorBoardPipelineTest, RulesThatCannotRunOrFindNothingEndInError) {
   TempDir dir;
   write_diverging(dir.path());
   const PipelineRun run =
-      run_pipeline(config_for(dir.path(), {"Overfit", "GradNormSpike", "VanishingGradient"}));
+      run_pipeline(config_for(dir.path(), {"DeadRelu", "GradNormSpike", "VanishingGradient"}));
   ASSERT_EQ(run.report.statuses.size(), 3U);
   EXPECT_EQ(run.report.statuses[0].status, RuleStatus::Error);
   EXPECT_THAT(run.report.statuses[0].message, HasSubstr("does not run on TensorBoard logdirs"));
@@ -269,7 +269,7 @@ TEST(TensorBoardPipelineTest, AWatchSaysOnceWhichRulesHaveNothingToJudgeYet) {
     TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
     writer.add_scalar("accuracy", 0, 0.5F, 0.0);
   }
-  auto config = config_for(dir.path(), {"LossSpike", "Overfit", "NonFinite"});
+  auto config = config_for(dir.path(), {"LossSpike", "DeadRelu", "NonFinite"});
   config.follow = true;
   config.poll_interval = std::chrono::milliseconds(20);
   TensorBoardPipeline pipeline(std::move(config), {});
@@ -286,7 +286,7 @@ TEST(TensorBoardPipelineTest, AWatchSaysOnceWhichRulesHaveNothingToJudgeYet) {
   ASSERT_EQ(notices.size(), 2U);  // once each, NonFinite has the accuracy to judge
   EXPECT_THAT(notices[0], HasSubstr("LossSpike: nothing to judge in"));
   EXPECT_THAT(notices[0], HasSubstr("loss series"));
-  EXPECT_THAT(notices[1], HasSubstr("Overfit: reads smdebug tensors"));
+  EXPECT_THAT(notices[1], HasSubstr("DeadRelu: reads smdebug tensors"));
 }
 
 TEST(TensorBoardPipelineTest, StalledTrainingFiresAtTheStepAfterAGapInWallTime) {

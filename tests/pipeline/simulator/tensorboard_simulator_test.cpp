@@ -26,7 +26,8 @@ struct Replayed {
 Replayed replay(const std::filesystem::path& logdir) {
   PipelineConfig config;
   config.paths = {logdir.string()};
-  for (const char* name : {"NonFinite", "LossSpike", "GradNormSpike", "LossNotDecreasing"}) {
+  for (const char* name :
+       {"NonFinite", "LossSpike", "GradNormSpike", "LossNotDecreasing", "Overfit"}) {
     RuleConfig rule;
     rule.rule = name;
     config.rules.push_back(rule);
@@ -107,7 +108,13 @@ TEST(TensorBoardSimulatorTest, APlateauFiresLossNotDecreasingOnly) {
 TEST(TensorBoardSimulatorTest, AnOverfittingRunFiresOnTheValidationLossOnly) {
   TempDir dir;
   const Replayed replayed = simulate_and_replay(dir, TensorBoardScenario::Overfit);
-  EXPECT_EQ(rules_fired(replayed), std::set<std::string>{"LossNotDecreasing"});
+  EXPECT_EQ(rules_fired(replayed), (std::set<std::string>{"LossNotDecreasing", "Overfit"}));
+  // Overfit, by hand (c(x) = 2.3 e^(-k x), k = 0.005; noise within +-0.7%): at an eval step t
+  // the training window is steps t-9..t, mean about c(t) e^(4.5 k) = 1.0228 c(t). Before the
+  // fault the validation loss is 1.1 c(t): ratio 1.1 / 1.0228 - 1 = 0.076, quiet. From 600 it
+  // is 1.1 c(600) (1 + (t - 600) / 400): at 600 the ratio is again 0.076; at 610,
+  // 1.1 x 1.025 x e^(0.05) / 1.0228 - 1 = 0.159 > 0.1: fires.
+  EXPECT_EQ(first(replayed, "Overfit", "eval/loss"), 610);
   EXPECT_EQ(first(replayed, "LossNotDecreasing", "eval/loss"), 610);
   EXPECT_EQ(first(replayed, "LossNotDecreasing", "train/loss"), -1);
 }

@@ -49,5 +49,22 @@ TEST(SeriesNamingTest, PatternsCanBeReplaced) {
   EXPECT_EQ(naming.describe(".", "train/loss").role, SeriesRole::Other);
 }
 
+TEST(SeriesNamingTest, ALossesTrainingAndValidationSeriesShareAGroup) {
+  const SeriesNaming naming = SeriesNaming::defaults();
+  const auto group = [&](const std::string& run, const std::string& tag) {
+    return naming.describe(run, tag).group;
+  };
+  EXPECT_EQ(group("runs/x", "train/loss"), group("runs/x", "eval/loss"));              // HF
+  EXPECT_EQ(group("exp/train", "epoch_loss"), group("exp/validation", "epoch_loss"));  // Keras
+  EXPECT_EQ(group(".", "train_loss"), group(".", "val_loss"));                         // Lightning
+  EXPECT_EQ(group(".", "Loss/train"), group(".", "Loss/test"));                        // PyTorch
+  EXPECT_NE(group("runs/x", "train/loss"), group("runs/y", "eval/loss"));
+  EXPECT_NE(group(".", "train/loss"), group(".", "eval/accuracy"));
+  EXPECT_EQ(group(".", "loss"), "");  // no mode: nothing to pair with
+  EXPECT_EQ(naming.job_of("exp/validation"), "exp");
+  EXPECT_EQ(naming.job_of("train"), ".");
+  EXPECT_EQ(naming.job_of("runs/x"), "runs/x");
+}
+
 }  // namespace
 }  // namespace rulestream
