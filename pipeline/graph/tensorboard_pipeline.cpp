@@ -20,8 +20,9 @@
 
 namespace rulestream {
 
-// One run: its reader, a series per scalar tag (by the tag's index in the run), and the
-// conditions met so far, in the order found.
+// One run: its reader; a series per scalar tag, three per histogram tag (its figures) and one
+// for its progress (the wall time of its steps); and the conditions met not yet sent, in the
+// order found.
 class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
  public:
   RunState(std::string run, const SeriesNaming& naming,
@@ -56,8 +57,8 @@ class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
 
   // The figures of a histogram that rules judge, each a series of its own.
   static constexpr std::array<const char*, 3> kFigures{"abs_mean", "variance", "sum"};
-  // Findings held before the run offers them to the sinks (a replay's run sends them only
-  // while it is the oldest run not yet finished: memory holds what the other runs found since).
+  // Findings held before the run sends them (on_findings): memory stays a few thousand
+  // findings per run however often its rules fire.
   static constexpr std::size_t kFlushEvery = 4096;
 
   RunReader reader;
@@ -72,8 +73,8 @@ class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
   std::vector<const SeriesEvaluator*> finding_series;  // the series of each finding
   std::function<void(RunState&)> on_findings;          // called by on_value every kFlushEvery
   std::int64_t values = 0;
-  std::vector<TensorBoardProblem>
-      problems;  // besides the reader's (files that ended inside a record, ...)
+  // Besides the reader's: files that end inside a record, files that could not be read.
+  std::vector<TensorBoardProblem> problems;
 
  private:
   void feed(SeriesEvaluator& evaluator, std::int64_t step, double value) {

@@ -2,12 +2,16 @@
 
 // Rules over a TensorBoard logdir, replayed or followed: each run's event files are read in
 // file-name order (stages/tensorboard), each scalar tag becomes a series with a role and a mode
-// (SeriesNaming), and the series rules that watch it judge each value once, restarts handled
-// as TensorBoard handles them (SeriesEvaluator). Runs are independent: a replay reads them in
-// parallel on `config.threads` threads, each run sending its events in its own file order as it
-// finds them (the events of runs read at the same time interleave; a run's own never do); a
-// watch polls the logdir every `config.poll_interval`, reads what each file gained and sends
-// events as they are found.
+// (SeriesNaming), each histogram tag three (its abs_mean, variance and sum), each run one more
+// (the wall time of its steps), and the series rules that watch a series judge each value
+// once, restarts handled as TensorBoard handles them (SeriesEvaluator). A replay reads jobs in
+// parallel on `config.threads` threads: a job is a run, or the runs named for modes under one
+// folder (Keras' train/ and validation/), read together on one thread, training runs first, so
+// that rules pairing a job's series (Overfit) see them in order. Each run sends its events in
+// its own file order as it finds them (the events of runs read at the same time interleave; a
+// run's own never do). A watch polls the logdir every `config.poll_interval`, reads what each
+// file gained, sends events as they are found, and asks rules about silence
+// (StalledTrainingRule) when nothing new came for their threshold.
 //
 // Rules without a series form (those that read smdebug tensors) end in Error saying so; a rule
 // that found no series it watches ends in Error naming what it looked for, never in
