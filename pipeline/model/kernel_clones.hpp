@@ -5,7 +5,10 @@
 // baseline has two double lanes; AVX-512 has eight and 32 vector registers, which loops keeping
 // a dozen double accumulators need (1.9x the AVX2 build on 65,536 float32 reductions,
 // benchmarks/RESULTS.md, "Reduction kernels").
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not under ThreadSanitizer: the clones' resolver runs while the dynamic loader relocates the
+// program, before TSan's runtime is up, and its instrumented code crashes there
+// (scripts/tsan.sh).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define RULESTREAM_KERNEL_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
