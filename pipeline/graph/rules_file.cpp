@@ -207,6 +207,7 @@ std::map<std::string, std::vector<std::string>> parse_tensorboard_names(
   const std::string where = path + ": tensorboard";
   if (!value.is_object()) throw FormatError(where, "expected an object of tag pattern lists");
   std::map<std::string, std::vector<std::string>> names;
+  SeriesNaming check = SeriesNaming::defaults();  // where each list is tried
   for (const auto& [key, patterns] : value.as_object()) {
     const std::string name(key);
     if (!patterns.is_array()) throw FormatError(where, name + " must be an array of regexes");
@@ -216,7 +217,7 @@ std::map<std::string, std::vector<std::string>> parse_tensorboard_names(
       list.emplace_back(pattern.as_string());
     }
     try {
-      SeriesNaming::defaults().replace(name, list);
+      check.replace(name, list);
     } catch (const std::invalid_argument& error) {  // RegexError included
       throw FormatError(where, error.what());
     }
