@@ -57,6 +57,10 @@ class SeriesRule {
   // trial's tensors); empty when the rule watches by role.
   virtual std::vector<std::string> tag_regexes() const = 0;
 
+  // True when the configuration asks that training be stopped when the rule fires
+  // (StalledTrainingRule's stop_training_on_fire): the pipeline then needs a stop action.
+  virtual bool stops_training_on_fire() const { return false; }
+
   // Rules about silence (StalledTrainingRule): how long a watched logdir may go without a new
   // step before silence() is asked for a finding; nullopt (the default): never.
   virtual std::optional<std::chrono::seconds> silence_threshold() const { return std::nullopt; }

@@ -14,13 +14,15 @@ namespace {
 // whole logdir has had no new step for that long.
 class StalledSeries final : public SeriesRule {
  public:
-  explicit StalledSeries(std::int64_t threshold_seconds) : threshold_(threshold_seconds) {}
+  StalledSeries(std::int64_t threshold_seconds, bool stop_training_on_fire)
+      : threshold_(threshold_seconds), stop_training_on_fire_(stop_training_on_fire) {}
 
   std::string_view name() const override { return "StalledTrainingRule"; }
   bool watches(const SeriesInfo& series) const override { return series.figure == "wall_time"; }
   std::size_t memory_points() const override { return 1; }
   std::string looks_for() const override { return "steps"; }
   std::vector<std::string> tag_regexes() const override { return {}; }
+  bool stops_training_on_fire() const override { return stop_training_on_fire_; }
   std::optional<std::chrono::seconds> silence_threshold() const override {
     return std::chrono::seconds(threshold_);
   }
@@ -69,6 +71,7 @@ class StalledSeries final : public SeriesRule {
 
  private:
   std::int64_t threshold_;
+  bool stop_training_on_fire_;
 };
 
 double seconds_between(std::chrono::system_clock::time_point from,
@@ -122,14 +125,10 @@ RuleSpec StalledTrainingRule::spec() {
     if (threshold <= 0 || threshold > std::int64_t{9'000'000'000}) {
       throw reader.invalid("threshold", "is not a positive number of seconds in range");
     }
-    if (reader.boolean("stop_training_on_fire", false)) {
-      throw reader.invalid("stop_training_on_fire",
-                           "asks for a stop action, and stop actions do not run on TensorBoard "
-                           "logdirs yet");
-    }
+    const bool stop_training_on_fire = reader.boolean("stop_training_on_fire", false);
     reader.text("training_job_name_prefix", "");
     reader.finish();
-    return std::make_shared<StalledSeries>(threshold);
+    return std::make_shared<StalledSeries>(threshold, stop_training_on_fire);
   };
   return spec;
 }

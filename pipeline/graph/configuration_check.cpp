@@ -22,20 +22,26 @@ ConfiguredRule configure_rule(const RuleConfig& config, const RuleContext& conte
   if (configured.config.configuration_name.empty()) {
     configured.config.configuration_name = std::string(rule.name());
   }
-  if (!config.stop_actions.empty()) {
-    configured.stop_actions = config.stop_actions;
-  } else if (rule.stops_training_on_fire()) {
-    if (default_stops.empty()) {
-      throw RuleConfigError(
-          "rule configuration " + configured.config.configuration_name + " (" +
-          std::string(rule.name()) +
-          "): parameter stop_training_on_fire is True, but no stop action is configured: give "
-          "the rule \"Actions\": [{\"type\": \"stop\", \"pid\": PID}] (or \"command\": CMD) in "
-          "the rules file, or --stop-pid PID / --stop-command CMD");
-    }
-    configured.stop_actions = default_stops;
-  }
+  configured.stop_actions = stop_actions_for(configured.config, rule.name(),
+                                             rule.stops_training_on_fire(), default_stops);
   return configured;
+}
+
+std::vector<StopAction> stop_actions_for(const RuleConfig& config, std::string_view rule_name,
+                                         bool stops_training_on_fire,
+                                         const std::vector<StopAction>& default_stops) {
+  if (!config.stop_actions.empty()) return config.stop_actions;
+  if (!stops_training_on_fire) return {};
+  if (default_stops.empty()) {
+    throw RuleConfigError(
+        "rule configuration " +
+        (config.configuration_name.empty() ? std::string(rule_name) : config.configuration_name) +
+        " (" + std::string(rule_name) +
+        "): parameter stop_training_on_fire is True, but no stop action is configured: give "
+        "the rule \"Actions\": [{\"type\": \"stop\", \"pid\": PID}] (or \"command\": CMD) in "
+        "the rules file, or --stop-pid PID / --stop-command CMD");
+  }
+  return default_stops;
 }
 
 void check_configuration(const PipelineConfig& config, const std::vector<SinkLabel>& sinks,

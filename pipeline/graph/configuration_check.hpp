@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/graph/pipeline_config.hpp"
@@ -28,6 +29,13 @@ struct ConfiguredRule {
 ConfiguredRule configure_rule(const RuleConfig& config, const RuleContext& context,
                               const std::vector<StopAction>& default_stops,
                               const RuleRegistry& registry);
+
+// What a rule runs the first time it fires: `config`'s own stop actions; else, when the rule
+// asks to stop training, `default_stops` (RuleConfigError when there are none); else none.
+// `rule_name` names the rule in that error.
+std::vector<StopAction> stop_actions_for(const RuleConfig& config, std::string_view rule_name,
+                                         bool stops_training_on_fire,
+                                         const std::vector<StopAction>& default_stops);
 
 // Checks a configuration without reading anything: every rule is built (unknown rules, unknown
 // parameters and bad values fail here, naming the rule, the parameter and the value), stop

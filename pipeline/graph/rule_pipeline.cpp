@@ -40,7 +40,6 @@ using LandingPtr = std::shared_ptr<const IndexLanding>;
 using AssemblerInput = std::variant<LandingPtr, Tick, EndOfJob>;
 
 // How long the end of a run waits for stop commands still running, to report how they ended.
-constexpr std::chrono::seconds kStopCommandWait{10};
 
 std::vector<RequiredTensors> required_by(const std::vector<std::unique_ptr<RuleRunner>>& runners) {
   std::vector<RequiredTensors> required;

@@ -21,6 +21,9 @@ std::string signal_name(int signal);
 // For messages: "send SIGTERM to process 1234", "run `touch /tmp/stop`".
 std::string describe(const StopAction& action);
 
+// How long a pipeline's end waits for the stop commands it started to say how they ended.
+inline constexpr std::chrono::seconds kStopCommandWait{10};
+
 // Who asked for a stop, for the command's environment and the messages.
 struct StopRequest {
   std::string rule_configuration;

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 
+#include "pipeline/graph/configuration_check.hpp"
 #include "pipeline/graph/series_evaluator.hpp"
 #include "pipeline/graph/sink_routing.hpp"
 #include "pipeline/model/exceptions.hpp"
@@ -127,17 +128,25 @@ std::vector<SinkLabel> labels_of(const PipelineConfig& config,
 TensorBoardPipeline::TensorBoardPipeline(PipelineConfig config,
                                          std::vector<std::unique_ptr<Sink>> sinks,
                                          SeriesNaming naming, const RuleRegistry& registry)
-    : config_(std::move(config)), sinks_(std::move(sinks)), naming_(std::move(naming)) {
+    : config_(std::move(config)),
+      sinks_(std::move(sinks)),
+      naming_(std::move(naming)),
+      stopper_([this](const std::string& line) {
+        if (notice_) notice_(line);
+        const std::lock_guard lock(stop_failures_mutex_);
+        stop_failures_.push_back(line);
+      }) {
   if (config_.paths.empty()) throw std::invalid_argument("TensorBoardPipeline: no logdir");
   for (const auto& [key, patterns] : config_.tensorboard_names) naming_.replace(key, patterns);
   for (RuleConfig& rule : config_.rules) {
     if (rule.configuration_name.empty()) rule.configuration_name = rule.rule;
-    if (!rule.stop_actions.empty()) {
-      throw RuleConfigError("rule " + rule.configuration_name +
-                            ": stop actions do not run on TensorBoard logdirs yet");
-    }
     rules_.push_back(registry.create_series(rule.rule, rule.parameters));
+    const SeriesRule* series = rules_.back().get();
+    stop_actions_.push_back(stop_actions_for(rule, series ? series->name() : rule.rule,
+                                             series && series->stops_training_on_fire(),
+                                             config_.default_stop_actions));
   }
+  stop_ran_.assign(config_.rules.size(), false);
   routes_.resize(config_.rules.size());
   const SinkRouting routing(config_.rules, labels_of(config_, sinks_));
   for (std::size_t i = 0; i < config_.rules.size(); ++i) routes_[i] = routing.sinks_of(i);
@@ -321,6 +330,10 @@ void TensorBoardPipeline::send(std::size_t rule, std::int64_t step, Mode mode, F
   for (const std::size_t sink : routes_[rule]) sinks_[sink]->write(event);
   ++fired_[rule];
   ++report.conditions_met;
+  if (stop_ran_[rule] || stop_actions_[rule].empty()) return;
+  stop_ran_[rule] = true;
+  const StopRequest request{event.rule_configuration, event.rule, event.trial, step};
+  for (const StopAction& action : stop_actions_[rule]) stopper_.run(action, request);
 }
 
 void TensorBoardPipeline::check_silence(std::int64_t values, TensorBoardReport& report) {
@@ -379,6 +392,13 @@ void TensorBoardPipeline::notice_idle_rules() {
 
 void TensorBoardPipeline::finish(TensorBoardReport& report) {
   const std::vector<std::int64_t> evaluated = evaluations();
+  // Stop commands run on their own; give them a moment to say how they ended.
+  const auto stop_outcomes = stopper_.finish(kStopCommandWait);
+  {
+    const std::lock_guard lock(stop_failures_mutex_);
+    for (std::string& line : stop_failures_) report.problems.push_back({"", 0, std::move(line)});
+    stop_failures_.clear();
+  }
   for (std::size_t i = 0; i < rules_.size(); ++i) {
     RuleEvent status;
     status.kind = RuleEvent::Kind::Status;
@@ -409,6 +429,12 @@ void TensorBoardPipeline::finish(TensorBoardReport& report) {
       } else if (report.interrupted) {
         status.message = "interrupted before every run was read" +
                          (status.message.empty() ? "" : "; " + status.message);
+      }
+    }
+    if (const auto outcomes = stop_outcomes.find(status.rule_configuration);
+        outcomes != stop_outcomes.end()) {
+      for (const std::string& outcome : outcomes->second) {
+        status.message += (status.message.empty() ? "" : "; ") + outcome;
       }
     }
     if (status.status == RuleStatus::Error) report.rule_errors = true;

@@ -15,7 +15,8 @@
 //
 // Rules without a series form (those that read smdebug tensors) end in Error saying so; a rule
 // that found no series it watches ends in Error naming what it looked for, never in
-// NoIssuesFound.
+// NoIssuesFound. A rule's stop actions (its own, or config.default_stop_actions for one that
+// asks to stop training) run the first time it fires, as on an smdebug job.
 
 #include <atomic>
 #include <chrono>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "pipeline/graph/pipeline_config.hpp"
+#include "pipeline/graph/stop_action.hpp"
 #include "pipeline/model/rule_event.hpp"
 #include "pipeline/model/storage.hpp"
 #include "rules/rule_registry.hpp"
@@ -54,8 +56,8 @@ struct TensorBoardReport {
 
 class TensorBoardPipeline {
  public:
-  // config.paths.front() is the logdir. RuleConfigError for a bad rule configuration, and for
-  // stop actions (not supported on TensorBoard input yet).
+  // config.paths.front() is the logdir. RuleConfigError for a bad rule configuration (a rule
+  // asking to stop training with no stop action to run among them).
   TensorBoardPipeline(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
                       SeriesNaming naming = SeriesNaming::defaults(),
                       const RuleRegistry& registry = RuleRegistry::builtin());
@@ -98,6 +100,11 @@ class TensorBoardPipeline {
   std::vector<std::shared_ptr<const SeriesRule>> rules_;  // null: no series form
   std::vector<std::vector<std::size_t>> routes_;          // the sinks of each rule
   std::vector<std::int64_t> fired_;
+  // By rule: what it runs the first time it fires, and whether it has. Touched by send() only.
+  std::vector<std::vector<StopAction>> stop_actions_;
+  std::vector<bool> stop_ran_;
+  std::mutex stop_failures_mutex_;
+  std::vector<std::string> stop_failures_;  // lines from stopper_, any thread
   std::vector<std::unique_ptr<RunState>> runs_;
   std::string logdir_;
 
@@ -111,6 +118,8 @@ class TensorBoardPipeline {
   std::mutex stop_mutex_;
   std::condition_variable stop_wake_;
   std::atomic<bool> stop_{false};
+  // Last: destroyed first, while what its failure callback touches is still there.
+  StopActionRunner stopper_;
 };
 
 }  // namespace rulestream

@@ -299,5 +299,97 @@ TEST(OverfitSeriesTest, ComparesEachValidationPassWithTheTrainingWindowBeforeIt)
   EXPECT_FALSE(rule->watches(unpaired));
 }
 
+// Overtraining with patience_train 2, patience_validation 2, delta 0.1: windows of two values.
+const RuleParameters kShortOvertraining = {
+    {"patience_train", "2"}, {"patience_validation", "2"}, {"delta", "0.1"}};
+
+TEST(OvertrainingSeriesTest, ATrainingLossAloneFiresWhileItsWindowsDoNotImprove) {
+  // Window means: (0,1) 1.0 the first best; (2,3) 0.5 < 1.0 - 0.1: improves; (4,5) 0.45 is not
+  // below 0.5 - 0.1: stalled, fires at 5 and at 6 (the open window is not judged yet); (6,7)
+  // 0.3 < 0.4: improves, quiet from 7.
+  const auto rule = series_rule("Overtraining", kShortOvertraining);
+  const SeriesInfo loss = series("loss", SeriesRole::Loss, Mode::Global);
+  ASSERT_TRUE(rule->watches(loss));
+  const auto fired = feed(*rule, loss, numbered({1.0, 1.0, 0.5, 0.5, 0.45, 0.45, 0.3, 0.3}));
+  ASSERT_EQ(fired.size(), 2U);
+  EXPECT_EQ(fired[0].step, 5);
+  EXPECT_EQ(fired[1].step, 6);
+  EXPECT_THAT(fired[0].finding.message,
+              HasSubstr("mean training loss 0.45 over 2 training steps (global 4-5) is not below "
+                        "the best window mean 0.5 (global 2-3) by more than delta 0.1"));
+  EXPECT_FALSE(rule->watches(series("train/grad_norm", SeriesRole::GradientNorm)));
+}
+
+// A loss's training and validation series in one group, and a feeder that keeps the order.
+struct OvertrainingPair {
+  explicit OvertrainingPair(const SeriesRule& rule) {
+    SeriesInfo train = series("train/loss", SeriesRole::Loss, Mode::Train);
+    train.group = "job\n/loss";
+    SeriesInfo validation = series("eval/loss", SeriesRole::Loss, Mode::Eval);
+    validation.group = train.group;
+    training = rule.start(train);
+    evaluation = rule.start(validation);
+  }
+  void train(std::int64_t step, double loss) {
+    Finding finding;
+    if (training->add(step, loss, finding)) fired.push_back(step);
+  }
+  void validate(std::int64_t step, double loss) {
+    Finding finding;
+    EXPECT_FALSE(evaluation->add(step, loss, finding)) << "validation values never fire";
+  }
+  std::unique_ptr<SeriesState> training;
+  std::unique_ptr<SeriesState> evaluation;
+  std::vector<std::int64_t> fired;
+};
+
+TEST(OvertrainingSeriesTest, AfterAnEvaluationBothSeriesMustStall) {
+  // Training windows (0,1) 1.0, (4,5) 0.95: stalled from 5 (0.95 is not below 0.9). Pass (2,3)
+  // at 2.0 closes at the training value 4: the first validation window, an improvement, so 5
+  // stays quiet. Pass (6,7) closes at 8: at 2.0 again it is stalled when `second_pass` is 2.0,
+  // and the rule fires at 8 and 9 (window (8,9) at 0.95 stalls too); at 1.0 it improved: quiet.
+  for (const double second_pass : {2.0, 1.0}) {
+    const auto rule = series_rule("Overtraining", kShortOvertraining);
+    OvertrainingPair pair(*rule);
+    pair.train(0, 1.0);
+    pair.train(1, 1.0);
+    pair.validate(2, 2.0);
+    pair.validate(3, 2.0);
+    pair.train(4, 0.95);
+    pair.train(5, 0.95);
+    pair.validate(6, second_pass);
+    pair.validate(7, second_pass);
+    pair.train(8, 0.95);
+    pair.train(9, 0.95);
+    const std::vector<std::int64_t> expected =
+        second_pass == 2.0 ? std::vector<std::int64_t>{8, 9} : std::vector<std::int64_t>{};
+    EXPECT_EQ(pair.fired, expected) << "second pass at " << second_pass;
+  }
+}
+
+TEST(OvertrainingSeriesTest, TrainingReadBeforeItsValidationRunIsJudgedAlone) {
+  // Keras' train/ and validation/ runs are read one after the other, training first: the
+  // training values of the previous test, judged on training alone, fire at 5, 8 and 9; the
+  // validation values read after end their passes at the training steps between them.
+  const auto rule = series_rule("Overtraining", kShortOvertraining);
+  OvertrainingPair pair(*rule);
+  for (const std::int64_t step : {0, 1}) pair.train(step, 1.0);
+  for (const std::int64_t step : {4, 5, 8, 9}) pair.train(step, 0.95);
+  for (const std::int64_t step : {2, 3, 6, 7}) pair.validate(step, 2.0);
+  EXPECT_EQ(pair.fired, (std::vector<std::int64_t>{5, 8, 9}));
+}
+
+TEST(OvertrainingSeriesTest, BadParametersAreNamed) {
+  for (const auto& [parameter, value] : std::vector<std::pair<std::string, std::string>>{
+           {"patience_train", "0"}, {"patience_validation", "-1"}, {"delta", "-0.5"}}) {
+    try {
+      RuleRegistry::builtin().create_series("Overtraining", {{parameter, value}});
+      ADD_FAILURE() << parameter << "=" << value << " was accepted";
+    } catch (const RuleConfigError& error) {
+      EXPECT_THAT(error.what(), HasSubstr(parameter));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rulestream

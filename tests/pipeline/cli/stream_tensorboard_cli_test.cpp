@@ -56,16 +56,22 @@ TEST(StreamTensorBoardCli, ARuleThatCannotRunOnALogdirExitsTwo) {
       << outcome.err;
 }
 
-TEST(StreamTensorBoardCli, StopActionsAreRefusedOnALogdir) {
-  TempDir dir;
-  write_run(dir.path(), false);
-  testing::write_text_file(dir.path() / "rules.json", R"({"rules": [{
+TEST(StreamTensorBoardCli, ARulesFileStopActionRunsWhenTheRuleFires) {
+  TempDir logdir;
+  write_run(logdir.path(), true);  // NaN at step 25
+  TempDir work;
+  const auto marker = work.path() / "stopped";
+  testing::write_text_file(work.path() / "rules.json", R"({"rules": [{
     "RuleConfigurationName": "nan", "RuleParameters": {"rule_to_invoke": "NonFinite"},
-    "Actions": [{"type": "stop", "command": "true"}]}]})");
+    "Actions": [{"type": "stop", "command": "echo $RULESTREAM_STEP > ')" +
+                                                           marker.string() + R"('"}]}]})");
   const auto outcome =
-      replay({dir.path().string(), "--rules", (dir.path() / "rules.json").string()});
-  EXPECT_EQ(outcome.exit_code, cli::kExitError);
-  EXPECT_NE(outcome.err.find("stop actions do not run on TensorBoard logdirs"), std::string::npos)
+      replay({logdir.path().string(), "--rules", (work.path() / "rules.json").string()});
+  EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
+  EXPECT_EQ(testing::read_text_file(marker), "25\n");
+  EXPECT_NE(outcome.err.find("nan (NonFinite): IssuesFound, fired 1 times in 30 values evaluated "
+                             "- ran `echo"),
+            std::string::npos)
       << outcome.err;
 }
 

@@ -327,9 +327,57 @@ TEST(TensorBoardPipelineTest, AWatchOfASilentLogdirFiresStalledTrainingOnce) {
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].substr(0, events[0].find(' ')), "StalledTrainingRule@4");
   EXPECT_EQ(report.statuses.at(0).status, RuleStatus::IssuesFound);
-  EXPECT_THROW(RuleRegistry::builtin().create_series("StalledTrainingRule",
-                                                     {{"stop_training_on_fire", "True"}}),
-               RuleConfigError);
+}
+
+TEST(TensorBoardPipelineTest, ARulesStopActionRunsOnceTheFirstTimeItFires) {
+  // NaN in two series (steps 3 and 6): NonFinite fires twice; its command runs once, at the
+  // first, with the rule and step in its environment.
+  TempDir dir;
+  {
+    TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
+    for (int step = 0; step < 8; ++step) {
+      writer.add_scalar("train/loss", step, step == 3 ? std::nanf("") : 1.0F, step);
+      writer.add_scalar("train/grad_norm", step, step == 6 ? std::nanf("") : 1.0F, step);
+    }
+  }
+  const auto marker = dir.path() / "stopped";
+  auto config = config_for(dir.path(), {"NonFinite"});
+  config.rules[0].configuration_name = "nan";
+  StopAction stop;
+  stop.command =
+      "echo \"$RULESTREAM_RULE_CONFIGURATION $RULESTREAM_STEP\" >> '" + marker.string() + "'";
+  config.rules[0].stop_actions = {stop};
+  const PipelineRun run = run_pipeline(std::move(config));
+  EXPECT_EQ(fired(run.events).size(), 2U);
+  EXPECT_EQ(testing::read_text_file(marker), "nan 3\n");
+  EXPECT_EQ(run.report.statuses.at(0).status, RuleStatus::IssuesFound);
+  EXPECT_THAT(run.report.statuses.at(0).message, HasSubstr("ran `echo"));
+  EXPECT_TRUE(run.report.problems.empty());
+}
+
+TEST(TensorBoardPipelineTest, StopTrainingOnFireNeedsAStopActionAndUsesTheDefaultOne) {
+  TempDir dir;
+  {
+    TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
+    writer.add_scalar("loss", 0, 1.0F, 0.0);
+    writer.add_scalar("loss", 1, 1.0F, 7200.0);  // two hours later: a stall
+  }
+  auto config = config_for(dir.path(), {"StalledTrainingRule"});
+  config.rules[0].parameters = {{"threshold", "60"}, {"stop_training_on_fire", "True"}};
+  try {
+    TensorBoardPipeline refused(config, {});
+    ADD_FAILURE() << "a rule asking to stop training with no stop action was accepted";
+  } catch (const RuleConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("stop_training_on_fire is True, but no stop action"));
+  }
+  StopAction failing;
+  failing.command = "exit 3";
+  config.default_stop_actions = {failing};
+  const PipelineRun run = run_pipeline(std::move(config));
+  EXPECT_EQ(fired(run.events).size(), 1U);
+  EXPECT_THAT(run.report.statuses.at(0).message, HasSubstr("exited with status 3"));
+  ASSERT_EQ(run.report.problems.size(), 1U);  // a stop that failed is a problem too
+  EXPECT_THAT(run.report.problems[0].message, HasSubstr("StalledTrainingRule"));
 }
 
 }  // namespace
