@@ -26,8 +26,8 @@ struct Replayed {
 Replayed replay(const std::filesystem::path& logdir) {
   PipelineConfig config;
   config.paths = {logdir.string()};
-  for (const char* name :
-       {"NonFinite", "LossSpike", "GradNormSpike", "LossNotDecreasing", "Overfit"}) {
+  for (const char* name : {"NonFinite", "LossSpike", "GradNormSpike", "LossNotDecreasing",
+                           "Overfit", "Overtraining"}) {
     RuleConfig rule;
     rule.rule = name;
     config.rules.push_back(rule);
@@ -96,10 +96,21 @@ TEST(TensorBoardSimulatorTest, ADivergingRunFiresSpikesThenNonFinite) {
   EXPECT_EQ(first(replayed, "LossSpike", "eval/loss"), -1);
 }
 
-TEST(TensorBoardSimulatorTest, APlateauFiresLossNotDecreasingOnly) {
+// Overtraining, by hand (c(x) = 2.3 e^(-k x), k = 0.005; delta 0.01; a training window is 5
+// steps, a validation window 10 evaluations, 100 steps, closed at the first training value
+// after its last evaluation). Healthy: a validation window's mean is 1.1 c (1 - e^(-0.5)) =
+// 0.43 c below the one before, more than 0.01 while c > 0.023, i.e. up to step 920, so every
+// validation window improves up to the last one (900-990, against 0.0145 below): quiet.
+// On a plateau from F = 600, validation is 1.05 c(600) = 0.120: the window 600-690 improves on
+// 500-590 (1.1 x 0.152 = 0.167), the window 700-790 does not, and closes at 791, where the
+// training windows (flat since 600) have stalled too: the first firing is at 791.
+constexpr std::int64_t kFirstOvertrained = 791;
+
+TEST(TensorBoardSimulatorTest, APlateauFiresLossNotDecreasingAndOvertraining) {
   TempDir dir;
   const Replayed replayed = simulate_and_replay(dir, TensorBoardScenario::LossPlateau);
-  EXPECT_EQ(rules_fired(replayed), std::set<std::string>{"LossNotDecreasing"});
+  EXPECT_EQ(rules_fired(replayed), (std::set<std::string>{"LossNotDecreasing", "Overtraining"}));
+  EXPECT_EQ(first(replayed, "Overtraining", "train/loss"), kFirstOvertrained);
   // Compared every 10 steps: the first comparison inside the plateau is 610 against 600.
   EXPECT_EQ(first(replayed, "LossNotDecreasing", "train/loss"), 610);
   EXPECT_EQ(first(replayed, "LossNotDecreasing", "eval/loss"), 610);
@@ -108,7 +119,8 @@ TEST(TensorBoardSimulatorTest, APlateauFiresLossNotDecreasingOnly) {
 TEST(TensorBoardSimulatorTest, AnOverfittingRunFiresOnTheValidationLossOnly) {
   TempDir dir;
   const Replayed replayed = simulate_and_replay(dir, TensorBoardScenario::Overfit);
-  EXPECT_EQ(rules_fired(replayed), (std::set<std::string>{"LossNotDecreasing", "Overfit"}));
+  EXPECT_EQ(rules_fired(replayed),
+            (std::set<std::string>{"LossNotDecreasing", "Overfit", "Overtraining"}));
   // Overfit, by hand (c(x) = 2.3 e^(-k x), k = 0.005; noise within +-0.7%): at an eval step t
   // the training window is steps t-9..t, mean about c(t) e^(4.5 k) = 1.0228 c(t). Before the
   // fault the validation loss is 1.1 c(t): ratio 1.1 / 1.0228 - 1 = 0.076, quiet. From 600 it
@@ -117,6 +129,11 @@ TEST(TensorBoardSimulatorTest, AnOverfittingRunFiresOnTheValidationLossOnly) {
   EXPECT_EQ(first(replayed, "Overfit", "eval/loss"), 610);
   EXPECT_EQ(first(replayed, "LossNotDecreasing", "eval/loss"), 610);
   EXPECT_EQ(first(replayed, "LossNotDecreasing", "train/loss"), -1);
+  // Overtraining: the validation windows' means are 1.1 c(600) (1 + (t - 600) / 400) averaged:
+  // 600-690 at 0.140 improves on 0.167, 700-790 at 0.172 does not, closing at 791; training
+  // has not improved on its best window by 0.01 since about step 757 (c = 0.052; the next
+  // improvement needs c < 0.042, step 800): fires at 791.
+  EXPECT_EQ(first(replayed, "Overtraining", "train/loss"), kFirstOvertrained);
 }
 
 TEST(TensorBoardSimulatorTest, ARunRestartedFromACheckpointReadsAsTheJobNowIsAndIsQuiet) {
