@@ -542,6 +542,13 @@ PipelineReport RulePipeline::Impl::run() {
   graph.wait_for_all();
   assembler.try_put(AssemblerInput(EndOfJob{}));
   graph.wait_for_all();
+  // A watch stopped while its source was failing (every listing refused) did not see the job
+  // as it is: that is not an all-clear either.
+  if (source_failure.empty() && watcher_) {
+    if (std::string problem = watcher_->current_problem(); !problem.empty()) {
+      source_failure = "the latest look at the job failed: " + std::move(problem);
+    }
+  }
   watcher_.reset();
   loader_ = nullptr;
   load_others.join();  // what it found wrong goes into the report

@@ -263,12 +263,33 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
 
 void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& report) {
   std::map<std::string, RunState*> by_name;
-  for (bool first = true;; first = false) {
-    if (stop_) return;
+  std::string current_problem;  // why the latest listing failed; empty when it did not
+  bool noticed = false;         // the rules with nothing to judge, said after the first listing
+  for (;;) {
+    if (stop_) {
+      if (!current_problem.empty()) {
+        report.source_failure = "the latest look at the logdir failed: " + current_problem;
+      }
+      return;
+    }
     std::size_t files = 0;
     std::uint64_t bytes = 0;
+    // A listing that fails (refused, a server down past its retries) is said once and tried
+    // again at the next poll; a watch stopped while it fails ends as one that could not read
+    // the logdir, not as an all-clear.
+    std::vector<StoredObject> listing;
+    try {
+      listing = storage.list("");
+      current_problem.clear();
+    } catch (const StorageError& error) {
+      if (current_problem.empty() && notice_) {
+        notice_("cannot list " + storage.describe() + ": " + error.what() +
+                "; will retry at the next poll");
+      }
+      current_problem = error.what();
+    }
     // Training runs first, as a replay reads a job's runs (Overfit pairs them).
-    auto listed = group_runs(storage.list(""));
+    auto listed = group_runs(listing);
     std::stable_sort(listed.begin(), listed.end(), [&](const RunFiles& a, const RunFiles& b) {
       return (naming_.mode_of_run(a.run) == Mode::Train) >
              (naming_.mode_of_run(b.run) == Mode::Train);
@@ -292,12 +313,15 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
       }
       dispatch(*state, report);
     }
-    report.files = files;
-    report.bytes = bytes;
-    if (first) notice_idle_rules();
-    std::int64_t values = 0;
-    for (const auto& each : runs_) values += each->values;
-    check_silence(values, report);
+    if (current_problem.empty()) {  // what a failed listing did not see is not silence
+      report.files = files;
+      report.bytes = bytes;
+      if (!noticed) notice_idle_rules();
+      noticed = true;
+      std::int64_t values = 0;
+      for (const auto& each : runs_) values += each->values;
+      check_silence(values, report);
+    }
     std::unique_lock lock(stop_mutex_);
     stop_wake_.wait_for(lock, config_.poll_interval, [this] { return stop_.load(); });
   }

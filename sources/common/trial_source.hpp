@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "pipeline/model/storage.hpp"
@@ -24,6 +25,10 @@ class TrialSource {
   virtual void stop() = 0;
   // Files announced so far (progress reporting, tests).
   virtual std::size_t files_announced() const = 0;
+  // Why the latest look at the trial failed (a listing refused, a server down), while a live
+  // source keeps trying; empty when it succeeded. A pipeline stopped then has not seen the job
+  // as it is, and must not call it healthy. Safe from any thread.
+  virtual std::string current_problem() const { return {}; }
 };
 
 struct TrialSourceOptions {

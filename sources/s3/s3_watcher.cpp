@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -78,6 +79,10 @@ class S3Watcher::Impl : public std::enable_shared_from_this<Impl> {
   std::size_t files_announced() const { return announcer_.announced(); }
   std::uint64_t list_requests() const { return list_requests_.load(); }
   std::uint64_t polls() const { return polls_.load(); }
+  std::string current_problem() const {
+    const std::lock_guard lock(problem_mutex_);
+    return current_problem_;
+  }
 
  private:
   void poll() {
@@ -99,8 +104,10 @@ class S3Watcher::Impl : public std::enable_shared_from_this<Impl> {
       for (const auto& object : rest) consider(object, found);
       advance_index_cursor(rest);
       last_problem_.clear();
+      set_current_problem({});
     } catch (const StorageError& error) {
       if (!options_.follow) throw;  // a replay that cannot list must fail, not pass empty
+      set_current_problem(storage_->describe() + ": " + error.what());
       if (std::string kind = problem_kind(error.what()); last_problem_ != kind) {
         last_problem_ = std::move(kind);
         std::cerr << "rulestream: cannot list " << storage_->describe() << ": " << error.what()
@@ -109,6 +116,11 @@ class S3Watcher::Impl : public std::enable_shared_from_this<Impl> {
     }
     if (options_.follow) schedule();
     deliver(std::move(found));
+  }
+
+  void set_current_problem(std::string problem) {
+    const std::lock_guard lock(problem_mutex_);
+    current_problem_ = std::move(problem);
   }
 
   void consider(const StoredObject& object, std::vector<TrialFile>& found) {
@@ -192,6 +204,8 @@ class S3Watcher::Impl : public std::enable_shared_from_this<Impl> {
 
   std::atomic<bool> started_{false};
   std::atomic<std::uint64_t> list_requests_{0};
+  mutable std::mutex problem_mutex_;  // guards current_problem_ (asked from other threads)
+  std::string current_problem_;
   std::atomic<std::uint64_t> polls_{0};
 };
 
@@ -221,6 +235,10 @@ void S3Watcher::stop() {
 
 std::size_t S3Watcher::files_announced() const {
   return impl_->files_announced();
+}
+
+std::string S3Watcher::current_problem() const {
+  return impl_->current_problem();
 }
 
 std::uint64_t S3Watcher::list_requests() const {

@@ -50,6 +50,7 @@ class S3Watcher final : public TrialSource {
   void start() override;
   void stop() override;
   std::size_t files_announced() const override;
+  std::string current_problem() const override;
 
   // LIST requests made and polls done so far (what following costs).
   std::uint64_t list_requests() const;

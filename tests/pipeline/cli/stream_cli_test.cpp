@@ -19,6 +19,7 @@
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/model/compression.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
@@ -26,6 +27,7 @@
 namespace rulestream {
 namespace {
 
+using testing::ChildProcess;
 using testing::TempDir;
 using Clock = std::chrono::steady_clock;
 using Steps = std::vector<std::int64_t>;
@@ -693,120 +695,6 @@ TEST(ReplayBinary, AnEmptyFolderIsAnErrorNotAHang) {
                 ": not an smdebug trial (no collections/, index/ or events/ files), nor a "
                 "TensorBoard logdir (no file named *tfevents*)\n");
 }
-
-// The binary run with its stdout and stderr on pipes, so that a test reads what it prints
-// while it runs and can signal it. A child still running when this goes away is killed.
-class ChildProcess {
- public:
-  explicit ChildProcess(std::vector<std::string> args) {
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    int out_pipe[2];
-    int err_pipe[2];
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category());
-    if (::pipe2(err_pipe, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category());
-    pid_ = ::fork();
-    if (pid_ < 0) throw std::system_error(errno, std::generic_category(), "fork");
-    if (pid_ == 0) {
-      // Only async-signal-safe calls here: the test process has other threads.
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::signal(SIGINT, SIG_DFL);  // an ignored SIGINT would survive exec
-      const int null = ::open("/dev/null", O_RDONLY);
-      if (null >= 0) ::dup2(null, STDIN_FILENO);
-      ::dup2(out_pipe[1], STDOUT_FILENO);
-      ::dup2(err_pipe[1], STDERR_FILENO);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    ::close(out_pipe[1]);
-    ::close(err_pipe[1]);
-    fds_[0] = out_pipe[0];
-    fds_[1] = err_pipe[0];
-  }
-
-  ~ChildProcess() {
-    if (!exit_code_) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-    }
-    for (const int fd : fds_) {
-      if (fd >= 0) ::close(fd);
-    }
-  }
-
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-
-  const std::string& out() const { return buffers_[0]; }
-  const std::string& err() const { return buffers_[1]; }
-
-  // Reads what the child prints until `done()` holds; false if the deadline passed first or
-  // the child closed its output without it holding.
-  bool read_until(const std::function<bool()>& done, Clock::time_point deadline) {
-    while (!done()) {
-      if (Clock::now() >= deadline || !pump(deadline)) return done();
-    }
-    return true;
-  }
-
-  // The exit status (128 + signal when a signal ended it); nullopt if it is still running at
-  // the deadline. Everything it printed has been read when this returns a status.
-  std::optional<int> wait_for_exit(Clock::time_point deadline) {
-    while (true) {
-      const bool open = pump(deadline);
-      if (!open && running()) ::usleep(10'000);
-      if (!open && !running()) return exit_code_;
-      if (Clock::now() >= deadline) return std::nullopt;
-    }
-  }
-
-  bool running() {
-    if (exit_code_) return false;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
-    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return false;
-  }
-
-  void signal(int number) { ::kill(pid_, number); }
-
- private:
-  // Reads whatever is available within 100 ms; false once both pipes are closed.
-  bool pump(Clock::time_point deadline) {
-    pollfd polls[2];
-    nfds_t count = 0;
-    for (const int fd : fds_) {
-      if (fd >= 0) polls[count++] = {fd, POLLIN, 0};
-    }
-    if (count == 0) return false;
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    const int timeout = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 100));
-    if (::poll(polls, count, timeout) <= 0) return true;
-    for (nfds_t i = 0; i < count; ++i) {
-      if (polls[i].revents == 0) continue;
-      const int which = polls[i].fd == fds_[0] ? 0 : 1;
-      char chunk[4096];
-      const ssize_t got = ::read(polls[i].fd, chunk, sizeof chunk);
-      if (got > 0) {
-        buffers_[which].append(chunk, static_cast<std::size_t>(got));
-      } else if (got == 0 || errno != EINTR) {
-        ::close(fds_[which]);
-        fds_[which] = -1;
-      }
-    }
-    return true;
-  }
-
-  pid_t pid_ = -1;
-  int fds_[2] = {-1, -1};
-  std::string buffers_[2];
-  std::optional<int> exit_code_;
-};
 
 // Complete lines only: a line still being written is not an event yet.
 std::vector<boost::json::object> complete_json_lines(const std::string& text) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -16,6 +17,7 @@
 #include "pipeline/model/trial_layout.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
 #include "stages/format/index_file.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/s3_test_server.hpp"
 #include "tests/support/tcp_proxy.hpp"
@@ -273,6 +275,45 @@ TEST_F(S3ReplayTest, AListingRefusedMidReplayIsAnErrorNotAnAbort) {
     EXPECT_NE(message.find("HTTP 403 AccessDenied"), std::string::npos) << line;
   }
   EXPECT_TRUE(status_seen) << outcome.out;
+}
+
+// The same key, watched (issue 22, defect 2): a trial at the bucket's root, every listing
+// with a prefix refused, so the command's first look (no prefix) passes and every look of the
+// watch after it fails. Stopped with SIGTERM, the watch once ended in "NoIssuesFound (fired 0
+// times in 0 steps evaluated)". A rule that read nothing is in Error, and the exit status is 2.
+TEST_F(S3ReplayTest, AWatchWhoseEveryListingIsRefusedEndsInErrorNotAnAllClear) {
+  local_ = (scratch_.path() / "job").string();
+  JobSimulator(job_options(local_)).run();
+  const std::string bucket = server_->new_bucket("root");
+  client_->create_bucket(bucket);
+  testing::upload_folder(*client_, local_, bucket, "");
+  for (const std::string prefix : {"collections/", "index/", "events/", "training_job_end"}) {
+    server_->refuse_listings_under(bucket, prefix);
+  }
+  testing::ChildProcess watch({testing::rulestream_binary().string(), "watch", "s3://" + bucket,
+                               "--s3-endpoint", server_->endpoint(), "--poll-interval", "0.1",
+                               "--rule", "ExplodingTensor", "--format", "json"});
+  using Clock = testing::ChildProcess::Clock;
+  // Let it try: the refusal is said as it happens.
+  EXPECT_TRUE(
+      watch.read_until([&] { return watch.err().find("AccessDenied") != std::string::npos; },
+                       Clock::now() + std::chrono::seconds(20)))
+      << watch.err();
+  watch.signal(SIGTERM);
+  const auto exit_code = watch.wait_for_exit(Clock::now() + std::chrono::seconds(20));
+  ASSERT_TRUE(exit_code.has_value()) << "the watch ignored SIGTERM; stderr:\n" << watch.err();
+  EXPECT_EQ(*exit_code, cli::kExitError) << watch.err();
+  EXPECT_THAT(watch.out(), ::testing::Not(HasSubstr("NoIssuesFound"))) << watch.out();
+  bool status_seen = false;
+  std::istringstream lines(watch.out());
+  for (std::string line; std::getline(lines, line);) {
+    const auto event = boost::json::parse(line).as_object();
+    if (event.at("kind") != "status") continue;
+    status_seen = true;
+    EXPECT_EQ(event.at("status"), "Error") << line;
+    EXPECT_THAT(std::string(event.at("message").as_string()), HasSubstr("AccessDenied")) << line;
+  }
+  EXPECT_TRUE(status_seen) << watch.out() << watch.err();
 }
 
 // An overloaded or failing S3 answers 503 SlowDown, 500 InternalError or 429: the client backs off

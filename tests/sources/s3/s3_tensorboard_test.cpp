@@ -14,6 +14,7 @@
 #include "stages/format/tensorboard_writer.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/s3_test_server.hpp"
+#include "tests/support/tcp_proxy.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
@@ -109,6 +110,39 @@ TEST_F(S3TensorBoardTest, AWatchFollowsAnEventFileReUploadedAsItGrows) {
   const auto events = events_of(outcome.out);
   ASSERT_EQ(events.size(), 2U) << outcome.out;  // the NaN at step 30, then the status
   EXPECT_NE(events[0].find("\"global_step\":30"), std::string::npos) << events[0];
+}
+
+// A watch whose listings fail from some point on (the server gone): it says so once, keeps
+// trying, and stopped then it ends in Error, exit status 2: it did not see the logdir as it is.
+TEST_F(S3TensorBoardTest, AWatchStoppedWhileItsListingsFailIsAnErrorNotAnAllClear) {
+  const auto file = scratch_.path() / "events.out.tfevents.1.host";
+  {
+    TensorBoardWriter writer(file);
+    for (int step = 0; step < 30; ++step) writer.add_scalar("train/loss", step, 1.0F, step);
+  }
+  client_->put(bucket_, "gone/run/events.out.tfevents.1.host",
+               testing::bytes_of(testing::read_text_file(file)));
+  testing::TcpProxy proxy(server_->port());
+  auto watch = std::async(std::launch::async, [&] {
+    return run_cli("watch", {"s3://" + bucket_ + "/gone", "--rule", "NonFinite", "--format", "json",
+                             "--poll-interval", "0.1", "--s3-retries", "0", "--s3-endpoint",
+                             proxy.endpoint()});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  proxy.go_down();
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ::kill(::getpid(), SIGTERM);
+  const auto outcome = watch.get();
+  EXPECT_EQ(outcome.exit_code, cli::kExitError) << outcome.err;
+  const auto said = [&](const std::string& text) {
+    return outcome.err.find(text) != std::string::npos;
+  };
+  EXPECT_TRUE(said("cannot list s3://" + bucket_ + "/gone")) << outcome.err;
+  EXPECT_EQ(outcome.err.find("cannot list"), outcome.err.rfind("cannot list")) << "said once";
+  const auto events = events_of(outcome.out);
+  ASSERT_EQ(events.size(), 1U) << outcome.out;  // the status only
+  EXPECT_NE(events[0].find("\"status\":\"Error\""), std::string::npos) << events[0];
+  EXPECT_NE(events[0].find("the latest look at the logdir failed"), std::string::npos) << events[0];
 }
 
 }  // namespace
