@@ -52,9 +52,14 @@ S3TrialLocation parse_s3_uri(std::string_view uri) {
   return location;
 }
 
-S3Endpoint S3Endpoint::resolve(std::string_view override_url, std::string region) {
+S3Endpoint S3Endpoint::resolve(std::string_view override_url, std::string region,
+                               S3Addressing addressing) {
   S3Endpoint endpoint{.base_url = {}, .region = std::move(region)};
-  if (override_url.empty()) return endpoint;
+  if (override_url.empty()) {
+    endpoint.path_style = addressing == S3Addressing::Path;
+    return endpoint;
+  }
+  endpoint.virtual_hosted = addressing == S3Addressing::Virtual;
   const auto parsed = boost::urls::parse_absolute_uri(override_url);
   const std::string shown(override_url);
   if (!parsed || (parsed->scheme() != "http" && parsed->scheme() != "https") ||
@@ -74,9 +79,12 @@ std::string S3Endpoint::url(std::string_view bucket, std::string_view key,
                             std::string_view query) const {
   std::string text;
   const std::string bucket_name(bucket);
-  if (!is_aws()) {
+  if (!is_aws() && virtual_hosted) {
+    const auto host = base_url.find("://") + 3;  // base_url is an absolute http(s) URL
+    text = base_url.substr(0, host) + bucket_name + "." + base_url.substr(host) + "/";
+  } else if (!is_aws()) {
     text = base_url + "/" + bucket_name + "/";
-  } else if (bucket.find('.') != std::string_view::npos) {
+  } else if (path_style || bucket.find('.') != std::string_view::npos) {
     text = "https://s3." + region + ".amazonaws.com/" + bucket_name + "/";
   } else {
     text = "https://" + bucket_name + ".s3." + region + ".amazonaws.com/";

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "pipeline/model/storage_options.hpp"
+
 namespace rulestream {
 
 // A trial's place in S3, from "s3://bucket/prefix". `prefix` is the key prefix of the trial's
@@ -23,12 +25,17 @@ S3TrialLocation parse_s3_uri(std::string_view uri);
 // Where requests go. AWS itself: virtual-hosted style (https://BUCKET.s3.REGION.amazonaws.com/KEY),
 // except for bucket names with dots, which would not match the certificate. An endpoint override
 // (an S3-compatible store, --s3-endpoint or AWS_ENDPOINT_URL): path style, BASE/BUCKET/KEY.
+// S3Addressing Path or Virtual chooses either for both (virtual on an endpoint:
+// SCHEME://BUCKET.HOST:PORT/PATH/KEY, as MinIO with MINIO_DOMAIN or Ceph answer).
 struct S3Endpoint {
   std::string base_url;  // "http://127.0.0.1:9000", no trailing '/'; empty: AWS
   std::string region;
+  bool virtual_hosted = false;  // with an endpoint: the bucket goes in the host
+  bool path_style = false;      // on AWS: the bucket goes in the path
 
   // Throws StorageError when the override is not an http(s) URL without query or fragment.
-  static S3Endpoint resolve(std::string_view override_url, std::string region);
+  static S3Endpoint resolve(std::string_view override_url, std::string region,
+                            S3Addressing addressing = S3Addressing::Auto);
 
   bool is_aws() const { return base_url.empty(); }
   // The URL of a key ("" for the bucket itself); `canonical_query` as canonical_query() made it.

@@ -21,7 +21,8 @@ std::shared_ptr<S3Storage> S3Storage::open(const std::string& uri, const Storage
   const std::string endpoint_url = !options.s3_endpoint.empty()
                                        ? options.s3_endpoint
                                        : environment("AWS_ENDPOINT_URL").value_or("");
-  S3Endpoint endpoint = S3Endpoint::resolve(endpoint_url, credentials->current()->region);
+  S3Endpoint endpoint =
+      S3Endpoint::resolve(endpoint_url, credentials->current()->region, options.s3_addressing);
   S3ClientOptions client_options;
   if (options.s3_timeout.count() > 0) client_options.request_timeout = options.s3_timeout;
   if (options.s3_attempts > 0) client_options.max_attempts = options.s3_attempts;

@@ -72,6 +72,17 @@ TEST(S3Endpoint, AnOverrideUsesPathStyle) {
             "http://127.0.0.1:9000/bucket/index/%C3%A9.json?prefix=x");
 }
 
+TEST(S3Endpoint, AddressingChoosesWhereTheBucketGoes) {
+  const auto virtual_local =
+      S3Endpoint::resolve("http://localhost:9000/base/", "us-east-1", S3Addressing::Virtual);
+  EXPECT_EQ(virtual_local.url("bucket", "a b", "prefix=x"),
+            "http://bucket.localhost:9000/base/a%20b?prefix=x");
+  const auto path_aws = S3Endpoint::resolve("", "eu-west-1", S3Addressing::Path);
+  EXPECT_EQ(path_aws.url("bucket", "k"), "https://s3.eu-west-1.amazonaws.com/bucket/k");
+  const auto virtual_aws = S3Endpoint::resolve("", "eu-west-1", S3Addressing::Virtual);
+  EXPECT_EQ(virtual_aws.url("bucket", "k"), "https://bucket.s3.eu-west-1.amazonaws.com/k");
+}
+
 TEST(S3Endpoint, RejectsWhatIsNotAnHttpUrl) {
   for (const std::string bad :
        {"ftp://host", "127.0.0.1:9000", "http://host/?q=1", "http://user:secret@host"}) {

@@ -134,6 +134,28 @@ TEST_F(S3ReplayTest, ReplayFromS3GivesTheSameEventsAsFromAFolder) {
   EXPECT_THAT(inspect.out, HasSubstr(uri));
 }
 
+// Virtual-hosted addressing, as AWS is addressed, against the server: BUCKET.localhost (curl
+// resolves every *.localhost name to the loopback) through a proxy that records the requests,
+// none of which names the bucket in its path.
+TEST_F(S3ReplayTest, VirtualHostedAddressingGivesTheSameEvents) {
+  const std::string uri = upload_job("virtual");
+  testing::TcpProxy proxy(server_->port());
+  const auto local = run_cli("replay", rule_args({local_}));
+  const auto s3 = run_cli(
+      "replay", rule_args({uri, "--s3-endpoint", "http://localhost:" + std::to_string(proxy.port()),
+                           "--s3-addressing", "virtual"}));
+  EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+  EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+  const auto requests = proxy.requests();
+  ASSERT_FALSE(requests.empty());
+  for (const auto& request : requests) {
+    EXPECT_FALSE(request.target.starts_with("/" + bucket_)) << request.target;
+  }
+  const auto bad = run_cli("replay", rule_args({uri, "--s3-addressing", "sideways"}));
+  testing::expect_one_line_error(
+      bad, "replay", {"--s3-addressing must be auto, path or virtual, not \"sideways\""});
+}
+
 TEST_F(S3ReplayTest, InspectOfAPrefixPrintsWhatInspectOfTheSameFolderPrints) {
   const std::string uri = upload_job("inspected");
   // A trial whose end marker is younger than its end_of_job_grace (1 s) may still expect late
