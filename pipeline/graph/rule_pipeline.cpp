@@ -571,7 +571,7 @@ PipelineReport RulePipeline::Impl::run() {
     const auto outcomes = stop_outcomes.find(runner->config().configuration_name);
     RuleEvent status = runner->finish(
         ended, outcomes == stop_outcomes.end() ? std::vector<std::string>{} : outcomes->second,
-        /*read_whole_job=*/source_failure.empty());
+        /*read_whole_job=*/source_failure.empty() && !report.interrupted);
     report.rule_busy.push_back(runner->busy());
     report.rule_errors = report.rule_errors || status.status == RuleStatus::Error;
     report.conditions_met += runner->fired();

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <csignal>
 #include <cstdlib>
@@ -473,6 +474,48 @@ TEST_F(S3ReplayTest, ASlowServerIsWaitedForWithinTheTimeoutAndReportedBeyondIt) 
                                                      "--s3-timeout", "0.3", "--s3-retries", "1"}));
   testing::expect_one_line_error(too_slow, "replay",
                                  {"s3://" + bucket_, "Operation timed out", "after 2 attempts"});
+}
+
+// Ctrl-C during a replay (a slow server makes it last): the steps begun are finished, the
+// rest is not read, every rule that did not fire says the replay was interrupted, and the exit
+// status is 2 whatever fired: a CI gate must not pass on part of a job.
+TEST_F(S3ReplayTest, AnInterruptedReplayExitsTwoAndSaysWhereItStopped) {
+  const std::string uri = upload_job("interrupted");
+  testing::TcpProxy proxy(server_->port());
+  proxy.set_response_delay(std::chrono::milliseconds(100));
+  auto replay = std::async(std::launch::async, [&] {
+    return run_cli("replay", {uri, "--s3-endpoint", proxy.endpoint(), "--threads", "1", "--rule",
+                              "AllZero", "--format", "json"});
+  });
+  // Once the index files are being read: the first GET of one.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto reading_index = [&] {
+    const auto requests = proxy.requests();
+    return std::any_of(requests.begin(), requests.end(), [](const testing::ProxiedRequest& made) {
+      return made.method == "GET" && made.target.find("/index/") != std::string::npos;
+    });
+  };
+  while (!reading_index() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(::getpid(), SIGINT);  // the CLI's own handler stops the replay and reports
+  const auto outcome = replay.get();
+  EXPECT_EQ(outcome.exit_code, cli::kExitError) << outcome.err;
+  EXPECT_THAT(outcome.err, ::testing::ContainsRegex(
+                               "rulestream replay: interrupted: [1-9][0-9]* index files were not "
+                               "read"));
+  bool status_seen = false;
+  std::istringstream lines(outcome.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto event = boost::json::parse(line).as_object();
+    if (event.at("kind") != "status") continue;
+    status_seen = true;
+    EXPECT_EQ(event.at("status"), "Error") << line;
+    EXPECT_THAT(std::string(event.at("message").as_string()),
+                HasSubstr("interrupted: not read to the end"))
+        << line;
+  }
+  EXPECT_TRUE(status_seen) << outcome.out;
 }
 
 }  // namespace
