@@ -307,8 +307,15 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     if (options.count("start-step")) config.start_step = options["start-step"].as<std::int64_t>();
     if (options.count("end-step")) config.end_step = options["end-step"].as<std::int64_t>();
     config.max_memory = options["max-memory"].as<std::size_t>() << 20;
-    config.worker_grace = std::chrono::milliseconds(
-        static_cast<std::int64_t>(options["worker-grace"].as<double>() * 1000.0));
+    const double grace = options["worker-grace"].as<double>();
+    // At most a year: the milliseconds must fit, and longer is no grace at all.
+    if (!(grace >= 0.0 && grace <= 365.0 * 24 * 3600)) {
+      throw std::invalid_argument(
+          "--worker-grace must be a number of seconds from 0 to 31536000, "
+          "not " +
+          std::to_string(grace));
+    }
+    config.worker_grace = std::chrono::milliseconds(static_cast<std::int64_t>(grace * 1000.0));
     config.threads = options["threads"].as<int>();
     config.check_data_crc = options.count("no-data-crc") == 0;
     const std::string progress = options["progress"].as<std::string>();

@@ -19,6 +19,7 @@
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/model/compression.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
+#include "stages/format/trial_writer.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/rule_test_jobs.hpp"
@@ -845,6 +846,59 @@ TEST(WatchBinary, ReleasesEveryStepOfAJobWrittenBeforeItStarted) {
     const auto exit_code = interrupt_when_all_released(watch, 12);
     ASSERT_TRUE(exit_code.has_value()) << "attempt " << attempt;
     EXPECT_EQ(*exit_code, cli::kExitOk) << watch.err();
+  }
+}
+
+// A two-worker job of which only worker_0 writes (its step 0's gradient all zero): with
+// --worker-grace the step goes to the rules that long after it landed, while the job runs, and
+// the event says not every worker saved it; without, it waits for the missing worker.
+TEST(WatchBinary, AWorkerGraceReleasesAStepWithoutItsSilentWorker) {
+  for (const bool grace : {true, false}) {
+    SCOPED_TRACE(grace ? "--worker-grace 0.3" : "no grace");
+    TempDir dir;
+    const auto job = empty_job_folder(dir, "half");
+    CollectionsFile collections;
+    collections.num_workers = 2;
+    Collection gradients;
+    gradients.name = "gradients";
+    gradients.include_regex = {"^gradient"};
+    collections.collections["gradients"] = gradients;
+    TrialWriter writer({.root = job, .worker = "worker_0"});
+    writer.write_collections(collections);
+    TrialWriter({.root = job, .worker = "worker_1"}).write_collections(collections);
+    std::vector<std::string> args = {testing::rulestream_binary().string(),
+                                     "watch",
+                                     job.string(),
+                                     "--rule",
+                                     "VanishingGradient",
+                                     "--format",
+                                     "json"};
+    if (grace) args.insert(args.end(), {"--worker-grace", "0.3"});
+    ChildProcess watch(args);
+    writer.begin_step(0, Mode::Train, 0);
+    writer.add_tensor("gradient/w", TensorValue::from_values(DType::Float32, {2},
+                                                             std::vector<float>{0.0F, 0.0F}));
+    writer.end_step();
+    const bool released =
+        watch.read_until([&] { return has_event_at(watch.out(), 0); },
+                         Clock::now() + (grace ? kPatience : std::chrono::seconds(2)));
+    EXPECT_EQ(released, grace) << watch.out() << watch.err();
+    EXPECT_TRUE(watch.running()) << watch.err();
+    if (grace) {
+      EXPECT_NE(watch.out().find("not every worker"), std::string::npos) << watch.out();
+    }
+    watch.signal(SIGINT);
+    EXPECT_TRUE(watch.wait_for_exit(Clock::now() + kPatience).has_value()) << watch.err();
+  }
+}
+
+TEST(StreamCli, AWorkerGraceOutOfRangeIsNamed) {
+  TempDir dir;
+  const auto job = simulate(dir.path() / "job", JobScenario::Healthy, 2, 0, true);
+  for (const std::string value : {"-1", "nan", "1e12"}) {
+    testing::expect_one_line_error(
+        replay({job, "--rule", "VanishingGradient", "--worker-grace", value}), "replay",
+        {"--worker-grace must be a number of seconds from 0 to 31536000"});
   }
 }
 
