@@ -33,6 +33,17 @@ Collection collection(std::string name, std::vector<std::string> include_regex) 
   return made;
 }
 
+std::unique_ptr<TrialWriter> start_two_worker_job(const std::filesystem::path& root) {
+  CollectionsFile collections;
+  collections.num_workers = 2;
+  collections.collections["gradients"] = collection("gradients", {"^gradient"});
+  auto writer =
+      std::make_unique<TrialWriter>(TrialWriter::Options{.root = root, .worker = "worker_0"});
+  writer->write_collections(collections);
+  TrialWriter({.root = root, .worker = "worker_1"}).write_collections(collections);
+  return writer;
+}
+
 Trial write_job(const std::filesystem::path& root, const std::vector<JobStep>& steps,
                 const std::vector<Collection>& collections) {
   TrialWriter writer({.root = root});

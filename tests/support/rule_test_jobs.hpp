@@ -15,6 +15,7 @@
 #include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
+#include "stages/format/trial_writer.hpp"
 
 namespace rulestream::testing {
 
@@ -35,6 +36,11 @@ struct JobStep {
 
 // A collection of the job, matching tensors by include_regex.
 Collection collection(std::string name, std::vector<std::string> include_regex);
+
+// Starts a two-worker job under `root` of which only worker_0 will write: both workers'
+// collections files (a `gradients` collection, "^gradient"), and worker_0's writer, for tests of
+// a silent worker and of the grace that releases its steps.
+std::unique_ptr<TrialWriter> start_two_worker_job(const std::filesystem::path& root);
 
 // Writes a one-worker smdebug trial under `root` (steps in order, mode steps counted within
 // each mode, the collections, the end marker) and opens it, complete.

@@ -857,15 +857,7 @@ TEST(WatchBinary, AWorkerGraceReleasesAStepWithoutItsSilentWorker) {
     SCOPED_TRACE(grace ? "--worker-grace 0.3" : "no grace");
     TempDir dir;
     const auto job = empty_job_folder(dir, "half");
-    CollectionsFile collections;
-    collections.num_workers = 2;
-    Collection gradients;
-    gradients.name = "gradients";
-    gradients.include_regex = {"^gradient"};
-    collections.collections["gradients"] = gradients;
-    TrialWriter writer({.root = job, .worker = "worker_0"});
-    writer.write_collections(collections);
-    TrialWriter({.root = job, .worker = "worker_1"}).write_collections(collections);
+    const auto writer = testing::start_two_worker_job(job);
     std::vector<std::string> args = {testing::rulestream_binary().string(),
                                      "watch",
                                      job.string(),
@@ -875,10 +867,10 @@ TEST(WatchBinary, AWorkerGraceReleasesAStepWithoutItsSilentWorker) {
                                      "json"};
     if (grace) args.insert(args.end(), {"--worker-grace", "0.3"});
     ChildProcess watch(args);
-    writer.begin_step(0, Mode::Train, 0);
-    writer.add_tensor("gradient/w", TensorValue::from_values(DType::Float32, {2},
-                                                             std::vector<float>{0.0F, 0.0F}));
-    writer.end_step();
+    writer->begin_step(0, Mode::Train, 0);
+    writer->add_tensor("gradient/w", TensorValue::from_values(DType::Float32, {2},
+                                                              std::vector<float>{0.0F, 0.0F}));
+    writer->end_step();
     const bool released =
         watch.read_until([&] { return has_event_at(watch.out(), 0); },
                          Clock::now() + (grace ? kPatience : std::chrono::seconds(2)));

@@ -18,6 +18,7 @@
 #include "rules/rule_registry.hpp"
 #include "stages/format/trial_writer.hpp"
 #include "tests/support/recording_sink.hpp"
+#include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
@@ -186,15 +187,8 @@ TEST(RulePipeline, AStepWaitsForTheWorkersACollectionsFileDeclaresAfterItsFirstL
 TEST(RulePipeline, ASilentWorkerDoesNotStallTheRulesPastTheGrace) {
   TempDir dir;
   const auto root = dir.path() / "job";
-  CollectionsFile collections;
-  collections.num_workers = 2;
-  Collection gradients;
-  gradients.name = "gradients";
-  gradients.include_regex = {"^gradient"};
-  collections.collections["gradients"] = gradients;
-  TrialWriter writer({.root = root, .worker = "worker_0"});
-  writer.write_collections(collections);
-  TrialWriter({.root = root, .worker = "worker_1"}).write_collections(collections);
+  const auto only_writer = testing::start_two_worker_job(root);
+  TrialWriter& writer = *only_writer;
 
   RecordingSink* sink = nullptr;
   auto config = config_for(root, {{"VG", "VanishingGradient", {}}}, true);
