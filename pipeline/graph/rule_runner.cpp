@@ -3,6 +3,41 @@
 #include "pipeline/model/exceptions.hpp"
 
 namespace rulestream {
+namespace {
+
+// What `required` names, for a status: "collections gradients; regexes .*relu_input".
+std::string describe(const RequiredTensors& required) {
+  std::string text;
+  const auto list = [&](const char* what, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    if (!text.empty()) text += "; ";
+    text += what;
+    for (std::size_t i = 0; i < items.size(); ++i) text += (i == 0 ? " " : ", ") + items[i];
+  };
+  list("tensors", required.names);
+  list("regexes", required.regexes);
+  list("collections", required.collections);
+  return text.empty() ? "any tensor" : text;
+}
+
+// True when the trial holds a tensor the rule reads (a rule that reads none always does).
+bool holds_any(const Trial& trial, const RequiredTensors& required) {
+  if (required.nothing) return true;
+  if (required.empty()) return !trial.tensor_names().empty();
+  for (const std::string& name : required.names) {
+    if (trial.has_tensor(name)) return true;
+  }
+  if (!required.regexes.empty() && !trial.tensor_names({.regex = required.regexes}).empty()) {
+    return true;
+  }
+  for (const std::string& collection : required.collections) {
+    if (!trial.collections().contains(collection)) continue;
+    if (!trial.tensor_names({.collection = collection}).empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 RuleRunner::RuleRunner(std::size_t index, ConfiguredRule configured,
                        const RuleRunnerContext& context)
@@ -127,7 +162,13 @@ std::string RuleRunner::why_not_evaluated() const {
     return "could not read its data at " + std::to_string(unreadable_steps_) + " of " +
            std::to_string(steps_offered_) + " steps (first, " + first_unreadable_ + ")";
   }
-  if (evaluated_ > 0) return "";
+  if (evaluated_ > 0) {
+    // Steps went through a rule that found nothing it reads in them: silence, not health.
+    const RequiredTensors required = rule_->required_tensors();
+    if (holds_any(*context_.base, required)) return "";
+    return "evaluated " + std::to_string(evaluated_) +
+           " steps, but the job saved no tensor it reads (" + describe(required) + ")";
+  }
   if (steps_offered_ == 0) return "evaluated no step: no step of the job was read";
   return "evaluated no step: what it reads was not saved at any of the " +
          std::to_string(steps_offered_) + " steps read";

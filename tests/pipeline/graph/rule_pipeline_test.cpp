@@ -221,6 +221,34 @@ TEST(RulePipeline, ASilentWorkerDoesNotStallTheRulesPastTheGrace) {
   EXPECT_TRUE(said_incomplete);
 }
 
+// A rule whose tensors the job never saved (VanishingGradient on a job without gradients) goes
+// through every step finding nothing: that is no all-clear either.
+TEST(RulePipeline, ARuleThatFoundNothingItReadsIsInErrorNotNoIssuesFound) {
+  TempDir dir;
+  const auto root = dir.path() / "job";
+  TrialWriter writer({.root = root, .worker = "worker_0"});
+  CollectionsFile collections;
+  collections.num_workers = 1;
+  writer.write_collections(collections);
+  for (int step = 0; step < 3; ++step) {
+    writer.begin_step(step, Mode::Train, step);
+    writer.add_tensor("loss",
+                      TensorValue::from_values(DType::Float32, {}, std::vector<float>{1.0F}));
+    writer.end_step();
+  }
+  writer.write_end_marker();
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(config_for(root, {{"VG", "VanishingGradient", {}}}), sinks_with(sink));
+  const PipelineReport report = pipeline.run();
+  EXPECT_EQ(report.steps_released, 3);
+  const auto status = sink->status_of("VG");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->status, RuleStatus::Error);
+  EXPECT_EQ(status->message,
+            "evaluated 3 steps, but the job saved no tensor it reads (collections gradients)");
+  EXPECT_TRUE(report.rule_errors);
+}
+
 // A replay asked to stop (Ctrl-C in the CLI) finishes the steps it began, every one with all
 // its workers, reads no later index file, and says so in every rule's status.
 TEST(RulePipeline, AReplayAskedToStopFinishesTheStepsItBeganAndReadsNoMore) {
