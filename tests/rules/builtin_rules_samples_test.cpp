@@ -17,6 +17,7 @@
 #include "pipeline/trial/tensor.hpp"
 #include "rules/rule_registry.hpp"
 #include "tests/support/reference_counts.hpp"
+#include "tests/support/reference_reductions.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/smdebug_expected.hpp"
 #include "tests/support/test_support.hpp"
@@ -380,6 +381,113 @@ TEST(BuiltinRulesOnSamplesTest,
   // UnchangedTensor (num_steps 3) fires once three saves of the loss agree: from the third.
   const Steps unchanged = testing::fired_steps("UnchangedTensor", *trial);
   EXPECT_EQ(unchanged, Steps(steps.begin() + 2, steps.end()));
+}
+
+// Overfit on pt-mlp-basic ("90-99, 190-199"), from its definition (docs/rules.md) applied to
+// the saved losses: at each EVAL step, the mean of the evaluation pass so far against the mean
+// of the TRAIN steps before the pass; more than 10% above (patience 1) fires.
+TEST(BuiltinRulesOnSamplesTest, OverfitFiresWhereValidationIsMoreThanTenPercentAboveTraining) {
+  const auto trial = open_sample("pt-mlp-basic");
+  if (!trial) GTEST_SKIP() << kNoSamples;
+  const std::vector<std::string> losses = trial->tensor_names({.collection = "losses"});
+  ASSERT_EQ(losses.size(), 1U);
+  const Tensor loss = trial->tensor(losses.front());
+  std::vector<double> training;  // the TRAIN losses since the last pass
+  double training_mean = 0.0;
+  std::vector<double> pass;
+  std::optional<Mode> last;
+  Steps fired;
+  for (const std::int64_t step : loss.steps()) {
+    const Mode mode = trial->mode(step).value_or(Mode::Global);
+    const double value = loss.value(step).as_double(0);
+    if (mode == Mode::Train) {
+      if (last == Mode::Eval) training.clear();
+      training.push_back(value);
+    } else if (mode == Mode::Eval) {
+      if (last != Mode::Eval) {
+        ASSERT_FALSE(training.empty()) << "a pass at " << step << " with no training before it";
+        double sum = 0.0;
+        for (const double each : training) sum += each;
+        training_mean = sum / static_cast<double>(training.size());
+        pass.clear();
+      }
+      pass.push_back(value);
+      double sum = 0.0;
+      for (const double each : pass) sum += each;
+      const double validation = sum / static_cast<double>(pass.size());
+      if ((validation - training_mean) / std::fabs(training_mean) > 0.1) fired.push_back(step);
+    }
+    last = mode;
+  }
+  EXPECT_EQ(testing::fired_steps("Overfit", *trial), fired);
+  EXPECT_EQ(compact(fired), expectations().at("pt-mlp-basic").at("Overfit").fired);
+}
+
+// TensorVariance (max_threshold 1e4) on pt-exploding ("1-3"): each tensor's population variance
+// computed by the test from the raw bytes (tests/support/reference_reductions); a step fires
+// when some tensor of two or more elements has a finite variance above 1e4.
+TEST(BuiltinRulesOnSamplesTest, TensorVarianceFiresWhereSomeTensorsVarianceExceedsTheThreshold) {
+  const auto trial = open_sample("pt-exploding");
+  if (!trial) GTEST_SKIP() << kNoSamples;
+  Steps fired;
+  for (const std::int64_t step : trial->steps()) {
+    bool above = false;
+    for (const std::string& name : trial->tensor_names({.step = step})) {
+      const TensorValue value = trial->tensor(name).value(step);
+      ASSERT_TRUE(trial->tensor(name).saved_reductions(step).empty())
+          << name << " saves reductions: the rule would read those";
+      if (value.is_string() || value.size() < 2 || !is_real_numeric(value.dtype())) continue;
+      const auto variance = testing::reference_reduction(testing::decode_elements(value),
+                                                         {Reduction::Variance, false});
+      above = above || (std::isfinite(static_cast<double>(variance.value)) &&
+                        static_cast<double>(variance.value) > 1e4);
+    }
+    if (above) fired.push_back(step);
+  }
+  EXPECT_EQ(testing::fired_steps("TensorVariance", *trial, kTensorVarianceParameters), fired);
+  EXPECT_EQ(compact(fired), expectations().at("pt-exploding").at("TensorVariance").fired);
+}
+
+// On pt-lr0-plateau the loss is bit-identical at every step (checked above) and every step is
+// TRAIN, numbered 0, 1, 2, ...: both of these rules' outcomes follow by hand.
+//   Overtraining (patience_train 5, delta 0.01, no evaluation): the first window (0-4) sets the
+//   best; the second (5-9) has the same mean, not 0.01 below it: stalled from step 9, and no
+//   later window improves: every step from 9 fires.
+//   PoorWeightInitialization (steps 10, patience 5): the first 10 TRAIN steps are analysed;
+//   the loss never goes below its first value, so from step 5 it has gone 5 steps without a
+//   new lowest value: 5-9. Its other two signs cannot hold here: no tensor matches
+//   `.*relu_input`, and every gradient's 5th-95th percentile range at steps 0-4 is checked
+//   below to be wide.
+TEST(BuiltinRulesOnSamplesTest,
+     OvertrainingAndPoorWeightInitializationOnTheLearningRateZeroPlateau) {
+  const auto trial = open_sample("pt-lr0-plateau");
+  if (!trial) GTEST_SKIP() << kNoSamples;
+  const Steps steps = trial->steps();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    ASSERT_EQ(steps[i], static_cast<std::int64_t>(i));
+    ASSERT_EQ(trial->mode(steps[i]), Mode::Train);
+  }
+  EXPECT_EQ(testing::fired_steps("Overtraining", *trial), Steps(steps.begin() + 9, steps.end()));
+
+  EXPECT_TRUE(trial->tensor_names({.regex = {".*relu_input"}}).empty());
+  for (const std::int64_t step : {0, 1, 2, 3, 4}) {
+    for (const std::string& name : trial->tensor_names({.step = step, .collection = "gradients"})) {
+      std::vector<double> values;
+      const TensorValue value = trial->tensor(name).value(step);
+      for (std::int64_t i = 0; i < value.size(); ++i) values.push_back(value.as_double(i));
+      std::sort(values.begin(), values.end());
+      // numpy's linear interpolation: position q (n - 1).
+      const auto percentile = [&](double q) {
+        const double position = q * static_cast<double>(values.size() - 1);
+        const auto below = static_cast<std::size_t>(position);
+        const std::size_t above = std::min(below + 1, values.size() - 1);
+        return values[below] +
+               (position - static_cast<double>(below)) * (values[above] - values[below]);
+      };
+      EXPECT_GE(percentile(0.95) - percentile(0.05), 0.001) << name << " at step " << step;
+    }
+  }
+  EXPECT_EQ(testing::fired_steps("PoorWeightInitialization", *trial), (Steps{5, 6, 7, 8, 9}));
 }
 
 }  // namespace
