@@ -51,7 +51,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     print_usage(err);
     return kExitError;
   }
-  return it->second.run(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+  // Commands report what they expect to fail (bad input, storage, rules) themselves; anything
+  // else that reaches here (memory exhausted, no thread to start) is still one line and exit
+  // status 2, never an abort.
+  try {
+    return it->second.run(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+  } catch (const std::exception& error) {
+    err << "rulestream " << args[0] << ": " << error.what() << "\n";
+  } catch (...) {
+    err << "rulestream " << args[0] << ": failed with an exception of an unknown type\n";
+  }
+  return kExitError;
 }
 
 }  // namespace rulestream::cli

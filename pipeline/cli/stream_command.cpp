@@ -102,7 +102,13 @@ class StopOnSignals {
     signals_.async_wait([stop = std::move(stop)](const boost::system::error_code& error, int) {
       if (!error) stop();
     });
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] {
+      try {
+        io_.run();
+      } catch (const std::exception& error) {  // out of a thread it would end the process
+        std::cerr << "rulestream: stopping on a signal failed: " << error.what() << "\n";
+      }
+    });
   }
   ~StopOnSignals() {
     signals_.cancel();

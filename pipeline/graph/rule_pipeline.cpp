@@ -471,7 +471,7 @@ PipelineReport RulePipeline::Impl::run() {
     for (const Trial& other : others_) {
       try {
         other.load();
-      } catch (const RulestreamError& error) {
+      } catch (const std::exception& error) {  // nothing may leave a thread
         report_problem(other.path(), error.what());
       }
     }

@@ -191,24 +191,41 @@ void StopActionRunner::run(const StopAction& action, const StopRequest& request)
   // Detached, holding the state: a command may outlive the pipeline (finish() stops waiting),
   // and its waiter must then still have somewhere to write. (`pid = pid`: clang 14 cannot
   // capture a structured binding itself.)
-  std::thread([state = state_, pid = pid, slot, who, configuration = request.rule_configuration,
-               command = action.command] {
+  // Nothing may leave the waiter (an exception out of a thread ends the process), and it must
+  // count itself done however it ends, or finish() waits its whole timeout for nothing.
+  const auto wait_for_command = [state = state_, pid = pid, slot, who,
+                                 configuration = request.rule_configuration,
+                                 command = action.command]() noexcept {
     int status = 0;
     pid_t waited = -1;
     do {
       waited = ::waitpid(pid, &status, 0);
     } while (waited == -1 && errno == EINTR);
     const bool ok = waited == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    const std::string outcome =
-        waited != pid ? "stop action failed: lost track of `" + command + "`: " + errno_text(errno)
-        : ok          ? "ran `" + command + "`"
-                      : "stop action failed: `" + command + "` " + exit_text(status);
-    if (!ok) state->fail(who + ": " + outcome);
+    std::string outcome;
+    try {
+      outcome = waited != pid
+                    ? "stop action failed: lost track of `" + command + "`: " + errno_text(errno)
+                : ok ? "ran `" + command + "`"
+                     : "stop action failed: `" + command + "` " + exit_text(status);
+      if (!ok) state->fail(who + ": " + outcome);
+    } catch (...) {  // out of memory for a sentence, or a callback that threw: said as it can be
+    }
     std::lock_guard lock(state->mutex);
-    state->outcomes[configuration][slot] = outcome;
+    if (!outcome.empty()) std::swap(state->outcomes[configuration][slot], outcome);
     --state->running;
     state->done.notify_all();
-  }).detach();
+  };
+  try {
+    std::thread(wait_for_command).detach();
+  } catch (const std::system_error& no_thread) {
+    // No thread to wait with: the command runs on, unwatched; say so rather than wait for it.
+    const std::lock_guard lock(state_->mutex);
+    state_->outcomes[request.rule_configuration][slot] =
+        "started `" + action.command + "`, but cannot wait for it: " + no_thread.what();
+    --state_->running;
+    state_->done.notify_all();
+  }
 }
 
 std::map<std::string, std::vector<std::string>> StopActionRunner::finish(
