@@ -134,8 +134,14 @@ class WebhookSink::Worker {
       try {
         deliver(item);
       } catch (const std::exception& error) {
-        // Only an allocation failure or the like gets here; the event is still kept.
-        dead_letter(item, std::string("internal error: ") + error.what(), 0);
+        // Only an allocation failure or the like gets here; the event is still kept, if it can
+        // be (nothing may leave this thread: it would end the process).
+        try {
+          dead_letter(item, std::string("internal error: ") + error.what(), 0);
+        } catch (const std::exception& lost) {
+          std::cerr << "rulestream: webhook " << redacted_url_
+                    << ": an event was lost: " << lost.what() << "\n";
+        }
       }
       {
         const std::lock_guard lock(mutex_);
