@@ -1,0 +1,67 @@
+"""A job still being written: steps not yet seen, wait_for_steps blocking until they land
+(with the GIL released, so another Python thread writes the files meanwhile), and the end of the
+job turning waiting into NoMoreData."""
+import shutil
+import threading
+
+import pytest
+
+from conftest import trial_path
+from rulestream import create_trial, modes
+from rulestream.exceptions import NoMoreData, StepNotYetAvailable
+
+LAST = "000000000199"  # pt-mlp-basic's last step, in smdebug's file names
+
+
+def copy_without_last_step(source, target):
+    held = []
+    for path in sorted(source.rglob("*")):
+        if not path.is_file() or path.name == "training_job_end.ts":
+            continue
+        destination = target / path.relative_to(source)
+        if LAST in path.name and "index" in path.parts:
+            held.append((path, destination))  # the index file is what makes a step seen
+            continue
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, destination)
+    return held
+
+
+def test_waiting_for_a_step_while_another_thread_writes_it(tmp_path):
+    source = trial_path("pt-mlp-basic")
+    held = copy_without_last_step(source, tmp_path)
+    assert held
+    trial = create_trial(str(tmp_path))
+    assert 199 not in trial.steps()
+    assert trial.has_passed_step(199).name == "NOT_YET_AVAILABLE"
+    with pytest.raises(StepNotYetAvailable):
+        trial.tensor("CrossEntropyLoss_output_0").value(199)
+
+    finished = threading.Event()
+    failure = []
+
+    def wait():
+        try:
+            trial.wait_for_steps([199])
+        except Exception as e:  # noqa: BLE001 - reported below
+            failure.append(e)
+        finished.set()
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    # This thread runs while the waiter is inside C++: if wait_for_steps held the GIL, the
+    # files below would never be written and the waiter would never return.
+    assert not finished.wait(0.5)
+    for path, destination in held:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, destination)
+    assert finished.wait(30), "wait_for_steps did not return once the step landed"
+    waiter.join()
+    assert failure == []
+    assert trial.has_passed_step(199).name == "AVAILABLE"
+    assert trial.tensor("CrossEntropyLoss_output_0").value(199).shape == ()
+
+    # The end marker: waiting past the last step ends in NoMoreData.
+    shutil.copy(source / "training_job_end.ts", tmp_path / "training_job_end.ts")
+    with pytest.raises(NoMoreData):
+        trial.wait_for_steps([200], mode=modes.GLOBAL)
