@@ -1,5 +1,7 @@
 #include "python/src/numpy_values.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -58,7 +60,14 @@ int numpy_type_number(DType dtype) {
 py::object new_array(int type_number, const Shape& shape, void* data, py::handle base,
                      bool writeable) {
   auto& api = npy::npy_api::get();
-  std::vector<Py_intptr_t> dims(shape.begin(), shape.end());
+  // numpy allows at most 32 dimensions (NPY_MAXDIMS); on the stack, as values are many.
+  constexpr std::size_t kMaxDims = 32;
+  if (shape.size() > kMaxDims) {
+    throw py::value_error("a value of " + std::to_string(shape.size()) +
+                          " dimensions has no numpy equivalent (at most 32)");
+  }
+  std::array<Py_intptr_t, kMaxDims> dims{};
+  std::copy(shape.begin(), shape.end(), dims.begin());
   PyObject* descr = api.PyArray_DescrFromType_(type_number);
   if (descr == nullptr) throw py::error_already_set();
   // For memory numpy allocates, a non-zero flag would ask for Fortran order; for memory it is
@@ -70,7 +79,7 @@ py::object new_array(int type_number, const Shape& shape, void* data, py::handle
   }
   // PyArray_NewFromDescr steals `descr`, also when it fails.
   auto array = py::reinterpret_steal<py::object>(
-      api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(dims.size()),
+      api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(shape.size()),
                                 dims.data(), nullptr, data, flags, nullptr));
   if (!array) throw py::error_already_set();
   if (base) {
