@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from conftest import trial_path
+import rulestream
 from rulestream import create_trial, modes
 from rulestream.exceptions import NoMoreData, StepNotYetAvailable
 
@@ -65,3 +66,37 @@ def test_waiting_for_a_step_while_another_thread_writes_it(tmp_path):
     shutil.copy(source / "training_job_end.ts", tmp_path / "training_job_end.ts")
     with pytest.raises(NoMoreData):
         trial.wait_for_steps([200], mode=modes.GLOBAL)
+
+
+def test_no_refresh_and_a_rules_invocation_see_the_trial_as_it_was(tmp_path):
+    # smdebug evaluates a rule's step under no_refresh: files landing meanwhile are not seen
+    # until the block ends.
+    held = copy_without_last_step(trial_path("pt-mlp-basic"), tmp_path)
+    trial = create_trial(str(tmp_path))
+    seen_inside = []
+
+    class LandsAStepMidway(rulestream.Rule):
+        def invoke_at_step(self, step):
+            for path, destination in held:
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(path, destination)
+            seen_inside.append(199 in self.base_trial.steps())
+            return False
+
+    LandsAStepMidway(trial).invoke(0)
+    assert seen_inside == [False]  # the step landed during the invocation: not seen in it
+    assert 199 in trial.steps()  # and seen once it is over
+
+
+
+def test_no_refresh_blocks_nest_and_hold_the_view_until_the_outer_one_ends(tmp_path):
+    held = copy_without_last_step(trial_path("pt-mlp-basic"), tmp_path)
+    trial = create_trial(str(tmp_path))
+    with rulestream.no_refresh(trial):
+        with rulestream.no_refresh([trial]):
+            for path, destination in held:
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(path, destination)
+            assert 199 not in trial.steps()
+        assert 199 not in trial.steps()  # the outer block still holds the view
+    assert 199 in trial.steps()
