@@ -105,6 +105,8 @@ def run_child(build, phase, trial):
 
 
 def ensure_job(data, kind, build):
+    if "/" in kind:
+        return pathlib.Path(kind)  # a trial of your own (smdebug-samples' pt-mlp-basic, ...)
     trial = data / "{}-{}".format(kind, JOBS[kind])
     if (trial / "training_job_end.ts").exists():
         return trial
@@ -131,7 +133,8 @@ def main():
     parser.add_argument("--trial")
     parser.add_argument("--build", type=pathlib.Path, default=pathlib.Path("build-release"))
     parser.add_argument("--data", type=pathlib.Path, default=pathlib.Path("/work/ab-data"))
-    parser.add_argument("--jobs", default="small,large")
+    parser.add_argument("--jobs", default="small,large",
+                        help="small, large, or the path of a trial; comma-separated")
     parser.add_argument("--repetitions", type=int, default=3)
     parser.add_argument("--phases", default="first-value,values,by-tensor,by-step,values-touched,"
                                             "by-step-touched")

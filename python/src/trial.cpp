@@ -82,13 +82,13 @@ void bind_collection(py::module_& module) {
       .def_property_readonly(
           "reductions",
           [](const ReductionConfig& config) {
-            // As smdebug splits them: plain and abs reductions, plain and abs norms.
+            // In the configuration's order, as their saved tensors are named ("abs_mean").
             std::vector<std::string> names;
             for (const ReductionKey key : config.reductions)
               names.push_back(reduction_key_name(key));
             return names;
           },
-          "Every configured reduction, 'abs_' first for those of absolute values.");
+          "Every configured reduction; those of absolute values prefixed 'abs_'.");
 
   py::class_<Collection>(module, "Collection", "A named group of tensors the hook declared.")
       .def_readonly("name", &Collection::name)
