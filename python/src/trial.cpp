@@ -54,6 +54,29 @@ std::vector<std::string> tensor_names(const TrialHandle& self, std::optional<std
   return trial.tensor_names(query);
 }
 
+// Trial::wait_for_steps without a timeout, in slices: between them the GIL is taken back to
+// run Python's signal handlers, so that Ctrl-C (KeyboardInterrupt) ends a wait on a live job
+// that would otherwise block a notebook for good.
+void wait_for_steps(const Trial& trial, const std::vector<std::int64_t>& steps, Mode mode) {
+  constexpr std::chrono::milliseconds kSlice{250};
+  if (trial.is_pinned()) {
+    // A pinned view (inside no_refresh) never sees new steps: it answers at once.
+    const py::gil_scoped_release unlocked;
+    trial.wait_for_steps(steps, mode);
+    return;
+  }
+  while (true) {
+    try {
+      const py::gil_scoped_release unlocked;
+      trial.wait_for_steps(steps, mode, kSlice);
+      return;
+    } catch (const StepNotYetAvailable&) {
+      // The slice passed with a step still to come.
+    }
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+}
+
 // smdebug's range_steps=(begin, end), either end None.
 void set_range(TrialOptions& options, py::handle range_steps) {
   if (range_steps.is_none()) return;
@@ -200,10 +223,7 @@ void bind_trial(py::module_& module) {
           "wait_for_steps",
           [](const TrialHandle& self, const std::vector<std::int64_t>& required_steps,
              py::handle mode) {
-            const Mode m = mode_argument(mode);
-            const Trial trial = self.current();
-            const py::gil_scoped_release unlocked;
-            trial.wait_for_steps(required_steps, m);
+            wait_for_steps(self.current(), required_steps, mode_argument(mode));
           },
           arg("required_steps"), arg("mode") = py::none(),
           "Blocks until every step is available; StepUnavailable or NoMoreData when one never "

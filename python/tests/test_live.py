@@ -2,7 +2,9 @@
 (with the GIL released, so another Python thread writes the files meanwhile), and the end of the
 job turning waiting into NoMoreData."""
 import shutil
+import signal
 import threading
+import time
 
 import pytest
 
@@ -100,3 +102,29 @@ def test_no_refresh_blocks_nest_and_hold_the_view_until_the_outer_one_ends(tmp_p
             assert 199 not in trial.steps()
         assert 199 not in trial.steps()  # the outer block still holds the view
     assert 199 in trial.steps()
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_a_wait_on_a_live_job_can_be_interrupted(tmp_path):
+    # Ctrl-C in a notebook: Python's signal handlers run while wait_for_steps waits in C++.
+    copy_without_last_step(trial_path("pt-mlp-basic"), tmp_path)
+    trial = create_trial(str(tmp_path))
+
+    def interrupt(signum, frame):
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        started = time.monotonic()
+        with pytest.raises(Interrupted):
+            trial.wait_for_steps([199])
+        assert time.monotonic() - started < 10
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    with rulestream.no_refresh(trial), pytest.raises(StepNotYetAvailable):
+        trial.wait_for_steps([199])  # a pinned view answers at once
