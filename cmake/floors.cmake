@@ -45,6 +45,13 @@ rulestream_floor(commands pipeline/cli
        tensorboard
   PRIVATE_DEPS Boost::program_options)
 
+# The top floor: the Python module's bindings (python/src; its entry point, module.cpp, is the
+# module's own, as main.cpp is the CLI's). They keep to the public headers of these floors.
+if(RULESTREAM_WITH_PYTHON)
+  rulestream_floor(python python/src USES model store trial rules PUBLIC_DEPS pybind11::pybind11)
+  set_target_properties(rulestream_python PROPERTIES CXX_VISIBILITY_PRESET hidden)
+endif()
+
 # The headers a user includes (what examples/ uses, and what issue 25 installs), and the
 # headers they include in turn: a public header includes public headers only.
 set(RULESTREAM_PUBLIC_HEADERS

@@ -13,6 +13,8 @@ packages=(
   libboost1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3
+  # The Python module (python/): pybind11, numpy and pytest for Debian's python3.
+  python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest
 )
 
 SUDO=""
