@@ -48,7 +48,9 @@ class TensorBoardSeriesCollector final : public TensorBoardValueSink {
     std::vector<HistogramPoint> histograms;  // likewise
   };
 
-  std::map<const TensorBoardTag*, std::size_t> index_;  // a tag's address is stable
+  // Run, then tag, to the tag's series. Not keyed by the tag's address: that is stable only
+  // for its run's reader, and read_logdir's next reader may reuse it.
+  std::map<std::string, std::map<std::string, std::size_t, std::less<>>, std::less<>> index_;
   std::vector<TagSeries> series_;
   std::optional<double> first_wall_time_, last_wall_time_;
 };

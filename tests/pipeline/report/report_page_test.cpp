@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "pipeline/report/html_report.hpp"
+#include "stages/format/tensorboard_writer.hpp"
 #include "tests/pipeline/report/html_document.hpp"
 #include "tests/pipeline/report/report_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
@@ -168,6 +169,51 @@ TEST(ReportPageTest, TensorBoardLogdirHasItsTagsGroupedAndTheNaNWhereItBegins) {
   });
   ASSERT_NE(non_finite, rules.end());
   EXPECT_EQ(non_finite->at("steps").as_array().front().as_int64(), 131);
+}
+
+TEST(ReportPageTest, KerasRunsShareTheLossChartAndHistogramsAreBands) {
+  TempDir dir;
+  {
+    TensorBoardWriter train(dir.path() / "train" / "events.out.tfevents.1.host");
+    TensorBoardWriter validation(dir.path() / "validation" / "events.out.tfevents.1.host");
+    for (std::int64_t step = 0; step < 5; ++step) {
+      const float scale = static_cast<float>(step + 1);
+      train.add_scalar("epoch_loss", step, 1.0F / scale, 100.0 + static_cast<double>(step));
+      validation.add_scalar("epoch_loss", step, 1.5F / scale, 100.5 + static_cast<double>(step));
+      const std::vector<float> values{-scale, 0.0F, 2 * scale, 3 * scale};
+      train.add_histogram("grad/fc1", step, values, 100.0 + static_cast<double>(step));
+    }
+  }
+  const std::string html = report_page(dir.path());
+  const HtmlDocument page(html);
+  EXPECT_EQ(fact(page, "Runs"), "2: train, validation");
+  EXPECT_EQ(fact(page, "Steps"), "EVAL: 5 steps (0 to 4); TRAIN: 5 steps (0 to 4)");
+  EXPECT_EQ(fact(page, "Time span"),
+            "1970-01-01T00:01:40Z to 1970-01-01T00:01:44Z (0 h 0 min 4 s)");
+  EXPECT_EQ(page.texts("//section[@id='plots']/section/@data-group"),
+            (std::vector<std::string>{"losses", "scalars", "histograms"}));
+
+  const boost::json::value data = page_data(html);
+  const auto& losses = chart_titled(data, "loss");
+  EXPECT_NEAR(*value_at(line_labelled(losses, "train: epoch_loss"), 4), 0.2, 1e-6);
+  EXPECT_NEAR(*value_at(line_labelled(losses, "validation: epoch_loss"), 4), 0.3, 1e-6);
+  const auto& by_run = chart_titled(data, "epoch_loss");
+  line_labelled(by_run, "train");  // one curve per run; throws when absent
+  line_labelled(by_run, "validation");
+
+  // At step s the values are (s + 1) * {-1, 0, 2, 3}: min -(s + 1), max 3 (s + 1), mean s + 1,
+  // and sum of squares 14 (s + 1)^2, so std = sqrt(14 / 4 - 1) (s + 1) = sqrt(2.5) (s + 1).
+  const auto& histogram = chart_titled(data, "train: grad/fc1");
+  for (std::int64_t step = 0; step < 5; ++step) {
+    const double scale = static_cast<double>(step + 1);
+    EXPECT_NEAR(*value_at(line_labelled(histogram, "min to max (min)"), step), -scale, 1e-5);
+    EXPECT_NEAR(*value_at(line_labelled(histogram, "min to max (max)"), step), 3 * scale, 1e-5);
+    EXPECT_NEAR(*value_at(line_labelled(histogram, "mean"), step), scale, 1e-5);
+    EXPECT_NEAR(*value_at(line_labelled(histogram, "mean +- std (max)"), step),
+                scale + std::sqrt(2.5) * scale, 1e-4);
+    EXPECT_NEAR(*value_at(line_labelled(histogram, "mean +- std (min)"), step),
+                scale - std::sqrt(2.5) * scale, 1e-4);
+  }
 }
 
 TEST(ReportPageTest, PageAsksForNothingOutsideItself) {
