@@ -13,6 +13,10 @@ packages=(
   libboost1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3
+  # `rulestream report` inlines Chart.js 3 from its installed file; its tests parse the page
+  # with libxml2, render it in headless Chromium and decode the screenshot with libpng.
+  libjs-chart.js
+  libxml2-dev libpng-dev chromium
 )
 
 SUDO=""

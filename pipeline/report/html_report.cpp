@@ -1,5 +1,6 @@
 #include "pipeline/report/html_report.hpp"
 
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@ void fact(std::ostream& out, std::string_view name, const std::string& value) {
 
 std::string duration_text(std::chrono::system_clock::duration span) {
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(span).count();
+  if (seconds < 60) {
+    // A short job (a demo, a test) would read "0 h 0 min 0 s".
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(span).count());
+    return text;
+  }
   return std::to_string(seconds / 3600) + " h " + std::to_string(seconds / 60 % 60) + " min " +
          std::to_string(seconds % 60) + " s";
 }

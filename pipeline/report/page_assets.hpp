@@ -4,7 +4,8 @@
 // chart_library.hpp). The script reads the JSON of <script id="report-data"> (report_json.hpp),
 // draws a Chart.js chart into each <canvas data-chart="I"> (chart I of the JSON), marks the
 // rules' firing steps on the charts that ask for it, and when done sets
-// document.body.dataset.renderMs (how long drawing took, for the benchmark and the tests).
+// document.body.dataset.renderMs (how long drawing took) and readyMs (milliseconds from the
+// navigation's start to the last chart drawn), which benchmarks/report_e2e.cpp reads.
 
 #include <string_view>
 
