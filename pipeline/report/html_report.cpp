@@ -111,8 +111,9 @@ void write_plots(const std::vector<Chart>& charts, std::ostream& out) {
   }
   out << "<p class=\"note\">Long series are downsampled for plotting: each of about 1,000 "
          "buckets keeps its lowest and highest values and its NaN and infinite stretches, and "
-         "every step where a rule fired is kept. Red lines and triangles mark the steps where "
-         "a rule fired. Hover over a curve for its step and value.</p>\n</section>\n";
+         "every step where a rule fired is kept. On the losses, red lines and markers show the "
+         "steps where a rule fired (a red rug along the top where they are too many to draw "
+         "apart). Hover over a curve for its step and value.</p>\n</section>\n";
 }
 
 }  // namespace

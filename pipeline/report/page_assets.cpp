@@ -38,30 +38,60 @@ std::string_view report_page_script() {
   const shown = (v) => (v === null || v === undefined ? 'NaN or infinite'
                                                        : Number(v).toPrecision(6));
   const firedRules = data.rules.filter((rule) => rule.steps.length > 0);
-  const firingSteps = [...new Set(firedRules.flatMap((rule) => rule.steps))].sort((a, b) => a - b);
 
-  // Each firing step as a thin vertical line across the plot area: visible even where the
-  // curve is NaN (a rule that fired on NaN has no point to sit on).
+  // Where rules fired, on the plot area: a thin vertical line at each firing step while there
+  // are few (visible even where the curve is NaN: a rule that fired on NaN has no point to sit
+  // on); where they are dense (a rule firing at most steps), a rug of short ticks along the top
+  // instead, a row per rule named at its start, so that the curve stays readable under them.
+  const kFullLinesUpTo = 60;
+  const kRugRow = 9;
   const firingLines = {
     id: 'firingLines',
     afterDatasetsDraw(chart, args, options) {
-      if (!options.steps || options.steps.length === 0) return;
+      if (!options.rules || options.rules.length === 0) return;
       const area = chart.chartArea;
       const x = chart.scales.x;
+      const columnsOf = (steps) => {
+        const columns = new Set();
+        for (const step of steps) {
+          const px = Math.round(x.getPixelForValue(step)) + 0.5;
+          if (px >= area.left && px <= area.right) columns.add(px);
+        }
+        return columns;
+      };
+      const rows = options.rules.map((rule) => ({ name: rule.configuration,
+                                                  columns: columnsOf(rule.steps) }));
+      const all = new Set(rows.flatMap((row) => [...row.columns]));
+      const rug = all.size > kFullLinesUpTo;
       const ctx = chart.ctx;
       ctx.save();
-      ctx.strokeStyle = 'rgba(214, 39, 40, 0.45)';
       ctx.lineWidth = 1;
-      ctx.beginPath();
-      let last = null;
-      for (const step of options.steps) {
-        const px = Math.round(x.getPixelForValue(step)) + 0.5;
-        if (px < area.left || px > area.right || px === last) continue;
-        ctx.moveTo(px, area.top);
-        ctx.lineTo(px, area.bottom);
-        last = px;
+      if (!rug) {
+        ctx.strokeStyle = 'rgba(214, 39, 40, 0.45)';
+        ctx.beginPath();
+        for (const px of all) {
+          ctx.moveTo(px, area.top);
+          ctx.lineTo(px, area.bottom);
+        }
+        ctx.stroke();
+      } else {
+        ctx.strokeStyle = firingColor;
+        ctx.font = '9px sans-serif';
+        rows.forEach((row, i) => {
+          const top = area.top + i * kRugRow;
+          ctx.beginPath();
+          for (const px of row.columns) {
+            ctx.moveTo(px, top);
+            ctx.lineTo(px, top + kRugRow - 2);
+          }
+          ctx.stroke();
+          const width = ctx.measureText(row.name).width;
+          ctx.fillStyle = 'rgba(255, 255, 255, 0.85)';
+          ctx.fillRect(area.left + 2, top, width + 4, kRugRow - 1);
+          ctx.fillStyle = firingColor;
+          ctx.fillText(row.name, area.left + 4, top + kRugRow - 2);
+        });
       }
-      ctx.stroke();
       ctx.restore();
     },
   };
@@ -82,7 +112,10 @@ std::string_view report_page_script() {
     return base;
   }
 
-  // The rules' firings on a loss: a marker on each firing step that has a finite loss value.
+  // The rules' firings on a loss: a marker on each firing step that has a finite loss value,
+  // for rules that fired at few enough steps for markers to stay apart (the others are in the
+  // rug along the top).
+  const kMarkersUpTo = 300;
   function firingMarkers(chart) {
     const byStep = new Map();
     for (const line of chart.lines) {
@@ -93,7 +126,7 @@ std::string_view report_page_script() {
       });
     }
     const styles = ['triangle', 'rectRot', 'circle', 'star', 'crossRot', 'rect'];
-    return firedRules.map((rule, i) => ({
+    return firedRules.filter((rule) => rule.steps.length <= kMarkersUpTo).map((rule, i) => ({
       label: rule.configuration + ' fired', type: 'scatter',
       data: rule.steps.filter((s) => byStep.has(s)).map((s) => ({ x: s, y: byStep.get(s) })),
       borderColor: firingColor, backgroundColor: firingColor, pointRadius: 3.5,
@@ -159,7 +192,7 @@ std::string_view report_page_script() {
             title: (items) => (items.length ? 'step ' + items[0].parsed.x : ''),
             label: (item) => item.dataset.label + ': ' + shown(item.parsed.y),
           } },
-          firingLines: { steps: chart.marks_firings ? firingSteps : [] },
+          firingLines: { rules: chart.marks_firings ? firedRules : [] },
         },
       },
     });

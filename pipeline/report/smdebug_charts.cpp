@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "pipeline/model/exceptions.hpp"
@@ -92,8 +94,9 @@ WorkerFigures worker_figures(const Tensor& tensor, std::int64_t step, const std:
   return figures;
 }
 
-Chart layer_chart(const Trial& trial, const std::string& group, const std::string& name,
-                  std::span<const std::int64_t> keep_steps) {
+// Firings are not kept on a layer's curves (only on the losses): kept there, a rule firing at
+// every step of a long job would keep every point of every curve.
+Chart layer_chart(const Trial& trial, const std::string& group, const std::string& name) {
   const Tensor tensor = trial.tensor(name);
   std::vector<SeriesPoint> abs_mean, max, non_finite, spread_low, spread_high;
   bool several_workers = false;
@@ -114,9 +117,14 @@ Chart layer_chart(const Trial& trial, const std::string& group, const std::strin
         any_abs_mean = true;
       }
     }
-    const ReductionSet whole = tensor.combined_reductions(step);
-    if (const auto scalar = whole.get(kAbsMean)) abs_mean.push_back({step, scalar->as_double()});
-    if (const auto scalar = whole.get(kMax)) max.push_back({step, scalar->as_double()});
+    try {
+      const ReductionSet whole = tensor.combined_reductions(step);
+      if (const auto scalar = whole.get(kAbsMean)) abs_mean.push_back({step, scalar->as_double()});
+      if (const auto scalar = whole.get(kMax)) max.push_back({step, scalar->as_double()});
+    } catch (const RulestreamError&) {
+      // Listed but unreadable at this step (a worker's record the job could not keep): the
+      // reading problem is in the job's problems; the curve has a gap.
+    }
     if (bad) non_finite.push_back({step, static_cast<double>(*bad)});
     if (workers.size() > 1 && any_abs_mean) {
       several_workers = true;
@@ -125,12 +133,12 @@ Chart layer_chart(const Trial& trial, const std::string& group, const std::strin
     }
   }
   Chart chart{.group = group, .title = name};
-  chart.lines.push_back(downsampled_line("abs_mean", ChartLine::Kind::Line, abs_mean, keep_steps));
-  chart.lines.push_back(downsampled_line("max", ChartLine::Kind::Line, max, keep_steps));
+  chart.lines.push_back(downsampled_line("abs_mean", ChartLine::Kind::Line, abs_mean, {}));
+  chart.lines.push_back(downsampled_line("max", ChartLine::Kind::Line, max, {}));
   chart.lines.push_back(
-      downsampled_line("NaN+Inf elements", ChartLine::Kind::Count, non_finite, keep_steps));
+      downsampled_line("NaN+Inf elements", ChartLine::Kind::Count, non_finite, {}));
   if (several_workers) {
-    for (auto& line : band_lines("workers' abs_mean", spread_low, spread_high, keep_steps)) {
+    for (auto& line : band_lines("workers' abs_mean", spread_low, spread_high, {})) {
       chart.lines.push_back(std::move(line));
     }
   }
@@ -146,9 +154,7 @@ std::vector<Chart> smdebug_charts(const Trial& trial, std::span<const std::int64
   }
   for (const std::string group : {"gradients", "weights", "biases"}) {
     for (const auto& name : collection_members(trial, group)) {
-      // Firings are marked on the losses only: kept on every layer's curves, a rule firing at
-      // every step of a long job would keep every point of every curve.
-      charts.push_back(layer_chart(trial, group, name, {}));
+      charts.push_back(layer_chart(trial, group, name));
     }
   }
   return charts;
