@@ -44,11 +44,12 @@ struct RuleOutcome {
   std::string configuration;  // RuleConfigurationName
   std::string rule;           // the rule invoked
   std::string status;         // NoIssuesFound, IssuesFound, Error
+  // Conditions met: a series rule may fire more than once at a step (on two tags).
   std::int64_t firings = 0;
   std::optional<std::int64_t> first_step;
   std::optional<std::int64_t> last_step;
   std::string finding;                     // the first firing's message, else the status's message
-  std::vector<std::int64_t> firing_steps;  // every firing, in step order
+  std::vector<std::int64_t> firing_steps;  // the step of every firing, in step order
 };
 
 struct StepRange {

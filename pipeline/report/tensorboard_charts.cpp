@@ -41,14 +41,9 @@ std::string run_label(const std::string& run, const std::string& fallback) {
 void TensorBoardSeriesCollector::on_value(const TensorBoardTag& tag, std::int64_t step,
                                           double wall_time, const SummaryReading& reading) {
   if (reading.kind != TagKind::Scalar && reading.kind != TagKind::Histogram) return;
-  auto run = index_.find(tag.run);
-  if (run == index_.end())
-    run = index_.emplace(tag.run, std::map<std::string, std::size_t, std::less<>>{}).first;
-  auto found = run->second.find(tag.name);
-  if (found == run->second.end()) {
-    found = run->second.emplace(tag.name, series_.size()).first;
-    series_.push_back({.run = tag.run, .tag = tag.name});
-  }
+  // Neither lookup copies a name unless the tag is new.
+  auto [found, added] = index_[tag.run].try_emplace(tag.name, series_.size());
+  if (added) series_.push_back({.run = tag.run, .tag = tag.name});
   TagSeries& series = series_[found->second];
   if (!first_wall_time_ || wall_time < *first_wall_time_) first_wall_time_ = wall_time;
   if (!last_wall_time_ || wall_time > *last_wall_time_) last_wall_time_ = wall_time;

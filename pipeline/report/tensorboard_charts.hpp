@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,7 +51,7 @@ class TensorBoardSeriesCollector final : public TensorBoardValueSink {
 
   // Run, then tag, to the tag's series. Not keyed by the tag's address: that is stable only
   // for its run's reader, and read_logdir's next reader may reuse it.
-  std::map<std::string, std::map<std::string, std::size_t, std::less<>>, std::less<>> index_;
+  std::map<std::string, std::map<std::string, std::size_t>> index_;
   std::vector<TagSeries> series_;
   std::optional<double> first_wall_time_, last_wall_time_;
 };
