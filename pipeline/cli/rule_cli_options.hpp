@@ -1,0 +1,18 @@
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include "pipeline/graph/pipeline_config.hpp"
+
+namespace rulestream::cli {
+
+// --rules FILE and --rule NAME[:key=value,...], which watch, replay and report share.
+void add_rule_options(boost::program_options::options_description& options);
+
+// Adds to `config` the rules file's rules, sinks and TensorBoard tag names, then each --rule.
+// Throws StorageError for a rules file that cannot be read, RuleConfigError (or
+// std::invalid_argument) for one that does not parse, naming the file.
+void read_rule_options(const boost::program_options::variables_map& options,
+                       PipelineConfig& config);
+
+}  // namespace rulestream::cli
