@@ -52,8 +52,12 @@ void TensorBoardSeriesCollector::on_value(const TensorBoardTag& tag, std::int64_
     return;
   }
   const HistogramFigures& figures = reading.histogram;
-  HistogramPoint point{
-      .step = step, .min = figures.min, .max = figures.max, .mean = figures.mean()};
+  HistogramPoint point{.step = step,
+                       .min = figures.min,
+                       .max = figures.max,
+                       .mean = figures.mean(),
+                       .std_dev = std::nullopt,
+                       .quantiles = figures.quantiles};
   if (figures.sum_squares && figures.num > 0) {
     const double variance = *figures.sum_squares / figures.num - point.mean * point.mean;
     point.std_dev = std::sqrt(std::max(0.0, variance));  // rounding may dip below zero
@@ -84,7 +88,10 @@ std::vector<Chart> TensorBoardSeriesCollector::charts(
     if (!series.histograms.empty()) {
       const auto points = in_step_order(series.histograms);
       std::vector<SeriesPoint> mean, min, max, below, above;
+      // By quantile (kHistogramQuantiles): 5th, 25th, median, 75th, 95th percentile.
+      std::array<std::vector<SeriesPoint>, kHistogramQuantiles.size()> quantiles;
       bool has_std = true;
+      bool has_quantiles = true;
       for (const auto& point : points) {
         mean.push_back({point.step, point.mean});
         min.push_back({point.step, point.min});
@@ -93,16 +100,26 @@ std::vector<Chart> TensorBoardSeriesCollector::charts(
         const double std_dev = point.std_dev.value_or(0.0);
         below.push_back({point.step, point.mean - std_dev});
         above.push_back({point.step, point.mean + std_dev});
+        has_quantiles = has_quantiles && point.quantiles.has_value();
+        for (std::size_t q = 0; q < quantiles.size() && has_quantiles; ++q) {
+          quantiles[q].push_back({point.step, (*point.quantiles)[q]});
+        }
       }
       Chart chart{.group = "histograms", .title = series.tag};
       if (series.run != ".") chart.title = series.run + ": " + series.tag;
-      for (auto& line : band_lines("min to max", min, max, {})) {
-        chart.lines.push_back(std::move(line));
-      }
-      if (has_std) {
-        for (auto& line : band_lines("mean +- std", below, above, {})) {
-          chart.lines.push_back(std::move(line));
-        }
+      const auto add_band = [&](const std::string& label, const std::vector<SeriesPoint>& low,
+                                const std::vector<SeriesPoint>& high) {
+        for (auto& line : band_lines(label, low, high, {})) chart.lines.push_back(std::move(line));
+      };
+      add_band("min to max", min, max);
+      // TensorBoard's distributions: percentile bands from the buckets; mean +- std (from the
+      // sum of squares) where the buckets do not give them.
+      if (has_quantiles) {
+        add_band("5th to 95th percentile", quantiles[0], quantiles[4]);
+        add_band("25th to 75th percentile", quantiles[1], quantiles[3]);
+        chart.lines.push_back(downsampled_line("median", ChartLine::Kind::Line, quantiles[2], {}));
+      } else if (has_std) {
+        add_band("mean +- std", below, above);
       }
       chart.lines.push_back(downsampled_line("mean", ChartLine::Kind::Line, mean, {}));
       histograms.push_back(std::move(chart));

@@ -3,14 +3,16 @@
 // The plots and the job section of a TensorBoard logdir: every scalar tag, grouped by its
 // prefix (the part before the first '/'), one curve per run; the losses (SeriesNaming's role
 // Loss) together on one chart with the rules' firings marked; each histogram tag as bands over
-// steps (min to max, and mean +- one standard deviation where the histogram says its sum of
-// squares) around its mean.
+// steps, as TensorBoard's distributions draw them: min to max, the 5th to 95th and 25th to 75th
+// percentiles and the median (from the buckets), and its mean; mean +- one standard deviation
+// (from the sum of squares) where the buckets give no percentiles.
 //
 // Series are downsampled (downsample.hpp); the losses chart keeps the steps given.
 //
 // A step written twice (a run restarted from a checkpoint) keeps its later value, as
 // TensorBoard shows it.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "pipeline/report/job_report.hpp"
+#include "stages/format/tensorboard_event.hpp"
 #include "stages/tensorboard/run_reader.hpp"
 #include "stages/tensorboard/series_naming.hpp"
 
@@ -41,6 +44,8 @@ class TensorBoardSeriesCollector final : public TensorBoardValueSink {
     std::int64_t step = 0;
     double min = 0, max = 0, mean = 0;
     std::optional<double> std_dev;
+    // The 5th, 25th, 50th, 75th and 95th percentiles (HistogramFigures::quantiles).
+    std::optional<std::array<double, kHistogramQuantiles.size()>> quantiles;
   };
   struct TagSeries {
     std::string run;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -103,6 +104,21 @@ std::optional<double> bucket_abs_sum(const Buckets& buckets, double min, double 
   return abs_sum;
 }
 
+// The quantiles the same buckets stand for, with the same edges.
+std::optional<std::array<double, kHistogramQuantiles.size()>> proto_quantiles(
+    const Buckets& buckets, double min, double max) {
+  if (buckets.limits.size() != buckets.counts.size()) return std::nullopt;
+  std::vector<HistogramBucket> edged;
+  edged.reserve(buckets.counts.size());
+  for (std::size_t i = 0; i < buckets.counts.size(); ++i) {
+    if (buckets.counts[i] == 0.0) continue;
+    edged.push_back({.left = std::clamp(i == 0 ? min : buckets.limits[i - 1], min, max),
+                     .right = std::clamp(buckets.limits[i], min, max),
+                     .count = buckets.counts[i]});
+  }
+  return bucket_quantiles(edged);
+}
+
 void parse_histogram(std::span<const std::byte> bytes, const ErrorContext& context,
                      HistogramFigures& histogram, Buckets& buckets) {
   MessageReader reader(bytes, context, "HistogramProto");
@@ -193,6 +209,7 @@ void parse_value(std::span<const std::byte> bytes, const ErrorContext& outer,
   if (value.field == SummaryValueField::Histogram) {
     value.histogram.buckets = buckets.counts.size();
     value.histogram.abs_sum = bucket_abs_sum(buckets, value.histogram.min, value.histogram.max);
+    value.histogram.quantiles = proto_quantiles(buckets, value.histogram.min, value.histogram.max);
   }
 }
 
@@ -232,6 +249,30 @@ double HistogramFigures::mean() const {
 std::optional<double> HistogramFigures::abs_mean() const {
   if (!abs_sum) return std::nullopt;
   return num > 0.0 ? *abs_sum / num : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::optional<std::array<double, kHistogramQuantiles.size()>> bucket_quantiles(
+    std::span<const HistogramBucket> buckets) {
+  double total = 0.0;
+  for (const HistogramBucket& bucket : buckets) {
+    if (!(bucket.count >= 0.0) || !std::isfinite(bucket.count)) return std::nullopt;
+    total += bucket.count;
+  }
+  if (!(total > 0.0)) return std::nullopt;
+  std::array<double, kHistogramQuantiles.size()> values{};
+  std::size_t next = 0;  // the next quantile to place; they increase, so one walk places all
+  double below = 0.0;    // the count of the buckets before this one
+  for (const HistogramBucket& bucket : buckets) {
+    if (bucket.count == 0.0) continue;
+    while (next < values.size() && kHistogramQuantiles[next] * total <= below + bucket.count) {
+      const double within = (kHistogramQuantiles[next] * total - below) / bucket.count;
+      values[next++] = bucket.left + within * (bucket.right - bucket.left);
+    }
+    below += bucket.count;
+  }
+  // Rounding in the running count may leave the top quantiles just past the last bucket.
+  for (; next < values.size(); ++next) values[next] = buckets.back().right;
+  return values;
 }
 
 double mean_abs_between(double left, double right) {

@@ -6,6 +6,7 @@
 // depends on its tag's plugin, which only the tag's first value carries: tensorboard_values.hpp
 // reads it once the caller knows the plugin.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -43,6 +44,11 @@ enum class SummaryValueField : std::uint8_t {
 
 // The figures of a histogram, from a HistogramProto or from a [k,3] histogram tensor
 // (tensorboard_values.hpp). `sum_squares` is absent where the source has none ([k,3] tensors).
+// The fractions of a histogram's count whose values HistogramFigures::quantiles gives: the
+// 5th, 25th, 50th, 75th and 95th percentiles (TensorBoard's distributions plot draws these
+// bands, with the outer limits).
+inline constexpr std::array<double, 5> kHistogramQuantiles{0.05, 0.25, 0.5, 0.75, 0.95};
+
 struct HistogramFigures {
   double min = 0.0;
   double max = 0.0;
@@ -53,6 +59,9 @@ struct HistogramFigures {
   // of |x| over its edges, as if its values were spread evenly between them); absent when the
   // buckets do not say (a HistogramProto whose counts and limits disagree).
   std::optional<double> abs_sum;
+  // The values at kHistogramQuantiles of the count, estimated from the buckets as abs_sum is
+  // (values spread evenly within a bucket); absent when the buckets do not say or count nothing.
+  std::optional<std::array<double, kHistogramQuantiles.size()>> quantiles;
   std::size_t buckets = 0;
 
   // sum / num; NaN for an empty histogram.
@@ -60,6 +69,19 @@ struct HistogramFigures {
   // abs_sum / num; nullopt without abs_sum, NaN for an empty histogram.
   std::optional<double> abs_mean() const;
 };
+
+// One bucket of a histogram: the values between two edges, and how many there are.
+struct HistogramBucket {
+  double left = 0.0;
+  double right = 0.0;
+  double count = 0.0;
+};
+
+// The values at kHistogramQuantiles of the buckets' total count, each bucket's values taken as
+// spread evenly between its edges (buckets in increasing order of edges); nullopt when they
+// count nothing, or a count is negative or not finite.
+std::optional<std::array<double, kHistogramQuantiles.size()>> bucket_quantiles(
+    std::span<const HistogramBucket> buckets);
 
 // The mean of |x| for x spread evenly over [left, right]: what a bucket holding values between
 // those edges contributes, per value, to a histogram's sum of absolute values.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "stages/format/event_codec.hpp"
 
@@ -28,6 +29,8 @@ HistogramFigures bucket_histogram(const TensorValue& tensor) {
   double low = low_all;
   double high = high_all;
   double abs_sum = 0.0;
+  std::vector<HistogramBucket> rows;
+  rows.reserve(buckets);
   for (std::size_t row = 0; row < buckets; ++row) {
     const auto at = static_cast<std::int64_t>(row * 3);
     const double left = tensor.as_double(at);
@@ -42,8 +45,10 @@ HistogramFigures bucket_histogram(const TensorValue& tensor) {
     figures.num += count;
     figures.sum += count * ((left + right) / 2.0);
     abs_sum += count * mean_abs_between(left, right);
+    rows.push_back({.left = left, .right = right, .count = count});
   }
   figures.abs_sum = abs_sum;
+  figures.quantiles = bucket_quantiles(rows);
   const bool any_counted = low <= high;
   if (buckets == 0) {
     figures.min = figures.max = std::numeric_limits<double>::quiet_NaN();

@@ -92,6 +92,35 @@ TEST(TensorBoardEventTest, ALegacyHistogramGivesItsFiguresAndBucketCount) {
   // |x| from the buckets, each bucket's values spread evenly: [-2,-1] (the min as its left
   // edge) holds 1 of mean |x| 1.5; [-1,0] 1 of 0.5; [1,3] 2 of 2: (1.5 + 0.5 + 4) / 4.
   EXPECT_EQ(reading.histogram.abs_mean(), 1.5);
+  // Quantiles over the same buckets, 4 values: 5% (0.2 values) lies 0.2 into [-2,-1]: -1.8;
+  // 25% (1) at the end of it: -1; 50% (2) at the end of [-1,0]: 0; 75% (3) half-way through
+  // [1,3]: 2; 95% (3.8) 0.9 of the way: 2.8.
+  ASSERT_TRUE(reading.histogram.quantiles.has_value());
+  const auto& quantiles = *reading.histogram.quantiles;
+  EXPECT_DOUBLE_EQ(quantiles[0], -1.8);
+  EXPECT_DOUBLE_EQ(quantiles[1], -1.0);
+  EXPECT_DOUBLE_EQ(quantiles[2], 0.0);
+  EXPECT_DOUBLE_EQ(quantiles[3], 2.0);
+  EXPECT_DOUBLE_EQ(quantiles[4], 2.8);
+}
+
+TEST(TensorBoardEventTest, BucketQuantilesSpreadEachBucketsValuesEvenly) {
+  // 20 values: 10 in [0,1], none in [1,1.5], 10 in [1.5,3.5]. 5% (1) 0.1 into the first: 0.1;
+  // 25% (5): 0.5; 50% (10): its end, 1; 75% (15) half-way through the last: 2.5; 95% (19): 3.3.
+  const std::vector<HistogramBucket> buckets{{.left = 0.0, .right = 1.0, .count = 10.0},
+                                             {.left = 1.0, .right = 1.5, .count = 0.0},
+                                             {.left = 1.5, .right = 3.5, .count = 10.0}};
+  const auto quantiles = bucket_quantiles(buckets);
+  ASSERT_TRUE(quantiles.has_value());
+  EXPECT_DOUBLE_EQ((*quantiles)[0], 0.1);
+  EXPECT_DOUBLE_EQ((*quantiles)[1], 0.5);
+  EXPECT_DOUBLE_EQ((*quantiles)[2], 1.0);
+  EXPECT_DOUBLE_EQ((*quantiles)[3], 2.5);
+  EXPECT_DOUBLE_EQ((*quantiles)[4], 3.3);
+  // Nothing counted, or a count that is no count: no quantiles.
+  EXPECT_FALSE(bucket_quantiles(std::vector<HistogramBucket>{{0.0, 1.0, 0.0}}).has_value());
+  EXPECT_FALSE(bucket_quantiles(std::vector<HistogramBucket>{{0.0, 1.0, -1.0}}).has_value());
+  EXPECT_FALSE(bucket_quantiles(std::vector<HistogramBucket>{}).has_value());
 }
 
 TEST(TensorBoardEventTest, ABucketStraddlingZeroCountsTheMeanOfAbsoluteValuesOverIt) {
@@ -136,6 +165,9 @@ TEST(TensorBoardEventTest, ABucketTensorUnderHistogramsIsAHistogramOfItsCountedB
   EXPECT_EQ(reading.histogram.buckets, 4U);
   // |x|: 2 values of mean 0.5 in [-1,0], 1 of mean 2 in [1,3]: (1 + 2) / 3.
   EXPECT_EQ(reading.histogram.abs_mean(), 1.0);
+  // The median (1.5 of 3 values) lies 0.75 of the way through [-1,0]: -0.25.
+  ASSERT_TRUE(reading.histogram.quantiles.has_value());
+  EXPECT_DOUBLE_EQ((*reading.histogram.quantiles)[2], -0.25);
 }
 
 TEST(TensorBoardEventTest, AOneElementTensorUnderScalarsIsAScalarOfAnyRealDtype) {
