@@ -107,7 +107,8 @@ std::string_view report_page_script() {
     }
     if (line.kind === 'band_low' || line.kind === 'band_high') {
       return { ...base, borderWidth: 0.5, backgroundColor: color + '33',
-               fill: line.kind === 'band_high' ? '-1' : false };
+               fill: line.kind === 'band_high' ? '-1' : false,
+               bandEdge: line.kind === 'band_high' ? 'high' : 'low' };
     }
     return base;
   }
@@ -187,7 +188,18 @@ std::string_view report_page_script() {
         interaction: { mode: 'nearest', axis: 'x', intersect: false },
         scales,
         plugins: {
-          legend: { labels: { boxWidth: 10, font: { size: 11 } } },
+          // A band is one legend entry (its low edge's, named without "(min)"): two per band
+          // left a histogram's small chart no room to plot.
+          legend: { labels: {
+            boxWidth: 10, font: { size: 11 },
+            filter: (item, shownData) => shownData.datasets[item.datasetIndex].bandEdge !== 'high',
+            generateLabels: (shownChart) =>
+              Chart.defaults.plugins.legend.labels.generateLabels(shownChart).map((item) => {
+                const set = shownChart.data.datasets[item.datasetIndex];
+                if (set.bandEdge === 'low') item.text = item.text.replace(/ \(min\)$/, '');
+                return item;
+              }),
+          } },
           tooltip: { callbacks: {
             title: (items) => (items.length ? 'step ' + items[0].parsed.x : ''),
             label: (item) => item.dataset.label + ': ' + shown(item.parsed.y),
