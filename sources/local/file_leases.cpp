@@ -60,6 +60,9 @@ class LeaseBreaks {
 
   int signal_ = 0;
   pid_t thread_id_ = 0;
+  // The process the thread runs in: a forked child has no such thread (and the owner named in
+  // its leases would be its parent's thread), so it copies instead.
+  const pid_t process_id_ = ::getpid();
   // Leases we hold at most at once: each holds a descriptor, and a process whose rules hold
   // values of many files should not run out of them. Beyond it, reads copy.
   std::size_t max_leases_ = 0;
@@ -134,7 +137,7 @@ void LeaseBreaks::wait_for_breaks(std::promise<pid_t> started) {
 
 std::shared_ptr<const LeasedMapping> LeaseBreaks::map(int fd, std::uint64_t offset,
                                                       std::size_t length, bool populate) {
-  if (!available()) return nullptr;
+  if (!available() || ::getpid() != process_id_) return nullptr;
   {
     std::lock_guard lock(mutex_);
     if (leased_.size() >= max_leases_) return nullptr;
