@@ -25,11 +25,12 @@ namespace rulestream {
 // How a break reaches us (fcntl(2): F_SETSIG, F_SETOWN_EX, F_SETLEASE): each lease descriptor
 // names a real-time signal (F_SETSIG) and our thread as its owner (F_SETOWN_EX, F_OWNER_TID), so
 // the kernel sends the signal, with the descriptor in si_fd, to that thread alone. The thread
-// keeps the signal blocked and takes it with sigwaitinfo: no signal handler runs our code, and
-// other threads need not block it. Taking a lease sets the owner to the whole process
-// (lease_setup in the kernel), so F_SETOWN_EX must follow F_SETLEASE; a break in between goes
-// to any thread, where a handler that does nothing takes it (the default action of a real-time
-// signal ends the process). map() then finds the lease breaking and lets the mapping go.
+// keeps the signal blocked and takes it with sigwaitinfo, so the work is done in that thread,
+// never in a signal handler, and other threads need not block the signal. Taking a lease sets
+// the owner to the whole process (lease_setup in the kernel), so F_SETOWN_EX must follow
+// F_SETLEASE; a break in between goes to any thread, where a handler that does nothing takes it
+// (the default action of a real-time signal ends the process). map() then finds the lease
+// breaking and lets the mapping go.
 //
 // Thread safety: every call may come from any thread. `mutex_` guards the registry and every
 // use of a registered descriptor (so none is used after it is closed and its number reused).

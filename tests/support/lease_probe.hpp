@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 namespace rulestream::testing {
 
@@ -22,6 +23,18 @@ inline bool folder_grants_leases(const std::filesystem::path& folder) {
   if (fd >= 0) ::close(fd);
   std::filesystem::remove(probe);
   return granted;
+}
+
+// Whether the file at `path` is mapped into this process now: /proc/self/maps names every
+// mapped file (a mapping LocalStorage made under a lease, until a lease break copies it).
+inline bool is_mapped_into_this_process(const std::filesystem::path& path) {
+  const std::string name = std::filesystem::canonical(path).string();
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.ends_with(" " + name)) return true;
+  }
+  return false;
 }
 
 }  // namespace rulestream::testing

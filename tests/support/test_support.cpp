@@ -97,16 +97,6 @@ void write_text_file(const std::filesystem::path& path, std::string_view content
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
-bool is_mapped_into_this_process(const std::filesystem::path& path) {
-  const std::string name = std::filesystem::canonical(path).string();
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.ends_with(" " + name)) return true;
-  }
-  return false;
-}
-
 CommandResult run_command(const std::string& command) {
   TempDir scratch;
   const auto out_path = scratch.path() / "out";

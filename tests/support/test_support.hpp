@@ -42,10 +42,6 @@ std::filesystem::path rulestream_binary();
 std::string read_text_file(const std::filesystem::path& path);
 void write_text_file(const std::filesystem::path& path, std::string_view content);
 
-// Whether the file at `path` is mapped into this process now: /proc/self/maps names every
-// mapped file (a mapping LocalStorage made under a lease, until a lease break copies it).
-bool is_mapped_into_this_process(const std::filesystem::path& path);
-
 // Runs a command through /bin/sh; returns its exit status and what it printed to stdout
 // (stderr is captured separately).
 struct CommandResult {
