@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "sources/common/relative_path.hpp"
+#include "sources/local/file_leases.hpp"
 
 namespace rulestream {
 namespace {
@@ -108,14 +108,6 @@ SharedBytes read_kept_copy(int fd, std::size_t size, const std::string& full_pat
   return SharedBytes::of_kept_mapping(std::move(buffer), bytes);
 }
 
-// How a mapping is made: whether storage keeps it (SharedBytes::of_kept_mapping), and whether
-// its page table is filled at once (MAP_POPULATE) for a reader about to touch most of it,
-// which costs less than a fault per 16 pages.
-struct MapOptions {
-  bool kept = false;
-  bool populate = false;
-};
-
 // The largest file whose pages a reader of most of it has mapped at once (MAP_POPULATE): a
 // larger one's pages would all count in the process's memory at once.
 constexpr std::uint64_t kPopulateLimit = std::uint64_t{64} << 20;
@@ -127,24 +119,18 @@ constexpr std::uint64_t kPopulateLimit = std::uint64_t{64} << 20;
 // come from the heap, not from mappings of their own.
 constexpr std::uint64_t kKeptCopyLimit = std::uint64_t{64} << 10;
 
-// Maps [offset, offset + length), which must lie within the file, read-only. nullopt where the
-// file system cannot map. The mapping lives as long as any SharedBytes made from it.
-std::optional<SharedBytes> map_range(int fd, std::uint64_t offset, std::size_t length,
-                                     MapOptions options = {}) {
+// Maps [offset, offset + length), which must lie within the file, read-only, under a read lease
+// (LeasedMapping: the file cannot change under the mapping). nullopt where the file cannot be
+// leased or mapped. The mapping lives as long as any SharedBytes made from it.
+std::optional<SharedBytes> map_range(int fd, std::uint64_t offset, std::size_t length) {
   static const auto page_size = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   const std::uint64_t aligned_offset = offset - offset % page_size;
   const auto lead = static_cast<std::size_t>(offset - aligned_offset);
-  const std::size_t mapped_length = lead + length;
-  void* mapping =
-      ::mmap(nullptr, mapped_length, PROT_READ, MAP_PRIVATE | (options.populate ? MAP_POPULATE : 0),
-             fd, static_cast<off_t>(aligned_offset));
-  if (mapping == MAP_FAILED) return std::nullopt;
-  std::shared_ptr<const void> owner(mapping, [mapped_length](const void* address) {
-    ::munmap(const_cast<void*>(address), mapped_length);
-  });
-  const std::span<const std::byte> bytes(static_cast<const std::byte*>(mapping) + lead, length);
-  if (options.kept) return SharedBytes::of_kept_mapping(std::move(owner), bytes);
-  return SharedBytes(std::move(owner), bytes);
+  std::shared_ptr<const LeasedMapping> mapping =
+      LeasedMapping::map(fd, aligned_offset, lead + length, false);
+  if (!mapping) return std::nullopt;
+  const std::span<const std::byte> bytes = mapping->bytes().subspan(lead, length);
+  return SharedBytes(std::move(mapping), bytes);
 }
 
 std::int64_t modified_ns(const struct stat& status) {
@@ -420,14 +406,17 @@ std::optional<SharedBytes> LocalStorage::map_whole(std::string_view path, MapFor
 std::optional<SharedBytes> LocalStorage::keep_whole_mapping(int fd, std::string_view path,
                                                             std::uint64_t size,
                                                             bool populate) const {
-  std::optional<SharedBytes> mapping;
   if (size <= kKeptCopyLimit) {
-    mapping = read_kept_copy(fd, static_cast<std::size_t>(size), full_path_of(root_, path));
-  } else {
-    mapping =
-        map_range(fd, 0, static_cast<std::size_t>(size), {.kept = true, .populate = populate});
+    SharedBytes copy =
+        read_kept_copy(fd, static_cast<std::size_t>(size), full_path_of(root_, path));
+    mapped_files_->keep(path, copy);
+    return copy;
   }
-  if (mapping) mapped_files_->keep(path, *mapping);
+  std::shared_ptr<const LeasedMapping> lease =
+      LeasedMapping::map(fd, 0, static_cast<std::size_t>(size), populate);
+  if (!lease) return std::nullopt;
+  SharedBytes mapping = SharedBytes::of_kept_mapping(lease, lease->bytes());
+  mapped_files_->keep(path, mapping, std::move(lease));
   return mapping;
 }
 
@@ -441,7 +430,8 @@ SharedBytes LocalStorage::read_bytes(int fd, std::uint64_t offset, std::uint64_t
   if (length == 0) return {};
   if (length >= map_threshold_) {
     if (auto mapped = map_range(fd, offset, static_cast<std::size_t>(length))) return *mapped;
-    // Not every file system can map (procfs, some FUSE ones): copying works everywhere.
+    // Not every file can be leased (open for writing elsewhere, not ours, a file system without
+    // leases) or mapped (procfs, some FUSE ones): copying works everywhere.
   }
   return read_into_shared_buffer(fd, static_cast<std::size_t>(length), offset, full_path);
 }

@@ -6,28 +6,41 @@
 namespace rulestream {
 
 std::optional<SharedBytes> MappedFiles::find(std::string_view path, std::uint64_t min_size) {
+  std::vector<Entry> leaving;  // unmapped (when nothing else holds them) after the lock is let go
   std::lock_guard lock(mutex_);
+  // Mappings whose files were opened for writing or cut short since leave first, so that this
+  // read and later ones see the file as it is now.
+  // (A scan of a handful of flags; nothing is allocated unless one leaves.)
+  for (auto entry = entries_.begin(); entry != entries_.end();) {
+    if (entry->lease != nullptr && entry->lease->detached()) {
+      leaving.push_back(std::move(*entry));
+      entry = entries_.erase(entry);
+    } else {
+      ++entry;
+    }
+  }
   const auto it = std::find_if(entries_.begin(), entries_.end(),
-                               [&](const auto& entry) { return entry.first == path; });
-  if (it == entries_.end() || it->second.size() < min_size) return std::nullopt;
+                               [&](const Entry& entry) { return entry.path == path; });
+  if (it == entries_.end() || it->mapping.size() < min_size) return std::nullopt;
   std::rotate(entries_.begin(), it, it + 1);
-  return entries_.front().second;
+  return entries_.front().mapping;
 }
 
-void MappedFiles::keep(std::string_view path, SharedBytes mapping) {
+void MappedFiles::keep(std::string_view path, SharedBytes mapping,
+                       std::shared_ptr<const LeasedMapping> lease) {
   if (capacity_ == 0) return;
-  SharedBytes leaving;  // unmapped (when nothing else holds it) after the lock is let go
+  Entry leaving;  // unmapped (when nothing else holds it) after the lock is let go
   std::lock_guard lock(mutex_);
   auto it = std::find_if(entries_.begin(), entries_.end(),
-                         [&](const auto& entry) { return entry.first == path; });
+                         [&](const Entry& entry) { return entry.path == path; });
   if (it != entries_.end()) {
-    leaving = std::exchange(it->second, std::move(mapping));
+    leaving = std::exchange(*it, Entry{std::string(path), std::move(mapping), std::move(lease)});
   } else {
     if (entries_.size() == capacity_) {
-      leaving = std::move(entries_.back().second);
+      leaving = std::move(entries_.back());
       entries_.pop_back();
     }
-    entries_.emplace_back(std::string(path), std::move(mapping));
+    entries_.push_back({std::string(path), std::move(mapping), std::move(lease)});
     it = entries_.end() - 1;
   }
   std::rotate(entries_.begin(), it, it + 1);
