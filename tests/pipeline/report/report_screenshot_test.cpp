@@ -1,10 +1,13 @@
 // A report page rendered by headless Chromium (Debian's chromium): the screenshot is not blank
-// and the plots are drawn (the curves' colour and the firing markers' colour are on it). Skipped,
-// saying so, without chromium; required (a failure) with RULESTREAM_REQUIRE_CHROMIUM=1 or CI set.
+// and the plots are drawn (the curves' colour and the firing markers' colour are on it), and
+// hovering a point of a curve shows its step and value. Skipped, saying so, without chromium;
+// required (a failure) with RULESTREAM_REQUIRE_CHROMIUM=1 or CI set.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <boost/json.hpp>
 #include <cstdlib>
+#include <regex>
 #include <set>
 
 #include "tests/pipeline/report/png_image.hpp"
@@ -78,6 +81,75 @@ TEST(ReportScreenshotTest, ChromiumDrawsTheCurvesAndTheFirings) {
   EXPECT_GT(inked, image.pixels.size() / 50) << "less than 2% of the page is drawn";
   EXPECT_GT(curve, 300u) << "the loss curve is not drawn";
   EXPECT_GT(firing, 30u) << "no firing is marked";
+}
+
+// Moves the mouse over the middle point of the first curve of the first chart (the losses), as a
+// person would, and writes what Chart.js' tooltip then holds into the page (the test's own
+// script, added to a copy of the page; the report's script is untouched).
+constexpr const char* kHoverProbe = R"(<script>
+window.addEventListener('load', () => {
+  const canvas = document.querySelector('canvas[data-chart]');
+  const chart = Chart.getChart(canvas);
+  const set = chart.data.datasets[0];
+  const index = Math.floor(set.data.length / 2);
+  const point = chart.getDatasetMeta(0).data[index];
+  const box = canvas.getBoundingClientRect();
+  canvas.dispatchEvent(new MouseEvent('mousemove', {
+    clientX: box.left + point.x, clientY: box.top + point.y, bubbles: true }));
+  setTimeout(() => {
+    const out = document.createElement('pre');
+    out.id = 'hover';
+    out.textContent = JSON.stringify({
+      label: set.label, step: set.data[index].x, value: set.data[index].y,
+      title: chart.tooltip.title, body: chart.tooltip.body.map((part) => part.lines).flat() });
+    document.body.appendChild(out);
+  }, 300);
+});
+</script>)";
+
+TEST(ReportScreenshotTest, HoveringACurveShowsItsStepAndValue) {
+  const auto chromium = find_chromium();
+  if (!chromium) {
+    if (chromium_required()) FAIL() << "chromium is required (CI or RULESTREAM_REQUIRE_CHROMIUM=1)";
+    GTEST_SKIP() << "no chromium: the hover test is skipped";
+  }
+  TempDir dir;
+  write_exploding_logdir(dir.path() / "logdir", 400, 200);
+  std::string html = report_page(dir.path() / "logdir");
+  const auto end = html.rfind("</body>");
+  ASSERT_NE(end, std::string::npos);
+  html.insert(end, kHoverProbe);
+  const auto page = dir.path() / "hover.html";
+  write_text_file(page, html);
+  const std::string command = "'" + chromium->string() +
+                              "' --headless --no-sandbox --disable-gpu --user-data-dir='" +
+                              (dir.path() / "profile").string() +
+                              "' --window-size=1200,900 --virtual-time-budget=5000 --dump-dom "
+                              "'file://" +
+                              page.string() + "'";
+  const CommandResult result = run_command(command);
+  ASSERT_EQ(result.exit_code, 0) << command << "\n" << result.err;
+  std::smatch found;
+  ASSERT_TRUE(std::regex_search(result.out, found, std::regex(R"(<pre id="hover">([^<]*)</pre>)")))
+      << "the probe wrote nothing: " << result.out.substr(0, 2000);
+  // The DOM dump escapes &, < and > in text; JSON of labels and numbers has only quotes.
+  const std::string text = std::regex_replace(found[1].str(), std::regex("&quot;"), "\"");
+  const boost::json::object hover = boost::json::parse(text).as_object();
+  const auto step = hover.at("step").to_number<std::int64_t>();
+  const double value = hover.at("value").to_number<double>();
+  const std::string label(hover.at("label").as_string());
+  ASSERT_EQ(hover.at("title").as_array().size(), 1U) << text;
+  EXPECT_EQ(hover.at("title").as_array()[0].as_string(), "step " + std::to_string(step)) << text;
+  // The hovered curve's line among the tooltip's (mode 'nearest' on x may list others), its
+  // value to 6 significant digits (Number.toPrecision(6)).
+  std::optional<double> said_value;
+  for (const auto& line : hover.at("body").as_array()) {
+    const std::string said(line.as_string());
+    if (said.rfind(label + ": ", 0) == 0) said_value = std::stod(said.substr(label.size() + 2));
+  }
+  ASSERT_TRUE(said_value.has_value()) << text;
+  EXPECT_GT(value, 0.0) << "the middle of the training loss before the fault is a finite loss";
+  EXPECT_NEAR(*said_value, value, std::abs(value) * 1e-5) << text;
 }
 
 }  // namespace
