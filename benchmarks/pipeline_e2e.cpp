@@ -152,6 +152,16 @@ int thread_count(const Args& args) {
                      : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
 }
 
+// User and system CPU time of this process so far (the phase runs in a child of its own).
+double process_cpu_seconds() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& time) {
+    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 double seconds_since(SteadyClock::time_point start) {
   return std::chrono::duration<double>(SteadyClock::now() - start).count();
 }
@@ -314,10 +324,12 @@ int phase_replay(const Args& args) {
   }
   std::vector<std::unique_ptr<Sink>> sinks;
   sinks.push_back(std::make_unique<CountingSink>());
+  const double cpu_before = process_cpu_seconds();
   const auto start = SteadyClock::now();
   RulePipeline pipeline(config, std::move(sinks));
   const auto report = pipeline.run();
   const double seconds = seconds_since(start);
+  const double cpu_seconds = process_cpu_seconds() - cpu_before;
   std::int64_t evaluated = 0;
   for (const auto& status : report.statuses) evaluated += status.steps_evaluated;
   // Rates count the job's event-file bytes, the bytes the ceilings read, whatever share of
@@ -329,7 +341,9 @@ int phase_replay(const Args& args) {
             << " index_files=" << report.index_files << " steps=" << report.steps_released
             << " evaluated=" << evaluated << " conditions=" << report.conditions_met
             << " problems=" << report.problems.size()
-            << " rule_errors=" << (report.rule_errors ? 1 : 0) << " rule_seconds=";
+            << " rule_errors=" << (report.rule_errors ? 1 : 0) << " cpu_seconds=" << cpu_seconds
+            << " assembler_seconds=" << std::chrono::duration<double>(report.assembler_busy).count()
+            << " rule_seconds=";
   // Each rule's time evaluating steps, as Name:seconds,Name:seconds (rules run in parallel).
   for (std::size_t i = 0; i < report.rule_busy.size(); ++i) {
     std::cout << (i ? "," : "") << report.statuses.at(i).rule << ":"
@@ -491,6 +505,30 @@ std::string fixed(double value, int digits) {
 }
 
 // Generates one job, warms the page cache, then alternates ceiling and replay runs.
+// Issue 23's measure: what share of a replay's CPU time each serial node (the step assembler,
+// each rule's node) spends, and the speedup the largest share allows on 16 threads (Amdahl:
+// 1 / (s + (1 - s) / 16)): a serial node's work cannot spread over more cores.
+void print_serial_fraction(const std::string& label, const ChildResult& replay) {
+  const double cpu = num(replay, "cpu_seconds");
+  std::vector<std::pair<double, std::string>> nodes{
+      {num(replay, "assembler_seconds"), "assembler"}};
+  std::istringstream entries(replay.values.at("rule_seconds"));
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    const auto colon = entry.rfind(':');
+    if (colon != std::string::npos) {
+      nodes.emplace_back(std::stod(entry.substr(colon + 1)), entry.substr(0, colon));
+    }
+  }
+  std::sort(nodes.rbegin(), nodes.rend());
+  const double largest = cpu > 0 ? nodes.front().first / cpu : 1.0;
+  std::cout << "serial fraction, " << label << " (busy / " << fixed(cpu, 3) << " s of CPU):";
+  for (const auto& [seconds, name] : nodes) {
+    std::cout << " " << name << " " << fixed(cpu > 0 ? seconds / cpu : 0.0, 3);
+  }
+  std::cout << "; Amdahl bound at 16 threads " << fixed(1.0 / (largest + (1.0 - largest) / 16), 1)
+            << "x\n";
+}
+
 // The all-rules replay's time per rule ("Name:seconds,..." from a replay phase), busiest first.
 void print_rule_times(const std::string& rule_seconds) {
   std::vector<std::pair<double, std::string>> rules;
@@ -640,6 +678,9 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
               << other_run_conditions << " |\n\n";
   }
   print_rule_times(last_all_rules.values["rule_seconds"]);
+  print_serial_fraction(kind + " job, four rules, last repetition", last);
+  print_serial_fraction(kind + " job, all rules, last repetition", last_all_rules);
+  std::cout << "\n";
   if (!keep) {
     fs::remove_all(trial);
     if (other_run) fs::remove_all(other_trial);

@@ -200,8 +200,9 @@ class RulePipeline::Impl {
   std::unique_ptr<boost::asio::steady_timer> tick_timer_;
   std::vector<std::unique_ptr<boost::asio::steady_timer>> time_check_timers_;
   Loader* loader_ = nullptr;
-  std::int64_t incomplete_steps_ = 0;  // touched by the serial assembler only
-  bool job_ended_ = false;             // likewise
+  std::int64_t incomplete_steps_ = 0;                     // touched by the serial assembler only
+  std::chrono::steady_clock::duration assembler_busy_{};  // likewise: its body's wall time
+  bool job_ended_ = false;                                // likewise
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> end_marker_seen_{false};
   bool following_ = false;
@@ -499,6 +500,12 @@ PipelineReport RulePipeline::Impl::run() {
   Assembler assembler(
       graph, flow::serial,
       [this](const AssemblerInput& input, Assembler::output_ports_type& ports) {
+        const auto start = std::chrono::steady_clock::now();
+        struct Busy {  // counted however the body ends
+          std::chrono::steady_clock::duration& total;
+          std::chrono::steady_clock::time_point start;
+          ~Busy() { total += std::chrono::steady_clock::now() - start; }
+        } busy{assembler_busy_, start};
         try {
           assemble(input, ports);
         } catch (const std::exception& error) {
@@ -580,6 +587,7 @@ PipelineReport RulePipeline::Impl::run() {
   for (const auto& sink : sinks_) sink->flush();
   report.steps_released = progress_.steps_released;
   report.incomplete_steps = incomplete_steps_;
+  report.assembler_busy = assembler_busy_;
   report.late_landings = static_cast<std::int64_t>(assembler_.late_landings());
   report.index_files = progress_.index_files;
   report.tensors_decoded = progress_.tensors_decoded;

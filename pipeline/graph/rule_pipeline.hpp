@@ -20,6 +20,9 @@ struct PipelineReport {
   // Wall time each rule spent evaluating steps, in configuration order (what a rule costs:
   // rules run in parallel, so these may add up to more than the run's time).
   std::vector<std::chrono::steady_clock::duration> rule_busy;
+  // Wall time the step assembler (a serial node: steps across workers, the store's ingestion)
+  // spent on its inputs: with rule_busy, what bounds the speedup more threads can give.
+  std::chrono::steady_clock::duration assembler_busy{};
   std::int64_t conditions_met = 0;
   bool rule_errors = false;
   std::int64_t steps_released = 0;
