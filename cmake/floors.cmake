@@ -31,7 +31,7 @@ rulestream_floor(tensorboard stages/tensorboard USES model format)
 rulestream_floor(store pipeline/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
 rulestream_floor(trial pipeline/trial USES model memory reduce store open)
 
-rulestream_floor(rules rules USES model trial)
+rulestream_floor(rules rules USES model trial PRIVATE_DEPS ${CMAKE_DL_LIBS})
 rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
 
 rulestream_floor(graph pipeline/graph
@@ -73,6 +73,8 @@ set(RULESTREAM_PUBLIC_HEADERS
   pipeline/store/trial_options.hpp
   pipeline/trial/trial.hpp
   pipeline/trial/tensor.hpp
+  rules/plugin_api.hpp
+  rules/plugin_loader.hpp
   rules/rule.hpp
   rules/rule_registry.hpp
   sinks/sink.hpp

@@ -27,6 +27,7 @@
 #include "pipeline/graph/stop_action.hpp"
 #include "pipeline/graph/tensorboard_pipeline.hpp"
 #include "pipeline/model/exceptions.hpp"
+#include "rules/plugin_loader.hpp"
 #include "rules/rule_registry.hpp"
 #include "sources/open/storage_factory.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
@@ -213,6 +214,8 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       "rule configurations in SageMaker's shape (and sinks)")(
       "rule", po::value<std::vector<std::string>>()->value_name("NAME[:key=value,...]"),
       "a rule to run (repeatable); see 'rulestream rules'")(
+      "plugin", po::value<std::vector<std::string>>()->value_name("FILE.so"),
+      "load more rules from a plugin built against rulestream's package (repeatable)")(
       "sink", po::value<std::vector<std::string>>()->value_name("SPEC"),
       "stdout[:json], file:PATH, webhook:URL or slack:URL (repeatable; default stdout)")(
       "format", po::value<std::string>()->value_name("text|json"),
@@ -280,6 +283,12 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       config.rules = std::move(file.rules);
       config.sinks = std::move(file.sinks);
       config.tensorboard_names = std::move(file.tensorboard_names);
+      for (const auto& plugin : file.plugins) load_plugin(plugin);
+    }
+    if (options.count("plugin")) {
+      for (const auto& plugin : options["plugin"].as<std::vector<std::string>>()) {
+        load_plugin(plugin);
+      }
     }
     if (options.count("rule")) {
       for (const auto& argument : options["rule"].as<std::vector<std::string>>()) {

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <charconv>
 #include <climits>
+#include <filesystem>
 #include <stdexcept>
 
 #include "pipeline/graph/stop_action.hpp"
@@ -226,6 +227,23 @@ std::map<std::string, std::vector<std::string>> parse_tensorboard_names(
   return names;
 }
 
+// "plugins": ["my_rules.so", ...]; a relative path is taken from the rules file's folder, so
+// that a rules file and its plugins move together.
+std::vector<std::string> parse_plugins(const boost::json::value& plugins, const std::string& path) {
+  const auto invalid = [&] {
+    return FormatError(path, "plugins must be an array of plugin file paths (non-empty strings)");
+  };
+  if (!plugins.is_array()) throw invalid();
+  std::vector<std::string> files;
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  for (const auto& entry : plugins.as_array()) {
+    if (!entry.is_string() || entry.as_string().empty()) throw invalid();
+    const std::filesystem::path file(std::string(entry.as_string()));
+    files.push_back(file.is_absolute() ? file.string() : (folder / file).string());
+  }
+  return files;
+}
+
 }  // namespace
 
 RulesFile parse_rules_file(std::string_view json, const std::string& path) {
@@ -244,6 +262,9 @@ RulesFile parse_rules_file(std::string_view json, const std::string& path) {
     }
     if (const auto* names = object.if_contains("tensorboard")) {
       file.tensorboard_names = parse_tensorboard_names(*names, path);
+    }
+    if (const auto* plugins = object.if_contains("plugins")) {
+      file.plugins = parse_plugins(*plugins, path);
     }
     if (const auto* sinks = object.if_contains("sinks")) {
       if (!sinks->is_array()) throw FormatError(path, "sinks must be an array");

@@ -14,6 +14,9 @@ struct RulesFile {
   std::vector<RuleConfig> rules;
   std::vector<SinkConfig> sinks;
   std::map<std::string, std::vector<std::string>> tensorboard_names;  // "tensorboard"
+  // Plugin files to load before the rules are built ("plugins"), relative paths resolved
+  // against the rules file's folder.
+  std::vector<std::string> plugins;
 };
 
 // Parses rule configurations in SageMaker's shape, so existing configs carry over:
@@ -22,9 +25,11 @@ struct RulesFile {
 //    "sinks": [{"type": "file", "path": "events.jsonl"},
 //              {"type": "webhook", "url": "https://...", "slack": true},
 //              {"type": "stdout", "format": "json"}],
-//    "tensorboard": {"loss": ["^objective$"], "eval": ["holdout"]}}
+//    "tensorboard": {"loss": ["^objective$"], "eval": ["holdout"]},
+//    "plugins": ["my_rules.so"]}
 // "tensorboard" replaces the tag patterns of roles and modes for TensorBoard logdirs
-// (docs/tensorboard.md); each key a list of Python regexes.
+// (docs/tensorboard.md); each key a list of Python regexes. "plugins" names shared libraries
+// with more rules (rules/plugin_api.hpp), relative to the rules file's folder.
 // A rule may act when it fires, with "Actions" beside its RuleParameters:
 //   "Actions": [{"type": "stop", "pid": 1234, "signal": "SIGTERM"},  // signal defaults to SIGTERM
 //               {"type": "stop", "command": "kill $(cat /run/train.pid)"},
