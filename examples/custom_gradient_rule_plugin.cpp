@@ -8,8 +8,9 @@
 // (rules/plugin_api.hpp states the contract). Build it with examples/CMakeLists.txt against
 // the installed package; more rules go in the same registration function.
 
+#include <rulestream/rulestream.hpp>  // the umbrella header: RULESTREAM_PLUGIN among the rest
+
 #include "examples/custom_gradient_rule.hpp"
-#include "rules/plugin_api.hpp"
 
 namespace {
 
