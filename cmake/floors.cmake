@@ -31,13 +31,13 @@ rulestream_floor(tensorboard stages/tensorboard USES model format)
 rulestream_floor(store pipeline/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
 rulestream_floor(trial pipeline/trial USES model memory reduce store open)
 
-rulestream_floor(rules rules USES model trial PRIVATE_DEPS ${CMAKE_DL_LIBS})
+rulestream_floor(rules rules USES model trial)
 rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
 
 rulestream_floor(graph pipeline/graph
   USES model memory format reduce load assemble source_common open store trial rules sinks
        tensorboard
-  PRIVATE_DEPS TBB::tbb)
+  PRIVATE_DEPS TBB::tbb ${CMAKE_DL_LIBS})
 
 rulestream_floor(simulator pipeline/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(commands pipeline/cli
@@ -73,11 +73,12 @@ set(RULESTREAM_PUBLIC_HEADERS
   pipeline/store/trial_options.hpp
   pipeline/trial/trial.hpp
   pipeline/trial/tensor.hpp
-  rules/plugin_api.hpp
-  rules/plugin_loader.hpp
   rules/rule.hpp
   rules/rule_registry.hpp
   sinks/sink.hpp
+  sinks/sink_registry.hpp
   pipeline/graph/pipeline_config.hpp
+  pipeline/graph/plugin_api.hpp
+  pipeline/graph/plugin_loader.hpp
   pipeline/graph/rule_pipeline.hpp
   pipeline/simulator/job_simulator.hpp)

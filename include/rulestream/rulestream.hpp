@@ -6,20 +6,21 @@
 //   Rule, invoke_rule     write a rule of your own (smdebug's Rule)
 //   RuleRegistry          the built-in rules by name, and yours beside them
 //   RulePipeline          run rules over a job as rulestream replay/watch do
-//   Sink                  where a pipeline's rule events go
+//   Sink, SinkRegistry    where a pipeline's rule events go, and the sink types of plugins
 //   JobSimulator          write a synthetic job to try rules on
-//   load_plugin           load a plugin's rules (rules/plugin_api.hpp to write one)
+//   load_plugin           load a plugin's rules and sinks (plugin_api.hpp to write one)
 // Each header names its own dependencies; including them one by one is as good.
 
 #include "pipeline/graph/pipeline_config.hpp"
+#include "pipeline/graph/plugin_api.hpp"
+#include "pipeline/graph/plugin_loader.hpp"
 #include "pipeline/graph/rule_pipeline.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/rule_event.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
 #include "pipeline/trial/tensor.hpp"
 #include "pipeline/trial/trial.hpp"
-#include "rules/plugin_api.hpp"
-#include "rules/plugin_loader.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"
+#include "sinks/sink_registry.hpp"

@@ -7,7 +7,7 @@
 
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/cli/commands.hpp"
-#include "rules/plugin_loader.hpp"
+#include "pipeline/graph/plugin_loader.hpp"
 #include "rules/rule_registry.hpp"
 
 namespace rulestream::cli {

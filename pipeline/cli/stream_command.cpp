@@ -21,13 +21,13 @@
 #include "pipeline/cli/storage_cli_options.hpp"
 #include "pipeline/cli/trial_presence.hpp"
 #include "pipeline/graph/configuration_check.hpp"
+#include "pipeline/graph/plugin_loader.hpp"
 #include "pipeline/graph/rule_pipeline.hpp"
 #include "pipeline/graph/rules_file.hpp"
 #include "pipeline/graph/sink_factory.hpp"
 #include "pipeline/graph/stop_action.hpp"
 #include "pipeline/graph/tensorboard_pipeline.hpp"
 #include "pipeline/model/exceptions.hpp"
-#include "rules/plugin_loader.hpp"
 #include "rules/rule_registry.hpp"
 #include "sources/open/storage_factory.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
@@ -215,12 +215,12 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       "rule", po::value<std::vector<std::string>>()->value_name("NAME[:key=value,...]"),
       "a rule to run (repeatable); see 'rulestream rules'")(
       "plugin", po::value<std::vector<std::string>>()->value_name("FILE.so"),
-      "load more rules from a plugin built against rulestream's package (repeatable)")(
+      "load rules and sinks from a plugin built against rulestream's package (repeatable)")(
       "sink", po::value<std::vector<std::string>>()->value_name("SPEC"),
-      "stdout[:json], file:PATH, webhook:URL or slack:URL (repeatable; default stdout)")(
-      "format", po::value<std::string>()->value_name("text|json"),
-      "the default stdout sink's format")("start-step", po::value<std::int64_t>()->value_name("N"),
-                                          "first global step to evaluate")(
+      "stdout[:json], file:PATH, webhook:URL, slack:URL or a plugin's TYPE[:TARGET] "
+      "(repeatable; default stdout)")("format", po::value<std::string>()->value_name("text|json"),
+                                      "the default stdout sink's format")(
+      "start-step", po::value<std::int64_t>()->value_name("N"), "first global step to evaluate")(
       "end-step", po::value<std::int64_t>()->value_name("N"),
       "evaluate steps before this one only")(
       "max-memory", po::value<std::size_t>()->value_name("MB")->default_value(512),
@@ -273,22 +273,24 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
   config.paths = options["path"].as<std::vector<std::string>>();
   config.follow = follow;
   try {
+    // Plugins first (the command line's, then the rules file's): their rules and sink types
+    // are then known wherever a rule or a sink is named.
+    if (options.count("plugin")) {
+      for (const auto& plugin : options["plugin"].as<std::vector<std::string>>()) {
+        load_plugin(plugin);
+      }
+    }
     if (options.count("rules")) {
       const std::string path = options["rules"].as<std::string>();
       std::ifstream in(path, std::ios::binary);
       if (!in) throw StorageError(path + ": cannot read the rules file");
       std::ostringstream text;
       text << in.rdbuf();
+      for (const auto& plugin : rules_file_plugins(text.str(), path)) load_plugin(plugin);
       RulesFile file = parse_rules_file(text.str(), path);
       config.rules = std::move(file.rules);
       config.sinks = std::move(file.sinks);
       config.tensorboard_names = std::move(file.tensorboard_names);
-      for (const auto& plugin : file.plugins) load_plugin(plugin);
-    }
-    if (options.count("plugin")) {
-      for (const auto& plugin : options["plugin"].as<std::vector<std::string>>()) {
-        load_plugin(plugin);
-      }
     }
     if (options.count("rule")) {
       for (const auto& argument : options["rule"].as<std::vector<std::string>>()) {

@@ -167,7 +167,15 @@ RuleConfig parse_rule(const boost::json::value& entry, const std::string& path, 
   return config;
 }
 
-SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, std::size_t i) {
+// What an unknown sink type's error lists as known.
+std::string known_sink_types(const SinkRegistry& sink_types, const std::string& builtins) {
+  std::string known = builtins;
+  for (const auto& type : sink_types.types()) known += ", " + type;
+  return known;
+}
+
+SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, std::size_t i,
+                      const SinkRegistry& sink_types) {
   const std::string where = path + ": sink " + std::to_string(i);
   if (!entry.is_object()) throw FormatError(where, "expected an object");
   const auto& object = entry.as_object();
@@ -194,9 +202,15 @@ SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, 
     sink.slack = flag("slack");
     sink.dead_letter_path = text("dead_letter_path");
     if (sink.target.empty()) throw FormatError(where, "a webhook sink needs a url");
+  } else if (sink_types.find(sink.type) != nullptr) {
+    for (const auto& [key, value] : object) {
+      if (key == "type" || key == "name") continue;
+      sink.parameters[std::string(key)] = text(std::string(key).c_str());
+    }
+    sink.target = sink.type;  // how notify actions and messages name it, unless it has a name
   } else {
-    throw FormatError(where,
-                      "unknown sink type '" + sink.type + "' (known: stdout, file, webhook)");
+    throw FormatError(where, "unknown sink type '" + sink.type + "' (known: " +
+                                 known_sink_types(sink_types, "stdout, file, webhook") + ")");
   }
   return sink;
 }
@@ -246,7 +260,15 @@ std::vector<std::string> parse_plugins(const boost::json::value& plugins, const 
 
 }  // namespace
 
-RulesFile parse_rules_file(std::string_view json, const std::string& path) {
+std::vector<std::string> rules_file_plugins(std::string_view json, const std::string& path) {
+  const boost::json::value document = parse_json_document(json, path);
+  if (!document.is_object()) return {};
+  const auto* plugins = document.as_object().if_contains("plugins");
+  return plugins != nullptr ? parse_plugins(*plugins, path) : std::vector<std::string>{};
+}
+
+RulesFile parse_rules_file(std::string_view json, const std::string& path,
+                           const SinkRegistry& sink_types) {
   const boost::json::value document = parse_json_document(json, path);
   RulesFile file;
   const boost::json::array* rules = nullptr;
@@ -269,7 +291,7 @@ RulesFile parse_rules_file(std::string_view json, const std::string& path) {
     if (const auto* sinks = object.if_contains("sinks")) {
       if (!sinks->is_array()) throw FormatError(path, "sinks must be an array");
       for (std::size_t i = 0; i < sinks->as_array().size(); ++i) {
-        file.sinks.push_back(parse_sink(sinks->as_array()[i], path, i));
+        file.sinks.push_back(parse_sink(sinks->as_array()[i], path, i, sink_types));
       }
     }
   }
@@ -316,7 +338,7 @@ RuleConfig parse_rule_argument(const std::string& argument) {
   return config;
 }
 
-SinkConfig parse_sink_argument(const std::string& argument) {
+SinkConfig parse_sink_argument(const std::string& argument, const SinkRegistry& sink_types) {
   SinkConfig sink;
   const auto colon = argument.find(':');
   const std::string type = argument.substr(0, colon);
@@ -332,9 +354,14 @@ SinkConfig parse_sink_argument(const std::string& argument) {
     sink.type = type == "file" ? "file" : "webhook";
     sink.slack = type == "slack";
     sink.target = target;
+  } else if (sink_types.find(type) != nullptr) {
+    sink.type = type;
+    sink.target = colon == std::string::npos ? type : target;
+    if (colon != std::string::npos) sink.parameters["target"] = target;
   } else {
     throw std::invalid_argument(
-        "--sink '" + type + "': unknown sink (stdout[:json], file:PATH, webhook:URL, slack:URL)");
+        "--sink '" + type + "': unknown sink (" +
+        known_sink_types(sink_types, "stdout[:json], file:PATH, webhook:URL, slack:URL") + ")");
   }
   return sink;
 }

@@ -6,8 +6,8 @@
 #       cmake --install BUILD --prefix PREFIX, and the layout the README promises.
 #   package_test.sh examples SOURCE PREFIX WORK GENERATOR CXX [SANITIZE]
 #       builds SOURCE/examples out of tree with find_package(rulestream) from PREFIX alone, runs
-#       the example programs, and runs the example plugin's rule with PREFIX/bin/rulestream
-#       on a simulated job, checking the steps it fires at.
+#       the example programs, and runs the example plugin's rule and sink with
+#       PREFIX/bin/rulestream on a simulated job, checking the steps it fires at.
 #   package_test.sh python   PREFIX WORK PYTHON
 #       imports the Python package from PREFIX/lib/python3/dist-packages and reads a job.
 #
@@ -40,7 +40,7 @@ install)
   cmake --install "$build" --prefix "$prefix" >/dev/null
   expect_file "$prefix/bin/rulestream"
   expect_file "$prefix/include/rulestream/rulestream.hpp"
-  expect_file "$prefix/include/rulestream/rules/plugin_api.hpp"
+  expect_file "$prefix/include/rulestream/pipeline/graph/plugin_api.hpp"
   expect_file "$prefix/include/rulestream/pipeline/trial/trial.hpp"
   expect_file "$prefix/lib/cmake/rulestream/rulestream-config.cmake"
   expect_file "$prefix/lib/cmake/rulestream/rulestream-config-version.cmake"
@@ -77,8 +77,9 @@ examples)
   # (abs mean ~100) and 11 (Inf), not at 12 on (NaN > 20 is false) nor before (~0.01).
   simulate_job "$prefix" "$work/job"
   set +e
-  "$prefix/bin/rulestream" replay "$work/job" --rule CustomGradientRule --format json \
-    --plugin "$work/build/example_custom_gradient_rule_plugin.so" >"$work/events.jsonl" \
+  "$prefix/bin/rulestream" replay "$work/job" --rule CustomGradientRule \
+    --plugin "$work/build/example_custom_gradient_rule_plugin.so" \
+    --sink stdout:json --sink "step_list:$work/fired.txt" >"$work/events.jsonl" \
     2>"$work/replay.err"
   status=$?
   set -e
@@ -86,6 +87,9 @@ examples)
   steps="$(sed -n 's/.*"kind": "condition_met".*"rule": "CustomGradientRule", "global_step": \([0-9]*\),.*/\1/p' \
     "$work/events.jsonl" | tr '\n' ' ')"
   [ "$steps" = "10 11 " ] || fail "the plugin's rule fired at steps '$steps', not '10 11 '"
+  # The plugin's sink type, "step_list", saw the same events.
+  [ "$(cat "$work/fired.txt")" = $'CustomGradientRule 10\nCustomGradientRule 11' ] ||
+    fail "the plugin's step_list sink wrote '$(cat "$work/fired.txt")'"
   ;;
 python)
   prefix="$1" work="$2" python="$3"

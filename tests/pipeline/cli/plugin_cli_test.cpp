@@ -1,7 +1,7 @@
-// --plugin on replay, watch and rules, and "plugins" in a rules file: a plugin's rules run as
-// built-in ones do, and a plugin that cannot be loaded is a one-line error (exit status 2)
-// naming the file and why. The working plugin is examples/custom_gradient_rule_plugin.cpp; the
-// broken ones are tests/pipeline/cli/plugins/.
+// --plugin on replay, watch and rules, and "plugins" in a rules file: a plugin's rules and
+// sinks work as built-in ones do, and a plugin that cannot be loaded is a one-line error (exit
+// status 2) naming the file and why. The working plugin is
+// examples/custom_gradient_rule_plugin.cpp; the broken ones are tests/pipeline/cli/plugins/.
 //
 // A plugin resolves rulestream's symbols against the program that loads it, and this test
 // program does not export them (the rulestream command does: CMakeLists.txt), so loads that
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/graph/plugin_api.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
-#include "rules/plugin_api.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -107,6 +107,46 @@ TEST(PluginCli, ARulesFileLoadsPluginsFromItsOwnFolder) {
   EXPECT_EQ(fired_steps(result.out), (std::vector<std::int64_t>{10, 11})) << result.out;
 }
 
+// The example plugin's "step_list" sink writes "CONFIGURATION STEP" per condition met.
+TEST(PluginCli, ReplayWritesThroughAPluginsSink) {
+  TempDir dir;
+  const auto job = exploding_job(dir);
+  const auto list = dir.path() / "fired.txt";
+  const auto result =
+      run_rulestream("replay " + quoted(job) + " --plugin " + quoted(kExamplePlugin) +
+                     " --rule CustomGradientRule --sink step_list:" + quoted(list));
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_EQ(result.out, "");  // the only sink is the plugin's
+  EXPECT_EQ(testing::read_text_file(list), "CustomGradientRule 10\nCustomGradientRule 11\n");
+}
+
+TEST(PluginCli, ARulesFileConfiguresAPluginsSinkByItsKeys) {
+  TempDir dir;
+  const auto job = exploding_job(dir);
+  const auto list = dir.path() / "fired.txt";
+  testing::write_text_file(dir.path() / "rules.json", R"({
+    "plugins": [")" + kExamplePlugin.string() + R"("],
+    "rules": [{"RuleConfigurationName": "BigGradients",
+               "RuleParameters": {"rule_to_invoke": "CustomGradientRule"}}],
+    "sinks": [{"type": "step_list", "path": ")" + list.string() +
+                                                          R"("}]})");
+  const auto result =
+      run_rulestream("replay " + quoted(job) + " --rules " + quoted(dir.path() / "rules.json"));
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_EQ(testing::read_text_file(list), "BigGradients 10\nBigGradients 11\n");
+}
+
+TEST(PluginCli, APluginsSinkRejectsABadParameterInOneLine) {
+  TempDir dir;
+  const auto job = exploding_job(dir);
+  const auto result =
+      run_rulestream("replay " + quoted(job) + " --plugin " + quoted(kExamplePlugin) +
+                     " --rule CustomGradientRule --sink step_list");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, "rulestream replay: sink step_list: needs a path (step_list:PATH)\n");
+}
+
 TEST(PluginCli, RulesListsAndDescribesAPluginsRules) {
   const auto listed = run_rulestream("rules --plugin " + quoted(kExamplePlugin));
   EXPECT_EQ(listed.exit_code, 0) << listed.err;
@@ -182,6 +222,12 @@ TEST(PluginCli, ARuleNameAlreadyTakenFailsTheLoadAndAddsNothing) {
                     {"rule name \"vanishing_gradient\" is already taken by rule "
                      "VanishingGradient"});
   // All or nothing: the plugin's first rule, which clashed with nothing, was not added either.
+  EXPECT_EQ(RuleRegistry::builtin().find("FirstPluginRule"), nullptr);
+}
+
+TEST(PluginCli, ABuiltInSinkTypeFailsTheLoadAndAddsNothing) {
+  expect_load_error("replay", kBrokenPlugins / "clashing_sink_plugin.so",
+                    {"sink type \"file\" is a built-in sink's"});
   EXPECT_EQ(RuleRegistry::builtin().find("FirstPluginRule"), nullptr);
 }
 

@@ -1,9 +1,11 @@
-// A plugin whose second rule takes a built-in rule's alias, and a plugin whose registration
-// throws (RULESTREAM_CLASHING_PLUGIN_THROWS): either load must fail and add nothing.
+// Plugins whose load must fail and add nothing, built from this one file:
+// - by default, its second rule takes a built-in rule's alias;
+// - with RULESTREAM_CLASHING_PLUGIN_SINK, its sink type is the built-in "file";
+// - with RULESTREAM_CLASHING_PLUGIN_THROWS, its registration throws.
 #include <memory>
 #include <stdexcept>
 
-#include "rules/plugin_api.hpp"
+#include "pipeline/graph/plugin_api.hpp"
 
 namespace {
 
@@ -17,14 +19,23 @@ rulestream::RuleSpec spec_named(const char* name) {
   return spec;
 }
 
-void register_rules(rulestream::PluginRegistrar& registrar) {
+void register_plugin(rulestream::PluginRegistrar& registrar) {
 #ifdef RULESTREAM_CLASHING_PLUGIN_THROWS
   throw std::runtime_error("the plugin's configuration is missing");
 #endif
   registrar.add_rule(spec_named("FirstPluginRule"));
+#ifdef RULESTREAM_CLASHING_PLUGIN_SINK
+  rulestream::SinkSpec sink;
+  sink.type = "file";
+  sink.create = [](const rulestream::SinkParameters&) {
+    return std::unique_ptr<rulestream::Sink>();
+  };
+  registrar.add_sink(sink);
+#else
   registrar.add_rule(spec_named("vanishing_gradient"));
+#endif
 }
 
 }  // namespace
 
-RULESTREAM_PLUGIN(register_rules)
+RULESTREAM_PLUGIN(register_plugin)

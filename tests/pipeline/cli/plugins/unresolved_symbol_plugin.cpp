@@ -1,6 +1,6 @@
 // A plugin that needs a function the host does not have (as one built against a newer
 // rulestream would): loading it must fail at once, naming the symbol.
-#include "rules/plugin_api.hpp"
+#include "pipeline/graph/plugin_api.hpp"
 
 extern "C" void rulestream_function_no_host_has();
 

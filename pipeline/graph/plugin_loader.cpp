@@ -1,4 +1,4 @@
-#include "rules/plugin_loader.hpp"
+#include "pipeline/graph/plugin_loader.hpp"
 
 #include <dlfcn.h>
 
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "rules/plugin_api.hpp"
+#include "pipeline/graph/plugin_api.hpp"
 
 namespace rulestream {
 namespace {
@@ -21,13 +21,16 @@ namespace {
 class CollectingRegistrar final : public PluginRegistrar {
  public:
   void add_rule(RuleSpec spec) override { rules_.push_back(std::move(spec)); }
+  void add_sink(SinkSpec spec) override { sinks_.push_back(std::move(spec)); }
   void fail(std::string_view message) override { failure_ = message; }
 
   std::vector<RuleSpec>& rules() { return rules_; }
+  std::vector<SinkSpec>& sinks() { return sinks_; }
   const std::string& failure() const { return failure_; }
 
  private:
   std::vector<RuleSpec> rules_;
+  std::vector<SinkSpec> sinks_;
   std::string failure_;
 };
 
@@ -41,7 +44,7 @@ std::string last_dl_error() {
 
 }  // namespace
 
-void load_plugin(const std::string& path, RuleRegistry& registry) {
+void load_plugin(const std::string& path, RuleRegistry& rules, SinkRegistry& sinks) {
   static std::mutex mutex;
   // Per registry: a test (or a program) may load one plugin into registries of its own.
   static std::set<std::pair<const RuleRegistry*, std::filesystem::path>> loaded;
@@ -50,7 +53,7 @@ void load_plugin(const std::string& path, RuleRegistry& registry) {
   std::error_code error;
   const std::filesystem::path canonical = std::filesystem::canonical(path, error);
   if (error) throw PluginError("plugin " + path + ": cannot load it: " + error.message());
-  if (loaded.contains({&registry, canonical})) return;
+  if (loaded.contains({&rules, canonical})) return;
 
   // dlopen looks a name without a slash up on the library path; a plugin is a file.
   // RTLD_NOW: a rulestream symbol this program lacks fails here, not at the first call.
@@ -59,7 +62,7 @@ void load_plugin(const std::string& path, RuleRegistry& registry) {
   if (handle == nullptr)
     throw PluginError("plugin " + path + ": cannot load it: " + last_dl_error());
   // Never dlclose()d, even on failure past this point: nothing of it runs after a failed load,
-  // and a plugin that loaded stays loaded (rules/plugin_api.hpp).
+  // and a plugin that loaded stays loaded (pipeline/graph/plugin_api.hpp).
   auto* entry = reinterpret_cast<EntryPoint>(::dlsym(handle, RULESTREAM_PLUGIN_ENTRY_POINT));
   if (entry == nullptr) {
     throw PluginError("plugin " + path + ": not a rulestream plugin: it has no " +
@@ -75,16 +78,18 @@ void load_plugin(const std::string& path, RuleRegistry& registry) {
   if (!registrar.failure().empty()) {
     throw PluginError("plugin " + path + ": registration failed: " + registrar.failure());
   }
-  RuleRegistry extended = registry;
-  for (RuleSpec& spec : registrar.rules()) {
-    try {
-      extended.add(std::move(spec));
-    } catch (const std::invalid_argument& rejected) {
-      throw PluginError("plugin " + path + ": " + rejected.what());
-    }
+  // Added to copies first: a name that clashes fails the load with nothing added.
+  RuleRegistry more_rules = rules;
+  SinkRegistry more_sinks = sinks;
+  try {
+    for (RuleSpec& spec : registrar.rules()) more_rules.add(std::move(spec));
+    for (SinkSpec& spec : registrar.sinks()) more_sinks.add(std::move(spec));
+  } catch (const std::invalid_argument& rejected) {
+    throw PluginError("plugin " + path + ": " + rejected.what());
   }
-  registry = std::move(extended);
-  loaded.insert({&registry, canonical});
+  rules = std::move(more_rules);
+  sinks = std::move(more_sinks);
+  loaded.insert({&rules, canonical});
 }
 
 }  // namespace rulestream

@@ -1,14 +1,16 @@
 #pragma once
 
-// The plugin ABI: how a shared library adds rules to a rulestream program (`rulestream replay
+// The plugin ABI: how a shared library adds rules and sinks to a rulestream program (`rulestream
+// replay
 // --plugin FILE.so`, `"plugins": [...]` in a rules file, or load_plugin() in a program of your
 // own). A plugin is one source file or more, built against the installed package:
 //
 //   #include <rulestream/plugin_api.hpp>
-//   void register_rules(rulestream::PluginRegistrar& registrar) {
-//     registrar.add_rule(MyRule::spec());
+//   void register_plugin(rulestream::PluginRegistrar& registrar) {
+//     registrar.add_rule(MyRule::spec());      // --rule MyRule:key=value
+//     registrar.add_sink(MySink::spec());      // --sink mytype:TARGET, {"type": "mytype", ...}
 //   }
-//   RULESTREAM_PLUGIN(register_rules)
+//   RULESTREAM_PLUGIN(register_plugin)
 //
 //   add_library(my_rules MODULE my_rules.cpp)
 //   target_link_libraries(my_rules PRIVATE rulestream::plugin)
@@ -20,7 +22,7 @@
 //   exceptions) is resolved at load time against the host, which exports them (the rulestream
 //   command is linked with every floor whole and -rdynamic; a program of your own that loads
 //   plugins sets ENABLE_EXPORTS). So the plugin's rules derive from the host's Rule, its
-//   exceptions are the host's types and are caught as such, and the registry it adds to is
+//   exceptions are the host's types and are caught as such, and the registries it adds to are
 //   the host's. A symbol the host lacks fails the load (RTLD_NOW), naming it.
 // - The same C++ ABI: the plugin is compiled by a compiler with the host's C++ ABI (GCC's or
 //   Clang's on Linux, the same libstdc++) and against the headers of a rulestream with the
@@ -28,7 +30,7 @@
 //   the entry point is extern "C" and trades only integers until the versions agree.
 // - Registration happens once, from the thread that loads the plugin, before any pipeline runs;
 //   the registrar is valid only during the call. A plugin stays loaded until the process exits
-//   (its code is behind every rule it made), so it is never unloaded.
+//   (its code is behind every rule and sink it made), so it is never unloaded.
 // - Errors: a registration function may throw; the entry point RULESTREAM_PLUGIN defines
 //   catches what it throws and hands the message to the host, which reports it naming the file.
 
@@ -37,6 +39,7 @@
 #include <string_view>
 
 #include "rules/rule_registry.hpp"
+#include "sinks/sink_registry.hpp"
 
 namespace rulestream {
 
@@ -50,6 +53,9 @@ class PluginRegistrar {
   // Adds a rule under spec.name and its aliases. A name the host already knows (a built-in
   // rule, or one of another plugin) fails the load of this plugin.
   virtual void add_rule(RuleSpec spec) = 0;
+  // Adds a sink type (sinks/sink_registry.hpp). A built-in type's name, or a type the host
+  // already knows, fails the load of this plugin.
+  virtual void add_sink(SinkSpec spec) = 0;
   // Why registration failed (what the registration function threw); the load then fails.
   virtual void fail(std::string_view message) = 0;
 
