@@ -1,11 +1,11 @@
 #pragma once
 
-// The plugin ABI: how a shared library adds rules and sinks to a rulestream program (`rulestream
-// replay
-// --plugin FILE.so`, `"plugins": [...]` in a rules file, or load_plugin() in a program of your
-// own). A plugin is one source file or more, built against the installed package:
+// The plugin ABI: how a shared library adds rules and sinks to a rulestream program
+// (`rulestream replay --plugin FILE.so`, `"plugins": [...]` in a rules file, or load_plugin()
+// in a program of your own). A plugin is one source file or more, built against the installed
+// package (examples/custom_gradient_rule_plugin.cpp is one):
 //
-//   #include <rulestream/plugin_api.hpp>
+//   #include <rulestream/rulestream.hpp>  // or "pipeline/graph/plugin_api.hpp"
 //   void register_plugin(rulestream::PluginRegistrar& registrar) {
 //     registrar.add_rule(MyRule::spec());      // --rule MyRule:key=value
 //     registrar.add_sink(MySink::spec());      // --sink mytype:TARGET, {"type": "mytype", ...}
@@ -27,7 +27,8 @@
 // - The same C++ ABI: the plugin is compiled by a compiler with the host's C++ ABI (GCC's or
 //   Clang's on Linux, the same libstdc++) and against the headers of a rulestream with the
 //   same kPluginAbiVersion. The version is checked before any C++ type crosses the boundary:
-//   the entry point is extern "C" and trades only integers until the versions agree.
+//   the entry point is extern "C", and the plugin touches the registrar only once the
+//   versions agree.
 // - Registration happens once, from the thread that loads the plugin, before any pipeline runs;
 //   the registrar is valid only during the call. A plugin stays loaded until the process exits
 //   (its code is behind every rule and sink it made), so it is never unloaded.
