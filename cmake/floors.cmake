@@ -35,14 +35,19 @@ rulestream_floor(rules rules USES model trial)
 rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
 
 rulestream_floor(graph pipeline/graph
-  USES model memory format reduce load assemble source_common open store trial rules sinks
+  USES model memory format reduce load assemble source_common s3 open store trial rules sinks
        tensorboard
   PRIVATE_DEPS TBB::tbb ${CMAKE_DL_LIBS})
+
+# One HTML page per job (issue 26): the job replayed with its rules, its curves and where the
+# rules fired. Below the commands so that `report` and a later `serve` build the same page.
+rulestream_floor(report pipeline/report
+  USES model format reduce open store trial rules sinks graph tensorboard)
 
 rulestream_floor(simulator pipeline/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(commands pipeline/cli
   USES model format reduce source_common s3 open store trial rules sinks graph simulator
-       tensorboard
+       tensorboard report
   PRIVATE_DEPS Boost::program_options)
 
 # The top floor: the Python module's bindings (python/src; its entry point, module.cpp, is the

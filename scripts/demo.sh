@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a built-in example: a simulated two-worker training job whose gradients
 # vanish from step 30 is written step by step while `rulestream watch` follows it live; rule
-# events appear as the steps land. Then the same job is replayed from disk, as fast as it goes.
+# events appear as the steps land. Then the same job is replayed from disk, as fast as it goes,
+# and written as one HTML page (demo-report.html, or $RULESTREAM_DEMO_REPORT).
 # Last, a TensorBoard logdir whose loss diverges is watched as it is written.
 set -euo pipefail
 binary="${1:-build/rulestream}"
@@ -33,6 +34,13 @@ echo
 echo "== rulestream replay: the same job again, from disk =="
 "$binary" replay "$demo_dir/job" "${rules[@]}" --format json | head -n 3 || true
 echo "..."
+
+echo
+echo "== rulestream report: the same job as one HTML page (curves, rules, firings) =="
+report="${RULESTREAM_DEMO_REPORT:-demo-report.html}"
+status=0
+"$binary" report "$demo_dir/job" "${rules[@]}" -o "$report" || status=$?
+echo "(report exited with status $status: 1 means a rule fired; open $report in a browser)"
 
 echo
 echo "== rulestream inspect --tensor: one gradient, step by step =="

@@ -15,6 +15,10 @@ packages=(
   python3
   # The Python module (python/): pybind11, numpy and pytest for Debian's python3.
   python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest
+  # `rulestream report` inlines Chart.js 3 from its installed file; its tests parse the page
+  # with libxml2, render it in headless Chromium and decode the screenshot with libpng.
+  libjs-chart.js
+  libxml2-dev libpng-dev chromium
 )
 
 SUDO=""

@@ -20,6 +20,8 @@ const std::map<std::string, Command>& commands() {
       {"simulate", {"write a synthetic training job in smdebug's format", run_simulate}},
       {"watch", {"follow a training job live and run rules on each step as it lands", run_watch}},
       {"replay", {"run rules over an archived training job as fast as possible", run_replay}},
+      {"report",
+       {"write one self-contained HTML page of a job: curves and rule firings", run_report}},
       {"rules", {"list the built-in rules with their parameters and defaults", run_rules}},
   };
   return table;

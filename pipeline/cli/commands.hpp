@@ -11,6 +11,7 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
 int run_watch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_replay(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace rulestream::cli

@@ -9,7 +9,7 @@
 #include "pipeline/cli/json_values.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
 #include "pipeline/cli/tensorboard_inspect.hpp"
-#include "pipeline/cli/trial_presence.hpp"
+#include "pipeline/graph/trial_presence.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/python_json.hpp"
 #include "pipeline/trial/tensor.hpp"

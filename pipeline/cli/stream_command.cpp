@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -18,15 +17,16 @@
 
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/cli/commands.hpp"
+#include "pipeline/cli/path_command_line.hpp"
+#include "pipeline/cli/rule_cli_options.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
-#include "pipeline/cli/trial_presence.hpp"
 #include "pipeline/graph/configuration_check.hpp"
-#include "pipeline/graph/plugin_loader.hpp"
 #include "pipeline/graph/rule_pipeline.hpp"
 #include "pipeline/graph/rules_file.hpp"
 #include "pipeline/graph/sink_factory.hpp"
 #include "pipeline/graph/stop_action.hpp"
 #include "pipeline/graph/tensorboard_pipeline.hpp"
+#include "pipeline/graph/trial_presence.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "rules/rule_registry.hpp"
 #include "sources/open/storage_factory.hpp"
@@ -209,13 +209,9 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
               : "Runs rules over an archived job as fast as the disk and cores allow.\n") +
       "The first PATH is the trial rules look at; others are there for rules that compare\n"
       "runs. Exit status: 0 no rule fired, 1 a rule fired, 2 an error.\n\noptions");
-  visible.add_options()("help,h", "show this help")(
-      "rules", po::value<std::string>()->value_name("FILE"),
-      "rule configurations in SageMaker's shape (and sinks)")(
-      "rule", po::value<std::vector<std::string>>()->value_name("NAME[:key=value,...]"),
-      "a rule to run (repeatable); see 'rulestream rules'")(
-      "plugin", po::value<std::vector<std::string>>()->value_name("FILE.so"),
-      "load rules and sinks from a plugin built against rulestream's package (repeatable)")(
+  visible.add_options()("help,h", "show this help");
+  add_rule_options(visible);
+  visible.add_options()(
       "sink", po::value<std::vector<std::string>>()->value_name("SPEC"),
       "stdout[:json], file:PATH, webhook:URL, slack:URL or a plugin's TYPE[:TARGET] "
       "(repeatable; default stdout)")("format", po::value<std::string>()->value_name("text|json"),
@@ -247,23 +243,9 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
                           "besides inotify)");
   }
   add_storage_options(visible);
-  po::options_description all;
-  all.add(visible).add_options()("path", po::value<std::vector<std::string>>());
-  po::positional_options_description positional;
-  positional.add("path", -1);
-
-  po::variables_map options;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), options);
-    po::notify(options);
-  } catch (const po::error& error) {
-    err << prefix << error.what() << "\n";
-    return kExitError;
-  }
-  if (options.count("help")) {
-    out << visible << "\n";
-    return kExitOk;
-  }
+  auto parsed = parse_path_command_line(args, visible, prefix, out, err);
+  if (const int* done = std::get_if<int>(&parsed)) return *done;
+  const po::variables_map& options = std::get<po::variables_map>(parsed);
   if (!options.count("path")) {
     err << prefix << "missing PATH (a trial folder)\n";
     return kExitError;
@@ -273,30 +255,7 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
   config.paths = options["path"].as<std::vector<std::string>>();
   config.follow = follow;
   try {
-    // Plugins first (the command line's, then the rules file's): their rules and sink types
-    // are then known wherever a rule or a sink is named.
-    if (options.count("plugin")) {
-      for (const auto& plugin : options["plugin"].as<std::vector<std::string>>()) {
-        load_plugin(plugin);
-      }
-    }
-    if (options.count("rules")) {
-      const std::string path = options["rules"].as<std::string>();
-      std::ifstream in(path, std::ios::binary);
-      if (!in) throw StorageError(path + ": cannot read the rules file");
-      std::ostringstream text;
-      text << in.rdbuf();
-      for (const auto& plugin : rules_file_plugins(text.str(), path)) load_plugin(plugin);
-      RulesFile file = parse_rules_file(text.str(), path);
-      config.rules = std::move(file.rules);
-      config.sinks = std::move(file.sinks);
-      config.tensorboard_names = std::move(file.tensorboard_names);
-    }
-    if (options.count("rule")) {
-      for (const auto& argument : options["rule"].as<std::vector<std::string>>()) {
-        config.rules.push_back(parse_rule_argument(argument));
-      }
-    }
+    read_rule_options(options, config);
     if (options.count("sink")) {
       for (const auto& argument : options["sink"].as<std::vector<std::string>>()) {
         config.sinks.push_back(parse_sink_argument(argument));

@@ -67,9 +67,8 @@ struct TensorNameQuery {
 // rule invocation gets stable answers however long it runs.
 class Trial {
  public:
-  // Opens a local folder (or, later, an s3:// prefix). Throws StorageError when the path does
-  // not exist or holds no smdebug trial, MissingCollectionFiles when an ended job saved
-  // nothing.
+  // Opens a local folder or an s3:// prefix. Throws StorageError when the path does not exist
+  // or holds no smdebug trial, MissingCollectionFiles when an ended job saved nothing.
   static Trial open(const std::string& path, TrialOptions options = {});
   static Trial open(std::shared_ptr<const Storage> storage, TrialOptions options = {});
   // As open, without listing the trial's files yet: `load()`, `refresh()` or (with auto refresh)
@@ -149,7 +148,9 @@ class Trial {
   Collection collection(const std::string& name) const;  // throws CollectionUnavailable
 
   // Blocks until each step is available. Throws StepUnavailable for a step that will never
-  // come, NoMoreData when the job ended before it, StepNotYetAvailable if `timeout` passes.
+  // come, NoMoreData when the job ended before it, StepNotYetAvailable if `timeout` passes. A
+  // pinned view never changes, so it does not wait: a step it lacks is StepNotYetAvailable at
+  // once (the Python module's wait_for_steps waits in slices on that).
   void wait_for_steps(const std::vector<std::int64_t>& steps, Mode mode = Mode::Global,
                       std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
   StepState has_passed_step(std::int64_t step, Mode mode = Mode::Global) const;

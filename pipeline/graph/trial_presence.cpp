@@ -1,11 +1,11 @@
-#include "pipeline/cli/trial_presence.hpp"
+#include "pipeline/graph/trial_presence.hpp"
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "sources/s3/s3_storage.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
 
-namespace rulestream::cli {
+namespace rulestream {
 
 bool holds_trial_files(const Storage& storage) {
   return storage.exists(kEndOfJobMarker) || !storage.list(kCollectionsDir).empty() ||
@@ -43,4 +43,4 @@ TrialFormat require_known_format(const Storage& storage) {
                      ", nor a TensorBoard logdir (no file named *tfevents*)");
 }
 
-}  // namespace rulestream::cli
+}  // namespace rulestream

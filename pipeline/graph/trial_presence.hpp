@@ -4,7 +4,7 @@
 
 #include "pipeline/model/storage.hpp"
 
-namespace rulestream::cli {
+namespace rulestream {
 
 // Whether the trial's root holds any trial file: the end marker, or files under collections/,
 // index/ or events/ (in that order, so that an archived job answers without listing index/).
@@ -27,4 +27,4 @@ enum class TrialFormat { Smdebug, TensorBoard };
 // the bucket and prefix) when the root is missing or holds neither.
 TrialFormat require_known_format(const Storage& storage);
 
-}  // namespace rulestream::cli
+}  // namespace rulestream

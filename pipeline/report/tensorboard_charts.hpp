@@ -1,0 +1,59 @@
+#pragma once
+
+// The plots and the job section of a TensorBoard logdir: every scalar tag, grouped by its
+// prefix (the part before the first '/'), one curve per run; the losses (SeriesNaming's role
+// Loss) together on one chart with the rules' firings marked; each histogram tag as bands over
+// steps (min to max, and mean +- one standard deviation where the histogram says its sum of
+// squares) around its mean.
+//
+// Series are downsampled (downsample.hpp); the losses chart keeps the steps given.
+//
+// A step written twice (a run restarted from a checkpoint) keeps its later value, as
+// TensorBoard shows it.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pipeline/report/job_report.hpp"
+#include "stages/tensorboard/run_reader.hpp"
+#include "stages/tensorboard/series_naming.hpp"
+
+namespace rulestream {
+
+// Collects the values read_logdir hands on. Not thread-safe: one reading thread feeds it.
+class TensorBoardSeriesCollector final : public TensorBoardValueSink {
+ public:
+  void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+                const SummaryReading& reading) override;
+
+  std::vector<Chart> charts(const SeriesNaming& naming,
+                            std::span<const std::int64_t> keep_steps) const;
+  // Steps per mode (by the modes naming gives the scalar tags) and the wall-time span; the
+  // caller adds the path, runs and problems.
+  void summarize(const SeriesNaming& naming, JobSummary& job) const;
+
+ private:
+  struct HistogramPoint {
+    std::int64_t step = 0;
+    double min = 0, max = 0, mean = 0;
+    std::optional<double> std_dev;
+  };
+  struct TagSeries {
+    std::string run;
+    std::string tag;
+    std::vector<SeriesPoint> scalars;        // in file order; see in_step_order
+    std::vector<HistogramPoint> histograms;  // likewise
+  };
+
+  // Run, then tag, to the tag's series. Not keyed by the tag's address: that is stable only
+  // for its run's reader, and read_logdir's next reader may reuse it.
+  std::map<std::string, std::map<std::string, std::size_t>> index_;
+  std::vector<TagSeries> series_;
+  std::optional<double> first_wall_time_, last_wall_time_;
+};
+
+}  // namespace rulestream
