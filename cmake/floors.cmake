@@ -37,7 +37,7 @@ rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
 rulestream_floor(graph pipeline/graph
   USES model memory format reduce load assemble source_common s3 open store trial rules sinks
        tensorboard
-  PRIVATE_DEPS TBB::tbb)
+  PRIVATE_DEPS TBB::tbb ${CMAKE_DL_LIBS})
 
 # One HTML page per job (issue 26): the job replayed with its rules, its curves and where the
 # rules fired. Below the commands so that `report` and a later `serve` build the same page.
@@ -81,6 +81,9 @@ set(RULESTREAM_PUBLIC_HEADERS
   rules/rule.hpp
   rules/rule_registry.hpp
   sinks/sink.hpp
+  sinks/sink_registry.hpp
   pipeline/graph/pipeline_config.hpp
+  pipeline/graph/plugin_api.hpp
+  pipeline/graph/plugin_loader.hpp
   pipeline/graph/rule_pipeline.hpp
   pipeline/simulator/job_simulator.hpp)

@@ -4,7 +4,7 @@
 - A file of a floor may include headers of its own floor and of the floors its USES lists,
   nothing else of ours (the build lets through what those floors use in turn; this does not).
 - A public header (RULESTREAM_PUBLIC_HEADERS) includes public headers only, and examples/
-  include public headers (and their own) only.
+  include public headers (and their own) only, as does include/ (the installed umbrella header).
 - Every C++ file under the floors' top-level folders belongs to a floor, and pipeline/ holds
   nothing at its top but a README.
 - Includes are written from the project root: no "../", and the header must exist.
@@ -59,7 +59,7 @@ def include_problems(root: pathlib.Path, floors: Floors, rel: str):
     """The offences of one file's #include lines."""
     own = floors.floor_of(rel)
     allowed = {own, *floors.uses[own]} if own else None
-    is_example = rel.startswith("examples/")
+    is_example = rel.startswith(("examples/", "include/"))
     text = (root / rel).read_text(errors="replace")
     for number, line in enumerate(text.splitlines(), 1):
         match = INCLUDE.match(line)
@@ -99,12 +99,12 @@ def check(root: pathlib.Path):
     problems += [f"{TABLE}: public header {h} does not exist"
                  for h in sorted(floors.public_headers) if not (root / h).is_file()]
     checked = 0
-    for top in floors.top_folders() + ["examples", "tests", "benchmarks"]:
+    for top in floors.top_folders() + ["examples", "include", "tests", "benchmarks"]:
         for path in sorted((root / top).rglob("*")):
             if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
                 continue
             rel = path.relative_to(root).as_posix()
-            free = rel.startswith(UNRESTRICTED) or rel.startswith("examples/")
+            free = rel.startswith(UNRESTRICTED) or rel.startswith(("examples/", "include/"))
             if not free and floors.floor_of(rel) is None:
                 problems.append(f"{rel}: belongs to no floor ({TABLE} names the floors' folders)")
                 continue

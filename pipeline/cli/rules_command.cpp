@@ -1,19 +1,40 @@
-// `rulestream rules [NAME]`: the built-in rules, their parameters and defaults.
+// `rulestream rules [NAME] [--plugin FILE]`: the built-in rules (and those of plugins), their
+// parameters and defaults.
 #include <iomanip>
 #include <ostream>
+#include <stdexcept>
+#include <string_view>
 
 #include "pipeline/cli/cli.hpp"
 #include "pipeline/cli/commands.hpp"
+#include "pipeline/graph/plugin_loader.hpp"
 #include "rules/rule_registry.hpp"
 
 namespace rulestream::cli {
 
-int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int run_rules(const std::vector<std::string>& all_args, std::ostream& out, std::ostream& err) {
   const RuleRegistry& registry = RuleRegistry::builtin();
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    out << "rulestream rules [NAME]\n\nLists the built-in rules with their parameters and "
-           "defaults, or describes one.\n";
+  if (!all_args.empty() && (all_args[0] == "--help" || all_args[0] == "-h")) {
+    out << "rulestream rules [NAME] [--plugin FILE.so]...\n\nLists the built-in rules (and those "
+           "of the plugins given) with their parameters and defaults, or describes one.\n";
     return kExitOk;
+  }
+  // --plugin FILE (or --plugin=FILE), repeatable, anywhere; the rest is the rule's name.
+  std::vector<std::string> args;
+  try {
+    for (std::size_t i = 0; i < all_args.size(); ++i) {
+      if (all_args[i] == "--plugin") {
+        if (i + 1 == all_args.size()) throw std::invalid_argument("--plugin needs a file");
+        load_plugin(all_args[++i]);
+      } else if (all_args[i].starts_with("--plugin=")) {
+        load_plugin(all_args[i].substr(std::string_view("--plugin=").size()));
+      } else {
+        args.push_back(all_args[i]);
+      }
+    }
+  } catch (const std::exception& error) {  // PluginError, or --plugin without its file
+    err << "rulestream rules: " << error.what() << "\n";
+    return kExitError;
   }
   if (args.size() > 1) {
     err << "rulestream rules: expected at most one rule name\n";

@@ -42,6 +42,8 @@ struct SinkConfig {
   bool json = false;             // stdout only
   bool slack = false;            // webhook only
   std::string dead_letter_path;  // webhook only; default beside the working directory
+  // A plugin's sink type (sinks/sink_registry.hpp): what its factory is given.
+  std::map<std::string, std::string> parameters;
 };
 
 struct PipelineConfig {

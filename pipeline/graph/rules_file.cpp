@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <charconv>
 #include <climits>
+#include <filesystem>
 #include <stdexcept>
 
 #include "pipeline/graph/stop_action.hpp"
@@ -166,7 +167,15 @@ RuleConfig parse_rule(const boost::json::value& entry, const std::string& path, 
   return config;
 }
 
-SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, std::size_t i) {
+// What an unknown sink type's error lists as known.
+std::string known_sink_types(const SinkRegistry& sink_types, const std::string& builtins) {
+  std::string known = builtins;
+  for (const auto& type : sink_types.types()) known += ", " + type;
+  return known;
+}
+
+SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, std::size_t i,
+                      const SinkRegistry& sink_types) {
   const std::string where = path + ": sink " + std::to_string(i);
   if (!entry.is_object()) throw FormatError(where, "expected an object");
   const auto& object = entry.as_object();
@@ -193,9 +202,15 @@ SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, 
     sink.slack = flag("slack");
     sink.dead_letter_path = text("dead_letter_path");
     if (sink.target.empty()) throw FormatError(where, "a webhook sink needs a url");
+  } else if (sink_types.find(sink.type) != nullptr) {
+    for (const auto& [key, value] : object) {
+      if (key == "type" || key == "name") continue;
+      sink.parameters[std::string(key)] = text(std::string(key).c_str());
+    }
+    sink.target = sink.type;  // how notify actions and messages name it, unless it has a name
   } else {
-    throw FormatError(where,
-                      "unknown sink type '" + sink.type + "' (known: stdout, file, webhook)");
+    throw FormatError(where, "unknown sink type '" + sink.type + "' (known: " +
+                                 known_sink_types(sink_types, "stdout, file, webhook") + ")");
   }
   return sink;
 }
@@ -226,9 +241,34 @@ std::map<std::string, std::vector<std::string>> parse_tensorboard_names(
   return names;
 }
 
+// "plugins": ["my_rules.so", ...]; a relative path is taken from the rules file's folder, so
+// that a rules file and its plugins move together.
+std::vector<std::string> parse_plugins(const boost::json::value& plugins, const std::string& path) {
+  const auto invalid = [&] {
+    return FormatError(path, "plugins must be an array of plugin file paths (non-empty strings)");
+  };
+  if (!plugins.is_array()) throw invalid();
+  std::vector<std::string> files;
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  for (const auto& entry : plugins.as_array()) {
+    if (!entry.is_string() || entry.as_string().empty()) throw invalid();
+    const std::filesystem::path file(std::string(entry.as_string()));
+    files.push_back(file.is_absolute() ? file.string() : (folder / file).string());
+  }
+  return files;
+}
+
 }  // namespace
 
-RulesFile parse_rules_file(std::string_view json, const std::string& path) {
+std::vector<std::string> rules_file_plugins(std::string_view json, const std::string& path) {
+  const boost::json::value document = parse_json_document(json, path);
+  if (!document.is_object()) return {};
+  const auto* plugins = document.as_object().if_contains("plugins");
+  return plugins != nullptr ? parse_plugins(*plugins, path) : std::vector<std::string>{};
+}
+
+RulesFile parse_rules_file(std::string_view json, const std::string& path,
+                           const SinkRegistry& sink_types) {
   const boost::json::value document = parse_json_document(json, path);
   RulesFile file;
   const boost::json::array* rules = nullptr;
@@ -245,10 +285,13 @@ RulesFile parse_rules_file(std::string_view json, const std::string& path) {
     if (const auto* names = object.if_contains("tensorboard")) {
       file.tensorboard_names = parse_tensorboard_names(*names, path);
     }
+    if (const auto* plugins = object.if_contains("plugins")) {
+      file.plugins = parse_plugins(*plugins, path);
+    }
     if (const auto* sinks = object.if_contains("sinks")) {
       if (!sinks->is_array()) throw FormatError(path, "sinks must be an array");
       for (std::size_t i = 0; i < sinks->as_array().size(); ++i) {
-        file.sinks.push_back(parse_sink(sinks->as_array()[i], path, i));
+        file.sinks.push_back(parse_sink(sinks->as_array()[i], path, i, sink_types));
       }
     }
   }
@@ -295,7 +338,7 @@ RuleConfig parse_rule_argument(const std::string& argument) {
   return config;
 }
 
-SinkConfig parse_sink_argument(const std::string& argument) {
+SinkConfig parse_sink_argument(const std::string& argument, const SinkRegistry& sink_types) {
   SinkConfig sink;
   const auto colon = argument.find(':');
   const std::string type = argument.substr(0, colon);
@@ -311,9 +354,14 @@ SinkConfig parse_sink_argument(const std::string& argument) {
     sink.type = type == "file" ? "file" : "webhook";
     sink.slack = type == "slack";
     sink.target = target;
+  } else if (sink_types.find(type) != nullptr) {
+    sink.type = type;
+    sink.target = colon == std::string::npos ? type : target;
+    if (colon != std::string::npos) sink.parameters["target"] = target;
   } else {
     throw std::invalid_argument(
-        "--sink '" + type + "': unknown sink (stdout[:json], file:PATH, webhook:URL, slack:URL)");
+        "--sink '" + type + "': unknown sink (" +
+        known_sink_types(sink_types, "stdout[:json], file:PATH, webhook:URL, slack:URL") + ")");
   }
   return sink;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <memory>
 #include <stdexcept>
 
 #include "pipeline/model/exceptions.hpp"
@@ -349,6 +350,80 @@ TEST(RulesFile, ReadsTensorBoardTagPatterns) {
                   {"rules.json: tensorboard", "(unclosed"});
   expect_mentions(format_error(R"({"rules": [], "tensorboard": {"loss": "loss"}})"),
                   {"loss must be an array of regexes"});
+}
+
+// --- plugins, and the sink types they add ------------------------------------------------------
+
+// A sink type as a plugin adds one; never built here.
+SinkRegistry registry_with_csv() {
+  SinkRegistry types;
+  types.add({.type = "csv", .description = "", .create = [](const SinkParameters&) {
+               return std::unique_ptr<Sink>();
+             }});
+  return types;
+}
+
+TEST(RulesFile, PluginsAreTakenFromTheRulesFilesFolder) {
+  const std::string json = R"({"plugins": ["mine.so", "/opt/theirs.so", "sub/more.so"],
+                              "rules": []})";
+  const std::vector<std::string> expected{"/etc/rulestream/mine.so", "/opt/theirs.so",
+                                          "/etc/rulestream/sub/more.so"};
+  EXPECT_EQ(parse_rules_file(json, "/etc/rulestream/rules.json").plugins, expected);
+  EXPECT_EQ(rules_file_plugins(json, "/etc/rulestream/rules.json"), expected);
+  // A rules file in the working folder: the paths are as written.
+  EXPECT_EQ(rules_file_plugins(json, "rules.json")[0], "mine.so");
+  EXPECT_TRUE(rules_file_plugins(R"([{"RuleParameters": {}}])", "rules.json").empty());
+}
+
+TEST(RulesFile, PluginsMustBeAnArrayOfPaths) {
+  for (const char* plugins : {R"("mine.so")", R"([""])", R"([3])"}) {
+    const std::string json = std::string(R"({"rules": [], "plugins": )") + plugins + "}";
+    expect_mentions(format_error(json), {"rules.json", "plugins must be an array of plugin file"});
+  }
+}
+
+TEST(RulesFile, APluginsSinkTypeTakesItsKeysAsParameters) {
+  const SinkRegistry types = registry_with_csv();
+  const RulesFile file = parse_rules_file(R"({"rules": [],
+    "sinks": [{"type": "csv", "name": "sheet", "path": "events.csv", "separator": ";"}]})",
+                                          "rules.json", types);
+  ASSERT_EQ(file.sinks.size(), 1u);
+  EXPECT_EQ(file.sinks[0].type, "csv");
+  EXPECT_EQ(file.sinks[0].name, "sheet");
+  EXPECT_EQ(file.sinks[0].parameters, (Parameters{{"path", "events.csv"}, {"separator", ";"}}));
+  // Without the plugin, the type is unknown; with it, it is listed among the known ones.
+  expect_mentions(format_error(R"({"rules": [], "sinks": [{"type": "csv"}]})"),
+                  {"sink 0", "unknown sink type 'csv'", "(known: stdout, file, webhook)"});
+  try {
+    parse_rules_file(R"({"rules": [], "sinks": [{"type": "tsv"}]})", "rules.json", types);
+    ADD_FAILURE() << "no error";
+  } catch (const FormatError& error) {
+    expect_mentions(error.what(), {"unknown sink type 'tsv'", "stdout, file, webhook, csv"});
+  }
+  try {
+    parse_rules_file(R"({"rules": [], "sinks": [{"type": "csv", "path": 3}]})", "rules.json",
+                     types);
+    ADD_FAILURE() << "no error";
+  } catch (const FormatError& error) {
+    expect_mentions(error.what(), {"sink 0", "path must be a string"});
+  }
+}
+
+TEST(SinkArgument, APluginsSinkType) {
+  const SinkRegistry types = registry_with_csv();
+  const SinkConfig with_target = parse_sink_argument("csv:out/events.csv", types);
+  EXPECT_EQ(with_target.type, "csv");
+  EXPECT_EQ(with_target.target, "out/events.csv");
+  EXPECT_EQ(with_target.parameters, (Parameters{{"target", "out/events.csv"}}));
+  const SinkConfig bare = parse_sink_argument("csv", types);
+  EXPECT_EQ(bare.type, "csv");
+  EXPECT_TRUE(bare.parameters.empty());
+  try {
+    parse_sink_argument("tsv:x", types);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& error) {
+    expect_mentions(error.what(), {"--sink 'tsv'", "unknown sink", "slack:URL, csv"});
+  }
 }
 
 }  // namespace

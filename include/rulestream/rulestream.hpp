@@ -1,0 +1,26 @@
+#pragma once
+
+// rulestream's public API in one include, for a program or plugin built against the installed
+// package (find_package(rulestream); README "In your own C++ project"):
+//   Trial and Tensor      smdebug's Trial API over a local folder or s3:// prefix
+//   Rule, invoke_rule     write a rule of your own (smdebug's Rule)
+//   RuleRegistry          the built-in rules by name, and yours beside them
+//   RulePipeline          run rules over a job as rulestream replay/watch do
+//   Sink, SinkRegistry    where a pipeline's rule events go, and the sink types of plugins
+//   JobSimulator          write a synthetic job to try rules on
+//   load_plugin           load a plugin's rules and sinks (plugin_api.hpp to write one)
+// Each header names its own dependencies; including them one by one is as good.
+
+#include "pipeline/graph/pipeline_config.hpp"
+#include "pipeline/graph/plugin_api.hpp"
+#include "pipeline/graph/plugin_loader.hpp"
+#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/rule_event.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
+#include "pipeline/trial/tensor.hpp"
+#include "pipeline/trial/trial.hpp"
+#include "rules/rule.hpp"
+#include "rules/rule_registry.hpp"
+#include "sinks/sink.hpp"
+#include "sinks/sink_registry.hpp"
