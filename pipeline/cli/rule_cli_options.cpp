@@ -1,10 +1,6 @@
 #include "pipeline/cli/rule_cli_options.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include "pipeline/graph/rules_file.hpp"
-#include "pipeline/model/exceptions.hpp"
 
 namespace rulestream::cli {
 
@@ -19,12 +15,7 @@ void add_rule_options(po::options_description& options) {
 
 void read_rule_options(const po::variables_map& options, PipelineConfig& config) {
   if (options.count("rules")) {
-    const std::string path = options["rules"].as<std::string>();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw StorageError(path + ": cannot read the rules file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    RulesFile file = parse_rules_file(text.str(), path);
+    RulesFile file = read_rules_file(options["rules"].as<std::string>());
     config.rules = std::move(file.rules);
     config.sinks = std::move(file.sinks);
     config.tensorboard_names = std::move(file.tensorboard_names);

@@ -3,6 +3,8 @@
 #include <boost/json.hpp>
 #include <charconv>
 #include <climits>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "pipeline/graph/stop_action.hpp"
@@ -316,6 +318,14 @@ SinkConfig parse_sink_argument(const std::string& argument) {
         "--sink '" + type + "': unknown sink (stdout[:json], file:PATH, webhook:URL, slack:URL)");
   }
   return sink;
+}
+
+RulesFile read_rules_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StorageError(path + ": cannot read the rules file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_rules_file(text.str(), path);
 }
 
 }  // namespace rulestream
