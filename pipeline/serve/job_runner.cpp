@@ -1,0 +1,204 @@
+#include "pipeline/serve/job_runner.hpp"
+
+#include <filesystem>
+
+#include "pipeline/graph/configuration_check.hpp"
+#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/graph/rules_file.hpp"
+#include "pipeline/graph/sink_factory.hpp"
+#include "pipeline/graph/tensorboard_pipeline.hpp"
+#include "sources/open/storage_factory.hpp"
+
+namespace rulestream {
+namespace {
+
+// A sink of the service, shared by every job: this job's events go to it, counted.
+class SharedSink final : public Sink {
+ public:
+  SharedSink(std::shared_ptr<Sink> sink, ServiceMetrics& metrics)
+      : sink_(std::move(sink)), metrics_(metrics), name_(sink_->describe()) {}
+  std::string describe() const override { return name_; }
+  void write(const RuleEvent& event) override {
+    try {
+      sink_->write(event);
+      metrics_.add_sink_event(name_);
+    } catch (const std::exception&) {  // one refused event must not end the job's rules
+      metrics_.add_sink_failure(name_);
+    }
+  }
+  void flush() override { sink_->flush(); }
+
+ private:
+  std::shared_ptr<Sink> sink_;
+  ServiceMetrics& metrics_;
+  const std::string name_;
+};
+
+// Where the job's events reach the registry (/api) and the rule counters (/metrics). Listed
+// after the configured sinks and named by no notify action, so it gets every rule's events.
+class RegistrySink final : public Sink {
+ public:
+  RegistrySink(std::string job, JobRegistry& registry, ServiceMetrics& metrics)
+      : job_(std::move(job)), registry_(registry), metrics_(metrics) {}
+  std::string describe() const override { return "the service's view of job " + job_; }
+  void write(const RuleEvent& event) override {
+    registry_.record(job_, event);
+    if (event.kind == RuleEvent::Kind::ConditionMet) {
+      metrics_.add_firing(event.rule_configuration, event.rule);
+    } else {
+      metrics_.add_evaluations(event.rule_configuration, event.rule, event.steps_evaluated);
+    }
+  }
+  void flush() override {}
+
+ private:
+  const std::string job_;
+  JobRegistry& registry_;
+  ServiceMetrics& metrics_;
+};
+
+}  // namespace
+
+JobRunner::JobRunner(FoundJob job, const JobRunnerContext& context, std::function<void()> on_done)
+    : job_(std::move(job)), context_(context), on_done_(std::move(on_done)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+JobRunner::~JobRunner() {
+  request_stop();
+  thread_.join();
+}
+
+std::shared_ptr<const PipelineConfig> JobRunner::job_config() const {
+  auto config = std::make_shared<PipelineConfig>(context_.base);
+  config->paths = {job_.path.string()};
+  config->follow = true;
+  const std::filesystem::path own_rules = job_.path / context_.job_rules_file;
+  if (std::filesystem::exists(own_rules)) {
+    RulesFile file = read_rules_file(own_rules.string());
+    config->rules = std::move(file.rules);
+    config->tensorboard_names = std::move(file.tensorboard_names);
+    for (auto& sink : file.sinks) config->sinks.push_back(std::move(sink));
+  }
+  if (config->rules.empty()) throw RuleConfigError("no rules to run on " + job_.path.string());
+  return config;
+}
+
+std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& config) const {
+  std::vector<std::unique_ptr<Sink>> sinks;
+  for (std::size_t i = 0; i < config.sinks.size(); ++i) {
+    if (i < context_.service_sinks.size()) {
+      sinks.push_back(std::make_unique<SharedSink>(context_.service_sinks[i], *context_.metrics));
+    } else {  // the job's own rules file's: its own, as a watch of it would have
+      sinks.push_back(make_sink(config.sinks[i], *context_.out));
+    }
+  }
+  sinks.push_back(std::make_unique<RegistrySink>(job_.id, *context_.registry, *context_.metrics));
+  return sinks;
+}
+
+void JobRunner::run() {
+  JobRegistry& registry = *context_.registry;
+  std::string failure;
+  try {
+    storage_ = open_storage(job_.path.string(), context_.base.storage);
+    const auto config = job_config();
+    check_configuration(*config);
+    registry.start(job_.id, config);
+    if (job_.format == TrialFormat::Smdebug) {
+      RulePipeline pipeline(*config, job_sinks(*config));
+      {
+        std::lock_guard lock(mutex_);
+        smdebug_ = &pipeline;
+        if (stop_requested_) pipeline.request_stop();
+      }
+      const PipelineReport report = pipeline.run();
+      std::lock_guard lock(mutex_);
+      report_read(running_counts());
+      smdebug_ = nullptr;
+      failure = report.source_failure;
+    } else {
+      TensorBoardPipeline pipeline(*config, job_sinks(*config));
+      {
+        std::lock_guard lock(mutex_);
+        tensorboard_ = &pipeline;
+        if (stop_requested_) pipeline.request_stop();
+      }
+      const TensorBoardReport report = pipeline.run();
+      std::lock_guard lock(mutex_);
+      ReadCounts counts = running_counts();  // the last poll's; the report has the whole job
+      counts.values = report.values;
+      counts.bytes = report.bytes;
+      report_read(counts);
+      tensorboard_ = nullptr;
+      failure = report.source_failure;
+    }
+    if (failure.empty()) {
+      registry.finish(job_.id);
+    } else {
+      registry.fail(job_.id, "reading the job failed: " + failure);
+    }
+  } catch (const std::exception& error) {  // nothing may leave the thread: the job is in Error
+    registry.fail(job_.id, error.what());
+  }
+  done_ = true;
+  on_done_();
+}
+
+JobRunner::ReadCounts JobRunner::running_counts() const {
+  ReadCounts counts;
+  if (smdebug_) {
+    const PipelineProgress& progress = smdebug_->progress();
+    counts.steps = progress.steps_released;
+    counts.tensors = progress.tensors_decoded;
+    counts.bytes = progress.event_bytes;
+    counts.last_step = progress.last_step;
+  } else if (tensorboard_) {
+    const TensorBoardProgress& progress = tensorboard_->progress();
+    counts.values = progress.values;
+    counts.bytes = progress.bytes;
+    counts.last_step = progress.last_step;
+  }
+  return counts;
+}
+
+void JobRunner::report_read(const ReadCounts& now) {
+  context_.metrics->add_read(job_.format, now.steps - reported_.steps,
+                             now.tensors - reported_.tensors, now.values - reported_.values,
+                             now.bytes - reported_.bytes);
+  reported_ = now;
+  context_.registry->set_last_step(job_.id, now.last_step);
+}
+
+void JobRunner::check(std::chrono::steady_clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (!smdebug_ && !tensorboard_) return;  // not started yet, or ending
+  report_read(running_counts());
+  Activity activity;
+  try {
+    for (const StoredObject& object : storage_->list("")) {
+      ++activity.files;
+      activity.bytes += object.size;
+      activity.modified_ns = std::max(activity.modified_ns, object.modified_ns);
+    }
+  } catch (const std::exception&) {
+    return;  // the pipeline's own reading reports storage failures; no verdict on idleness
+  }
+  if (activity != activity_) {
+    activity_ = activity;
+    last_change_ = now;
+  } else if (now - last_change_ >= context_.idle_timeout && !stop_requested_) {
+    stop_requested_ = true;
+    if (smdebug_) smdebug_->request_stop();
+    if (tensorboard_) tensorboard_->request_stop();
+  }
+}
+
+void JobRunner::request_stop() {
+  std::lock_guard lock(mutex_);
+  stop_requested_ = true;
+  if (smdebug_) smdebug_->request_stop();
+  if (tensorboard_) tensorboard_->request_stop();
+}
+
+}  // namespace rulestream
