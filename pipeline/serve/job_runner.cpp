@@ -7,58 +7,10 @@
 #include "pipeline/graph/rules_file.hpp"
 #include "pipeline/graph/sink_factory.hpp"
 #include "pipeline/graph/tensorboard_pipeline.hpp"
+#include "pipeline/serve/job_sinks.hpp"
 #include "sources/open/storage_factory.hpp"
 
 namespace rulestream {
-namespace {
-
-// A sink of the service, shared by every job: this job's events go to it, counted.
-class SharedSink final : public Sink {
- public:
-  SharedSink(std::shared_ptr<Sink> sink, ServiceMetrics& metrics)
-      : sink_(std::move(sink)), metrics_(metrics), name_(sink_->describe()) {}
-  std::string describe() const override { return name_; }
-  void write(const RuleEvent& event) override {
-    try {
-      sink_->write(event);
-      metrics_.add_sink_event(name_);
-    } catch (const std::exception&) {  // one refused event must not end the job's rules
-      metrics_.add_sink_failure(name_);
-    }
-  }
-  void flush() override { sink_->flush(); }
-
- private:
-  std::shared_ptr<Sink> sink_;
-  ServiceMetrics& metrics_;
-  const std::string name_;
-};
-
-// Where the job's events reach the registry (/api) and the rule counters (/metrics). Listed
-// after the configured sinks and named by no notify action, so it gets every rule's events.
-class RegistrySink final : public Sink {
- public:
-  RegistrySink(std::string job, JobRegistry& registry, ServiceMetrics& metrics)
-      : job_(std::move(job)), registry_(registry), metrics_(metrics) {}
-  std::string describe() const override { return "the service's view of job " + job_; }
-  void write(const RuleEvent& event) override {
-    registry_.record(job_, event);
-    if (event.kind == RuleEvent::Kind::ConditionMet) {
-      metrics_.add_firing(event.rule_configuration, event.rule);
-    } else {
-      metrics_.add_evaluations(event.rule_configuration, event.rule, event.steps_evaluated);
-    }
-  }
-  void flush() override {}
-
- private:
-  const std::string job_;
-  JobRegistry& registry_;
-  ServiceMetrics& metrics_;
-};
-
-}  // namespace
-
 JobRunner::JobRunner(FoundJob job, const JobRunnerContext& context, std::function<void()> on_done)
     : job_(std::move(job)), context_(context), on_done_(std::move(on_done)) {
   thread_ = std::thread([this] { run(); });
@@ -84,7 +36,8 @@ std::shared_ptr<const PipelineConfig> JobRunner::job_config() const {
   return config;
 }
 
-std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& config) const {
+std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& config,
+                                                        RegistrySink** registry_sink) const {
   std::vector<std::unique_ptr<Sink>> sinks;
   for (std::size_t i = 0; i < config.sinks.size(); ++i) {
     if (i < context_.service_sinks.size()) {
@@ -93,7 +46,9 @@ std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& co
       sinks.push_back(make_sink(config.sinks[i], *context_.out));
     }
   }
-  sinks.push_back(std::make_unique<RegistrySink>(job_.id, *context_.registry, *context_.metrics));
+  auto registry = std::make_unique<RegistrySink>(job_.id, *context_.registry, *context_.metrics);
+  if (registry_sink) *registry_sink = registry.get();
+  sinks.push_back(std::move(registry));
   return sinks;
 }
 
@@ -106,7 +61,9 @@ void JobRunner::run() {
     check_configuration(*config);
     registry.start(job_.id, config);
     if (job_.format == TrialFormat::Smdebug) {
-      RulePipeline pipeline(*config, job_sinks(*config));
+      RegistrySink* registry_sink = nullptr;
+      RulePipeline pipeline(*config, job_sinks(*config, &registry_sink));
+      registry_sink->time_events_from(pipeline.base_trial());
       {
         std::lock_guard lock(mutex_);
         smdebug_ = &pipeline;
@@ -118,7 +75,7 @@ void JobRunner::run() {
       smdebug_ = nullptr;
       failure = report.source_failure;
     } else {
-      TensorBoardPipeline pipeline(*config, job_sinks(*config));
+      TensorBoardPipeline pipeline(*config, job_sinks(*config, nullptr));
       {
         std::lock_guard lock(mutex_);
         tensorboard_ = &pipeline;

@@ -29,6 +29,7 @@
 
 namespace rulestream {
 
+class RegistrySink;
 class RulePipeline;
 class TensorBoardPipeline;
 
@@ -68,7 +69,10 @@ class JobRunner {
  private:
   void run();
   std::shared_ptr<const PipelineConfig> job_config() const;
-  std::vector<std::unique_ptr<Sink>> job_sinks(const PipelineConfig& config) const;
+  // The service's shared sinks, the job's own, and last the one that feeds the registry
+  // (handed back through `registry_sink` when asked for).
+  std::vector<std::unique_ptr<Sink>> job_sinks(const PipelineConfig& config,
+                                               RegistrySink** registry_sink) const;
   // What the job has read so far, as its pipeline counts it.
   struct ReadCounts {
     std::int64_t steps = 0;    // smdebug

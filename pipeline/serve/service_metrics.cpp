@@ -1,5 +1,6 @@
 #include "pipeline/serve/service_metrics.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace rulestream {
@@ -93,6 +94,16 @@ void ServiceMetrics::add_sink_failure(const std::string& sink) {
   ++sink_failures_[sink];
 }
 
+void ServiceMetrics::observe_event_latency(double seconds) {
+  if (!(seconds >= 0)) seconds = 0;  // a clock stepped back: counted, as no wait at all
+  const auto bucket = std::lower_bound(kLatencyBuckets.begin(), kLatencyBuckets.end(), seconds) -
+                      kLatencyBuckets.begin();
+  std::lock_guard lock(mutex_);
+  ++latency_counts_[static_cast<std::size_t>(bucket)];
+  latency_sum_ += seconds;
+  ++latency_count_;
+}
+
 std::string ServiceMetrics::render(const std::map<JobState, std::size_t>& jobs) const {
   std::ostringstream out;
   header(out, "rulestream_jobs", "gauge", "Jobs the service knows, by state.");
@@ -117,6 +128,17 @@ std::string ServiceMetrics::render(const std::map<JobState, std::size_t>& jobs) 
           sink_events_);
   by_sink(out, "rulestream_sink_failures_total",
           "Rule events a sink refused at once (its write threw).", sink_failures_);
+  header(out, "rulestream_event_latency_seconds", "histogram",
+         "Seconds from a step's data landing to a rule event about it (smdebug jobs).");
+  std::int64_t cumulative = 0;
+  for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+    cumulative += latency_counts_[i];
+    out << "rulestream_event_latency_seconds_bucket{le=\"" << kLatencyBuckets[i] << "\"} "
+        << cumulative << '\n';
+  }
+  out << "rulestream_event_latency_seconds_bucket{le=\"+Inf\"} " << latency_count_ << '\n'
+      << "rulestream_event_latency_seconds_sum " << latency_sum_ << '\n'
+      << "rulestream_event_latency_seconds_count " << latency_count_ << '\n';
   return out.str();
 }
 

@@ -181,6 +181,19 @@ TEST(Serve, FollowsJobsWrittenLiveAndAnswersWhereEachStands) {
   EXPECT_EQ(metrics.value("rulestream_rule_evaluations_total", non_finite_rule),
             static_cast<double>(smdebug.steps + logdir.values));
 
+  // Every firing of the smdebug job was timed from its step's landing (the logdir's are not).
+  EXPECT_EQ(metrics.family("rulestream_event_latency_seconds")->type, "histogram");
+  EXPECT_EQ(metrics.value("rulestream_event_latency_seconds_count"), vanishing_steps);
+  EXPECT_EQ(metrics.value("rulestream_event_latency_seconds_bucket", {{"le", "+Inf"}}),
+            vanishing_steps);
+  double below = 0;
+  for (const auto& sample : metrics.family("rulestream_event_latency_seconds")->samples) {
+    if (sample.name != "rulestream_event_latency_seconds_bucket") continue;
+    EXPECT_GE(sample.value, below) << "buckets are cumulative";
+    below = sample.value;
+  }
+  EXPECT_GE(metrics.value("rulestream_event_latency_seconds_sum"), 0);
+
   // The job's report page, made on request; unknown paths and methods are refused.
   const auto report = serve.get("/jobs/vg/report");
   EXPECT_EQ(report.status, 200u) << report.body;
