@@ -68,7 +68,7 @@ class Session : public std::enable_shared_from_this<Session> {
     response->set(http::field::content_type, answer.content_type);
     for (const auto& [name, value] : answer.headers) response->set(name, value);
     response->keep_alive(request.keep_alive());
-    if (incoming.method != "HEAD") response->body() = std::move(answer.body);
+    response->body() = std::move(answer.body);
     response->prepare_payload();
     http::async_write(
         stream_, *response,

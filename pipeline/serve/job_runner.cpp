@@ -11,6 +11,29 @@
 #include "sources/open/storage_factory.hpp"
 
 namespace rulestream {
+// While it lives, check() and request_stop() reach the running pipeline (one asked to stop
+// before it started is asked now); however run() ends, they let go of it before it goes.
+class JobRunner::Published {
+ public:
+  Published(JobRunner& runner, RulePipeline* smdebug, TensorBoardPipeline* tensorboard)
+      : runner_(runner) {
+    std::lock_guard lock(runner_.mutex_);
+    runner_.smdebug_ = smdebug;
+    runner_.tensorboard_ = tensorboard;
+    if (runner_.stop_requested_) runner_.stop_pipeline();
+  }
+  ~Published() {
+    std::lock_guard lock(runner_.mutex_);
+    runner_.smdebug_ = nullptr;
+    runner_.tensorboard_ = nullptr;
+  }
+  Published(const Published&) = delete;
+  Published& operator=(const Published&) = delete;
+
+ private:
+  JobRunner& runner_;
+};
+
 JobRunner::JobRunner(FoundJob job, const JobRunnerContext& context, std::function<void()> on_done)
     : job_(std::move(job)), context_(context), on_done_(std::move(on_done)) {
   thread_ = std::thread([this] { run(); });
@@ -64,30 +87,20 @@ void JobRunner::run() {
       RegistrySink* registry_sink = nullptr;
       RulePipeline pipeline(*config, job_sinks(*config, &registry_sink));
       registry_sink->time_events_from(pipeline.base_trial());
-      {
-        std::lock_guard lock(mutex_);
-        smdebug_ = &pipeline;
-        if (stop_requested_) pipeline.request_stop();
-      }
+      const Published published(*this, &pipeline, nullptr);
       const PipelineReport report = pipeline.run();
       std::lock_guard lock(mutex_);
       report_read(running_counts());
-      smdebug_ = nullptr;
       failure = report.source_failure;
     } else {
       TensorBoardPipeline pipeline(*config, job_sinks(*config, nullptr));
-      {
-        std::lock_guard lock(mutex_);
-        tensorboard_ = &pipeline;
-        if (stop_requested_) pipeline.request_stop();
-      }
+      const Published published(*this, nullptr, &pipeline);
       const TensorBoardReport report = pipeline.run();
       std::lock_guard lock(mutex_);
       ReadCounts counts = running_counts();  // the last poll's; the report has the whole job
       counts.values = report.values;
       counts.bytes = report.bytes;
       report_read(counts);
-      tensorboard_ = nullptr;
       failure = report.source_failure;
     }
     if (failure.empty()) {
@@ -146,14 +159,17 @@ void JobRunner::check(std::chrono::steady_clock::time_point now) {
     last_change_ = now;
   } else if (now - last_change_ >= context_.idle_timeout && !stop_requested_) {
     stop_requested_ = true;
-    if (smdebug_) smdebug_->request_stop();
-    if (tensorboard_) tensorboard_->request_stop();
+    stop_pipeline();
   }
 }
 
 void JobRunner::request_stop() {
   std::lock_guard lock(mutex_);
   stop_requested_ = true;
+  stop_pipeline();
+}
+
+void JobRunner::stop_pipeline() {
   if (smdebug_) smdebug_->request_stop();
   if (tensorboard_) tensorboard_->request_stop();
 }

@@ -67,7 +67,11 @@ class JobRunner {
   bool done() const { return done_; }
 
  private:
+  class Published;
+
   void run();
+  // Asks the running pipeline, if any, to stop (under mutex_).
+  void stop_pipeline();
   std::shared_ptr<const PipelineConfig> job_config() const;
   // The service's shared sinks, the job's own, and last the one that feeds the registry
   // (handed back through `registry_sink` when asked for).

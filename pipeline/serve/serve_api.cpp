@@ -80,9 +80,9 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
   if (!parsed) return error_response(400, "not a request target: " + request.target);
   std::vector<std::string> path;
   for (const auto& segment : parsed->segments()) path.push_back(segment);  // percent-decoded
-  if (request.method != "GET" && request.method != "HEAD") {
+  if (request.method != "GET") {
     HttpResponse refused = error_response(405, "only GET is served");
-    refused.headers.emplace_back("Allow", "GET, HEAD");
+    refused.headers.emplace_back("Allow", "GET");
     return refused;
   }
   if (path == std::vector<std::string>{"healthz"}) return {200, "text/plain", "ok\n", {}};

@@ -24,7 +24,6 @@ HttpReply http_request(std::uint16_t port, const std::string& method, const std:
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 << 20);
-  if (method == "HEAD") parser.skip(true);
   http::read(stream, buffer, parser);
   const auto& response = parser.get();
   HttpReply reply;
