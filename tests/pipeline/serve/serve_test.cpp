@@ -10,9 +10,11 @@
 #include "pipeline/simulator/job_simulator.hpp"
 #include "pipeline/simulator/tensorboard_simulator.hpp"
 #include "tests/support/cli_runner.hpp"
+#include "tests/support/http_receiver.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/serve_process.hpp"
 #include "tests/support/test_support.hpp"
+#include "tests/support/webhook_test_support.hpp"
 
 namespace rulestream {
 namespace {
@@ -242,7 +244,7 @@ TEST(Serve, ABearerTokenGuardsEverythingButTheProbes) {
   EXPECT_EQ(serve.log().find(token), std::string::npos);
 }
 
-TEST(Serve, ASinkOfTheServiceGetsEveryJobsEventsAndIsCounted) {
+TEST(Serve, SinksOfTheServiceGetEveryJobsEventsCountedAndNeverShowASecret) {
   TempDir root;
   TempDir out;
   for (const std::string name : {"one", "two"}) {
@@ -254,21 +256,32 @@ TEST(Serve, ASinkOfTheServiceGetsEveryJobsEventsAndIsCounted) {
     JobSimulator(job).run();
   }
   const auto events = out.path() / "events.jsonl";
+  testing::HttpReceiver receiver;  // its URL's path carries a Slack-style token
   ServeProcess serve({"--jobs", root.path().string(), "--rule", "VanishingGradient", "--sink",
-                      "file:" + events.string()});
+                      "file:" + events.string(), "--sink",
+                      "webhook:" + receiver.url(testing::kSecretWebhookPath)});
   ASSERT_NE(serve.port(), 0);
   ASSERT_TRUE(serve.wait_for_jobs(
       [](const json::value& jobs) {
         return state_of(jobs, "one") == "Finished" && state_of(jobs, "two") == "Finished";
       },
       std::chrono::seconds(30)));
-  // Each job: 4 firings and a status.
-  const std::string sink = "file " + events.string();
-  const auto metrics = testing::parse_prometheus_text(serve.get("/metrics").body);
-  EXPECT_EQ(metrics.value("rulestream_sink_events_total", {{"sink", sink}}), 10);
+  // Each job: 4 firings and a status, to each sink.
+  const auto scrape = serve.get("/metrics").body;
+  EXPECT_EQ(scrape.find(testing::kSecretToken), std::string::npos) << scrape;
+  const auto metrics = testing::parse_prometheus_text(scrape);
+  EXPECT_EQ(metrics.value("rulestream_sink_events_total", {{"sink", "file " + events.string()}}),
+            10);
+  const auto* sinks = metrics.family("rulestream_sink_events_total");
+  ASSERT_EQ(sinks->samples.size(), 2u);
+  for (const auto& sample : sinks->samples) EXPECT_EQ(sample.value, 10) << sample.labels.at("sink");
+  EXPECT_EQ(serve.get("/api/jobs").body.find(testing::kSecretToken), std::string::npos);
   EXPECT_EQ(serve.stop(), 0);
   const std::string written = testing::read_text_file(events);
   EXPECT_EQ(std::count(written.begin(), written.end(), '\n'), 10) << written;
+  EXPECT_TRUE(receiver.wait_for_requests(10, std::chrono::seconds(10)));
+  EXPECT_EQ(receiver.requests().size(), 10u);
+  EXPECT_EQ(serve.log().find(testing::kSecretToken), std::string::npos) << serve.log();
 }
 
 TEST(Serve, AJobsOwnRulesFileReplacesTheRulesAndAJobWithoutEndMarkerEndsWhenIdle) {
