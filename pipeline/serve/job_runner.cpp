@@ -8,7 +8,6 @@
 #include "pipeline/graph/sink_factory.hpp"
 #include "pipeline/graph/tensorboard_pipeline.hpp"
 #include "pipeline/serve/job_sinks.hpp"
-#include "sources/open/storage_factory.hpp"
 
 namespace rulestream {
 // While it lives, check() and request_stop() reach the running pipeline (one asked to stop
@@ -79,7 +78,6 @@ void JobRunner::run() {
   JobRegistry& registry = *context_.registry;
   std::string failure;
   try {
-    storage_ = open_storage(job_.path.string(), context_.base.storage);
     const auto config = job_config();
     check_configuration(*config);
     registry.start(job_.id, config);
@@ -119,6 +117,7 @@ JobRunner::ReadCounts JobRunner::running_counts() const {
   ReadCounts counts;
   if (smdebug_) {
     const PipelineProgress& progress = smdebug_->progress();
+    counts.index_files = progress.index_files_seen;
     counts.steps = progress.steps_released;
     counts.tensors = progress.tensors_decoded;
     counts.bytes = progress.event_bytes;
@@ -133,9 +132,11 @@ JobRunner::ReadCounts JobRunner::running_counts() const {
 }
 
 void JobRunner::report_read(const ReadCounts& now) {
+  // A logdir's bytes are its files' listed sizes: a file replaced by a shorter one must not
+  // wrap the counter.
+  const std::uint64_t bytes = now.bytes > reported_.bytes ? now.bytes - reported_.bytes : 0;
   context_.metrics->add_read(job_.format, now.steps - reported_.steps,
-                             now.tensors - reported_.tensors, now.values - reported_.values,
-                             now.bytes - reported_.bytes);
+                             now.tensors - reported_.tensors, now.values - reported_.values, bytes);
   reported_ = now;
   context_.registry->set_last_step(job_.id, now.last_step);
 }
@@ -143,19 +144,10 @@ void JobRunner::report_read(const ReadCounts& now) {
 void JobRunner::check(std::chrono::steady_clock::time_point now) {
   std::lock_guard lock(mutex_);
   if (!smdebug_ && !tensorboard_) return;  // not started yet, or ending
-  report_read(running_counts());
-  Activity activity;
-  try {
-    for (const StoredObject& object : storage_->list("")) {
-      ++activity.files;
-      activity.bytes += object.size;
-      activity.modified_ns = std::max(activity.modified_ns, object.modified_ns);
-    }
-  } catch (const std::exception&) {
-    return;  // the pipeline's own reading reports storage failures; no verdict on idleness
-  }
-  if (activity != activity_) {
-    activity_ = activity;
+  const ReadCounts counts = running_counts();
+  const bool changed = counts != reported_;
+  report_read(counts);
+  if (changed) {
     last_change_ = now;
   } else if (now - last_change_ >= context_.idle_timeout && !stop_requested_) {
     stop_requested_ = true;

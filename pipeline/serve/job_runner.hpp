@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "pipeline/graph/pipeline_config.hpp"
-#include "pipeline/model/storage.hpp"
 #include "pipeline/serve/job_discovery.hpp"
 #include "pipeline/serve/job_registry.hpp"
 #include "pipeline/serve/service_metrics.hpp"
@@ -46,7 +45,8 @@ struct JobRunnerContext {
   // Name of the per-job rules file: JOB/NAME replaces the base's rules and tag names (and adds
   // its own sinks) for that job.
   std::string job_rules_file;
-  // A job with no new file, and no file that grew, for this long is finished.
+  // A job whose pipeline has read nothing new (no index file, no grown event file) for this
+  // long is finished.
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
 };
 
@@ -61,7 +61,8 @@ class JobRunner {
   JobRunner& operator=(const JobRunner&) = delete;
 
   // For the supervisor, every poll: reports what the job read since the last check, and ends
-  // a job that has been idle for the idle timeout.
+  // a job whose pipeline has read nothing new for the idle timeout. (The pipeline's own
+  // counts, not a listing of the job: a job of 100,000 files costs the check nothing.)
   void check(std::chrono::steady_clock::time_point now);
   void request_stop();
   bool done() const { return done_; }
@@ -77,39 +78,33 @@ class JobRunner {
   // (handed back through `registry_sink` when asked for).
   std::vector<std::unique_ptr<Sink>> job_sinks(const PipelineConfig& config,
                                                RegistrySink** registry_sink) const;
-  // What the job has read so far, as its pipeline counts it.
+  // What the job has read so far, as its pipeline counts it. While none of it changes, the
+  // job has no new data: an smdebug job writes whole files, each new index file counted as
+  // it is taken up; a logdir's files grow, and their listed size counts.
   struct ReadCounts {
-    std::int64_t steps = 0;    // smdebug
-    std::int64_t tensors = 0;  // smdebug
-    std::int64_t values = 0;   // TensorBoard
+    std::int64_t index_files = 0;  // smdebug: index files taken up
+    std::int64_t steps = 0;        // smdebug
+    std::int64_t tensors = 0;      // smdebug
+    std::int64_t values = 0;       // TensorBoard
     std::uint64_t bytes = 0;
     std::int64_t last_step = -1;
+    friend bool operator==(const ReadCounts&, const ReadCounts&) = default;
   };
   // The running pipeline's counts (under mutex_, while a pipeline runs).
   ReadCounts running_counts() const;
   // Adds to the metrics what was read since the last report, and sets the last step.
   void report_read(const ReadCounts& now);
 
-  // What the listing says about the job's files: their count, total size and latest change.
-  struct Activity {
-    std::size_t files = 0;
-    std::uint64_t bytes = 0;
-    std::int64_t modified_ns = 0;
-    friend bool operator==(const Activity&, const Activity&) = default;
-  };
-
   const FoundJob job_;
   const JobRunnerContext& context_;
   const std::function<void()> on_done_;
-  std::shared_ptr<const Storage> storage_;  // for the idle check's listing
 
   std::mutex mutex_;  // guards what follows, and the pipelines' lifetime against check()
   RulePipeline* smdebug_ = nullptr;
   TensorBoardPipeline* tensorboard_ = nullptr;
   bool stop_requested_ = false;
-  Activity activity_;
+  ReadCounts reported_;  // what the metrics have of the job
   std::chrono::steady_clock::time_point last_change_ = std::chrono::steady_clock::now();
-  ReadCounts reported_;
 
   std::atomic<bool> done_{false};
   std::thread thread_;  // last: started once everything above is
