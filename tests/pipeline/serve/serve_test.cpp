@@ -315,6 +315,65 @@ TEST(Serve, AJobsOwnRulesFileReplacesTheRulesAndAJobWithoutEndMarkerEndsWhenIdle
   EXPECT_EQ(serve.stop(), 0);
 }
 
+// Two jobs without their end markers, one running at a time (--max-running 1): the second
+// waits, Queued, until the first has been idle for the timeout.
+TEST(Serve, JobsBeyondMaxRunningWaitQueuedAndRunInTurn) {
+  TempDir root;
+  for (const std::string name : {"a", "b"}) {
+    JobSimulatorOptions job;
+    job.output = root.path() / name;
+    job.steps = 5;
+    job.write_end_marker = false;
+    JobSimulator(job).run();
+  }
+  ServeProcess serve({"--jobs", root.path().string(), "--rule", "NonFinite", "--max-running", "1",
+                      "--idle-timeout", "3", "--poll-interval", "0.2"});
+  ASSERT_NE(serve.port(), 0);
+  // The first scan finds both and starts the first (in name order); the second waits at least
+  // the idle timeout after the first's last data.
+  ASSERT_TRUE(
+      serve.wait_for_jobs([](const json::value& jobs) { return state_of(jobs, "a") == "Running"; },
+                          std::chrono::seconds(30)));
+  const json::value started = serve.get_json("/api/jobs");
+  EXPECT_EQ(state_of(started, "b"), "Queued") << json::serialize(started);
+  EXPECT_EQ(testing::parse_prometheus_text(serve.get("/metrics").body)
+                .value("rulestream_jobs", {{"state", "Queued"}}),
+            1);
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) {
+        return state_of(jobs, "a") == "Finished" && state_of(jobs, "b") == "Finished";
+      },
+      std::chrono::seconds(60)));
+  const json::value ended = serve.get_json("/api/jobs");
+  // b started only when a had ended.
+  EXPECT_GE(find_job(ended, "b")->at("ended").as_string(),
+            find_job(ended, "a")->at("ended").as_string());
+  EXPECT_EQ(serve.stop(), 0);
+}
+
+// SIGTERM while a job is followed: the job drains and reports, and serve exits 0.
+TEST(Serve, StopsOnSigtermWhileAJobIsFollowed) {
+  TempDir root;
+  JobSimulatorOptions job;
+  job.output = root.path() / "live";
+  job.steps = 5;
+  job.write_end_marker = false;
+  JobSimulator(job).run();
+  ServeProcess serve({"--jobs", root.path().string(), "--rule", "NonFinite", "--poll-interval",
+                      "0.2"});  // the default idle timeout (300 s) keeps it running
+  ASSERT_NE(serve.port(), 0);
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) {
+        const json::object* live = find_job(jobs, "live");
+        return live && live->at("state").as_string() == "Running" &&
+               live->at("last_step").is_int64() && live->at("last_step").as_int64() == 4;
+      },
+      std::chrono::seconds(30)))
+      << serve.get("/api/jobs").body;
+  EXPECT_EQ(serve.stop(), 0) << serve.log();
+  EXPECT_NE(serve.log().find("stopping"), std::string::npos) << serve.log();
+}
+
 TEST(Serve, RefusesWhatItCannotServe) {
   TempDir root;
   const auto serve = [](std::vector<std::string> args) { return testing::run_cli("serve", args); };
