@@ -256,10 +256,21 @@ TEST(Serve, SinksOfTheServiceGetEveryJobsEventsCountedAndNeverShowASecret) {
     JobSimulator(job).run();
   }
   const auto events = out.path() / "events.jsonl";
+  // The webhook comes from the rules file (with its dead-letter file in `out`, not in the
+  // working directory), the file sink from the command line: both are the service's.
   testing::HttpReceiver receiver;  // its URL's path carries a Slack-style token
-  ServeProcess serve({"--jobs", root.path().string(), "--rule", "VanishingGradient", "--sink",
-                      "file:" + events.string(), "--sink",
-                      "webhook:" + receiver.url(testing::kSecretWebhookPath)});
+  const auto rules = out.path() / "rules.json";
+  boost::json::object webhook{{"type", "webhook"},
+                              {"url", receiver.url(testing::kSecretWebhookPath)},
+                              {"dead_letter_path", (out.path() / "dead-letters.jsonl").string()}};
+  testing::write_text_file(
+      rules, json::serialize(json::object{
+                 {"rules", json::array{json::object{
+                               {"RuleConfigurationName", "VanishingGradient"},
+                               {"RuleParameters", {{"rule_to_invoke", "VanishingGradient"}}}}}},
+                 {"sinks", json::array{webhook}}}));
+  ServeProcess serve({"--jobs", root.path().string(), "--rules", rules.string(), "--sink",
+                      "file:" + events.string()});
   ASSERT_NE(serve.port(), 0);
   ASSERT_TRUE(serve.wait_for_jobs(
       [](const json::value& jobs) {
