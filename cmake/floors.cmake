@@ -44,10 +44,16 @@ rulestream_floor(graph pipeline/graph
 rulestream_floor(report pipeline/report
   USES model format reduce open store trial rules sinks graph tensorboard)
 
+# The service (issue 24): finds the jobs under its roots, runs each one's rules, keeps where
+# every job stands and answers HTTP (Boost.Beast, header-only) about it.
+rulestream_floor(serve pipeline/serve
+  USES model source_common open store trial rules sinks graph tensorboard report
+  PUBLIC_DEPS Boost::headers PRIVATE_DEPS Boost::url)
+
 rulestream_floor(simulator pipeline/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(commands pipeline/cli
   USES model format reduce source_common s3 open store trial rules sinks graph simulator
-       tensorboard report
+       tensorboard report serve
   PRIVATE_DEPS Boost::program_options)
 
 # The top floor: the Python module's bindings (python/src; its entry point, module.cpp, is the

@@ -22,6 +22,8 @@ const std::map<std::string, Command>& commands() {
       {"replay", {"run rules over an archived training job as fast as possible", run_replay}},
       {"report",
        {"write one self-contained HTML page of a job: curves and rule firings", run_report}},
+      {"serve",
+       {"follow every job under folders of jobs and answer HTTP: statuses, metrics", run_serve}},
       {"rules", {"list the built-in rules with their parameters and defaults", run_rules}},
   };
   return table;

@@ -12,6 +12,7 @@ int run_watch(const std::vector<std::string>& args, std::ostream& out, std::ostr
 int run_replay(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace rulestream::cli

@@ -5,7 +5,6 @@
 
 #include "pipeline/graph/plugin_loader.hpp"
 #include "pipeline/graph/rules_file.hpp"
-#include "pipeline/model/exceptions.hpp"
 
 namespace rulestream::cli {
 

@@ -30,7 +30,6 @@
 #include "pipeline/model/exceptions.hpp"
 #include "rules/rule_registry.hpp"
 #include "sources/open/storage_factory.hpp"
-#include "stages/tensorboard/logdir_runs.hpp"
 
 namespace rulestream::cli {
 namespace {
@@ -144,10 +143,7 @@ std::optional<TrialFormat> await_format(const Storage& storage, std::chrono::mil
   if (!storage.root_exists()) return TrialFormat::Smdebug;
   bool said = false;
   for (;;) {
-    if (holds_trial_files(storage)) return TrialFormat::Smdebug;
-    for (const auto& object : storage.list("")) {
-      if (is_event_file(object.path)) return TrialFormat::TensorBoard;
-    }
+    if (const auto format = detect_format(storage)) return *format;
     if (!said) {
       err << prefix << storage.describe() << ": no trial files yet; waiting for the job to appear\n"
           << std::flush;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <climits>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "pipeline/graph/stop_action.hpp"
@@ -364,6 +366,14 @@ SinkConfig parse_sink_argument(const std::string& argument, const SinkRegistry& 
         known_sink_types(sink_types, "stdout[:json], file:PATH, webhook:URL, slack:URL") + ")");
   }
   return sink;
+}
+
+RulesFile read_rules_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StorageError(path + ": cannot read the rules file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_rules_file(text.str(), path);
 }
 
 }  // namespace rulestream

@@ -53,6 +53,10 @@ RulesFile parse_rules_file(std::string_view json, const std::string& path,
 // file that is not JSON.
 std::vector<std::string> rules_file_plugins(std::string_view json, const std::string& path);
 
+// The rules file at `path`, read and parsed: StorageError naming it when it cannot be read,
+// FormatError (as parse_rules_file) when it does not parse.
+RulesFile read_rules_file(const std::string& path);
+
 // "NAME" or "NAME:key=value,key=value" from the command line (--rule).
 RuleConfig parse_rule_argument(const std::string& argument);
 

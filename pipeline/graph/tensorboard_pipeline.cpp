@@ -323,7 +323,14 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
       if (!noticed) notice_idle_rules();
       noticed = true;
       std::int64_t values = 0;
-      for (const auto& each : runs_) values += each->values;
+      std::int64_t last_step = -1;
+      for (const auto& each : runs_) {
+        values += each->values;
+        if (each->max_step) last_step = std::max(last_step, *each->max_step);
+      }
+      progress_.values = values;
+      progress_.bytes = bytes;
+      progress_.last_step = last_step;
       check_silence(values, report);
     }
     std::unique_lock lock(stop_mutex_);

@@ -54,6 +54,14 @@ struct TensorBoardReport {
   bool interrupted = false;    // a replay stopped before it read every run
 };
 
+// A watch's progress, readable from any thread (a service's /metrics): updated after each
+// poll that could list the logdir.
+struct TensorBoardProgress {
+  std::atomic<std::int64_t> values{0};      // scalar and histogram values read
+  std::atomic<std::uint64_t> bytes{0};      // of event files, as listed
+  std::atomic<std::int64_t> last_step{-1};  // the highest step of any run
+};
+
 class TensorBoardPipeline {
  public:
   // config.paths.front() is the logdir. RuleConfigError for a bad rule configuration (a rule
@@ -73,6 +81,8 @@ class TensorBoardPipeline {
   // Where a watch says, once, after its first look at the logdir, which rules have nothing to
   // judge there yet and what they look for (call before run()).
   void on_notice(std::function<void(const std::string&)> notice) { notice_ = std::move(notice); }
+
+  const TensorBoardProgress& progress() const { return progress_; }
 
  private:
   class RunState;
@@ -109,6 +119,7 @@ class TensorBoardPipeline {
   std::string logdir_;
 
   std::function<void(const std::string&)> notice_;
+  TensorBoardProgress progress_;
   struct Silence {
     std::int64_t values = -1;  // the runs' values at the last poll that found new ones
     std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();

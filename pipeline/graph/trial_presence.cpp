@@ -33,12 +33,17 @@ void require_trial_files(const Storage& storage) {
   }
 }
 
-TrialFormat require_known_format(const Storage& storage) {
-  if (!storage.root_exists()) throw StorageError(storage.describe() + ": no such trial folder");
+std::optional<TrialFormat> detect_format(const Storage& storage) {
   if (holds_trial_files(storage)) return TrialFormat::Smdebug;
   for (const auto& object : storage.list("")) {
     if (is_event_file(object.path)) return TrialFormat::TensorBoard;
   }
+  return std::nullopt;
+}
+
+TrialFormat require_known_format(const Storage& storage) {
+  if (!storage.root_exists()) throw StorageError(storage.describe() + ": no such trial folder");
+  if (const auto format = detect_format(storage)) return *format;
   throw StorageError(storage.describe() + ": " + no_trial_files(storage) +
                      ", nor a TensorBoard logdir (no file named *tfevents*)");
 }

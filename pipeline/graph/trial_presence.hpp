@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "pipeline/model/storage.hpp"
@@ -22,6 +23,10 @@ void require_trial_files(const Storage& storage);
 // What a path holds: an smdebug trial (any trial file, as holds_trial_files), else a
 // TensorBoard logdir (a file whose basename contains "tfevents", at any depth).
 enum class TrialFormat { Smdebug, TensorBoard };
+
+// What the root holds now, nullopt while it holds neither kind of file (a job that has not
+// written yet, or a folder that is no job). Storage errors propagate (StorageError).
+std::optional<TrialFormat> detect_format(const Storage& storage);
 
 // For commands that read either: the format, or StorageError (one line naming the folder, or
 // the bucket and prefix) when the root is missing or holds neither.

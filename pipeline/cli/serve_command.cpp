@@ -1,0 +1,200 @@
+// `rulestream serve`: follows every job under the roots given, and answers HTTP about them
+// (pipeline/serve/). The command only reads its options, builds the service's sinks and runs
+// until SIGINT or SIGTERM.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "pipeline/cli/cli.hpp"
+#include "pipeline/cli/commands.hpp"
+#include "pipeline/cli/path_command_line.hpp"
+#include "pipeline/cli/rule_cli_options.hpp"
+#include "pipeline/cli/storage_cli_options.hpp"
+#include "pipeline/graph/configuration_check.hpp"
+#include "pipeline/graph/rules_file.hpp"
+#include "pipeline/graph/sink_factory.hpp"
+#include "pipeline/model/exceptions.hpp"
+#include "pipeline/serve/http_server.hpp"
+#include "pipeline/serve/job_service.hpp"
+#include "pipeline/serve/serve_api.hpp"
+
+namespace rulestream::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+// HOST:PORT, HOST an IPv4 or IPv6 address ("[::1]:8080"), PORT 0..65535 (0: any free port).
+std::pair<std::string, std::uint16_t> parse_listen(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    throw std::invalid_argument("--listen must be HOST:PORT, not '" + text + "'");
+  }
+  std::string host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string port_text = text.substr(colon + 1);
+  std::size_t used = 0;
+  int port = -1;
+  try {
+    port = std::stoi(port_text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != port_text.size() || port < 0 || port > 65535) {
+    throw std::invalid_argument("--listen: the port must be 0..65535, not '" + port_text + "'");
+  }
+  return {host, static_cast<std::uint16_t>(port)};
+}
+
+// The first line of the file, without surrounding white space: a token is a secret, so it is
+// read from a file (a mounted Kubernetes secret) rather than given on the command line, where
+// any user sees it in ps.
+std::string read_token(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw StorageError(path + ": cannot read the token file");
+  std::string token;
+  std::getline(in, token);
+  const auto first = token.find_first_not_of(" \t\r\n");
+  const auto last = token.find_last_not_of(" \t\r\n");
+  if (first == std::string::npos) throw StorageError(path + ": the token file is empty");
+  return token.substr(first, last - first + 1);
+}
+
+std::chrono::milliseconds seconds_option(const po::variables_map& options, const char* name) {
+  const double seconds = options[name].as<double>();
+  if (!(seconds > 0) || !std::isfinite(seconds) || seconds > 365.0 * 24 * 3600) {
+    throw std::invalid_argument(std::string("--") + name + " must be a positive number of seconds");
+  }
+  return std::chrono::milliseconds(
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(seconds * 1000.0)));
+}
+
+}  // namespace
+
+int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::string prefix = "rulestream serve: ";
+  po::options_description visible(
+      "rulestream serve --jobs ROOT... (--rules FILE | --rule NAME...) [options]\n\n"
+      "Follows every job under each ROOT (a local folder whose sub-folders are smdebug trials\n"
+      "or TensorBoard logdirs), new ones as they appear, with the rules given (a job's own\n"
+      "rulestream-rules.json replaces them), and answers HTTP: /healthz, /readyz, /metrics\n"
+      "(Prometheus), /api/jobs, /api/jobs/ID, /api/jobs/ID/events, /jobs/ID/report.\n"
+      "Runs until SIGINT or SIGTERM. Exit status: 0 stopped, 2 an error.\n\noptions");
+  visible.add_options()("help,h", "show this help")(
+      "jobs", po::value<std::vector<std::string>>()->value_name("ROOT")->multitoken(),
+      "folders whose sub-folders are jobs (repeatable)");
+  add_rule_options(visible);
+  visible.add_options()(
+      "listen", po::value<std::string>()->value_name("HOST:PORT")->default_value("127.0.0.1:8080"),
+      "where HTTP is served (port 0: any free port, said on stderr)")(
+      "token-file", po::value<std::string>()->value_name("FILE"),
+      "ask for 'Authorization: Bearer TOKEN' (TOKEN: the file's first line) on every path but "
+      "/healthz and /readyz")(
+      "sink", po::value<std::vector<std::string>>()->value_name("SPEC"),
+      "stdout[:json], file:PATH, webhook:URL or slack:URL: gets every job's events "
+      "(repeatable; default none)")("idle-timeout",
+                                    po::value<double>()->value_name("SECONDS")->default_value(300),
+                                    "a job without new data for this long is finished")(
+      "poll-interval", po::value<double>()->value_name("SECONDS")->default_value(1),
+      "how often roots are scanned for new jobs and jobs looked at")(
+      "max-running", po::value<std::size_t>()->value_name("N")->default_value(64),
+      "jobs followed at once (each on a thread of its own); others wait, Queued")(
+      "history", po::value<std::size_t>()->value_name("N")->default_value(1000),
+      "ended jobs kept in /api/jobs")(
+      "events-per-job", po::value<std::size_t>()->value_name("N")->default_value(1000),
+      "latest rule events kept per job")(
+      "max-memory", po::value<std::size_t>()->value_name("MB")->default_value(64),
+      "each job's memory for decoded values held as copies (see 'watch --help')");
+  add_storage_options(visible);
+  auto parsed = parse_path_command_line(args, visible, prefix, out, err);
+  if (const int* done = std::get_if<int>(&parsed)) return *done;
+  const po::variables_map& options = std::get<po::variables_map>(parsed);
+  if (options.count("path")) {
+    err << prefix << "unexpected argument '" << options["path"].as<std::vector<std::string>>()[0]
+        << "' (roots go after --jobs)\n";
+    return kExitError;
+  }
+  if (!options.count("jobs")) {
+    err << prefix << "missing --jobs ROOT (a folder whose sub-folders are jobs)\n";
+    return kExitError;
+  }
+  try {
+    JobServiceOptions service;
+    for (const auto& root : options["jobs"].as<std::vector<std::string>>()) {
+      if (root.starts_with("s3://")) {
+        throw std::invalid_argument(root + ": S3 roots are not served yet; give a local folder");
+      }
+      service.roots.emplace_back(root);
+    }
+    PipelineConfig& base = service.base;
+    read_rule_options(options, base);
+    if (options.count("sink")) {
+      for (const auto& argument : options["sink"].as<std::vector<std::string>>()) {
+        base.sinks.push_back(parse_sink_argument(argument));
+      }
+    }
+    if (base.rules.empty()) {
+      throw std::invalid_argument("no rules: give --rule NAME or --rules FILE");
+    }
+    base.storage = storage_options_from(options);
+    base.max_memory = options["max-memory"].as<std::size_t>() << 20;
+    base.poll_interval = seconds_option(options, "poll-interval");
+    service.idle_timeout = seconds_option(options, "idle-timeout");
+    service.max_running = options["max-running"].as<std::size_t>();
+    service.history = options["history"].as<std::size_t>();
+    service.events_per_job = options["events-per-job"].as<std::size_t>();
+    if (service.max_running == 0) throw std::invalid_argument("--max-running must be at least 1");
+    const auto [host, port] = parse_listen(options["listen"].as<std::string>());
+    const std::string token =
+        options.count("token-file") ? read_token(options["token-file"].as<std::string>()) : "";
+    // A bad rule, parameter or action fails here, before any job is looked at (as for a job
+    // under the first root: the check builds the rules as for a trial).
+    PipelineConfig checked = base;
+    checked.paths = {(service.roots.front() / "job").string()};
+    check_configuration(checked);
+
+    std::vector<std::shared_ptr<Sink>> sinks;
+    for (const auto& sink : base.sinks) sinks.push_back(make_sink(sink, out));
+    std::mutex log_mutex;  // jobs log from their own threads
+    JobService jobs(std::move(service), std::move(sinks), out, [&](const std::string& line) {
+      std::lock_guard lock(log_mutex);
+      err << prefix << line << "\n" << std::flush;
+    });
+    const ServeApi api(jobs, token);
+    HttpServer server(host, port,
+                      [&api](const HttpRequest& request) { return api.handle(request); });
+    {
+      std::lock_guard lock(log_mutex);
+      err << prefix << "listening on http://"
+          << (host.find(':') != std::string::npos ? "[" + host + "]" : host) << ":" << server.port()
+          << "\n"
+          << std::flush;
+    }
+    jobs.start();
+    boost::asio::io_context signals_io;
+    boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
+    signals.async_wait([](const boost::system::error_code&, int) {});
+    signals_io.run();  // until a signal
+    {
+      std::lock_guard lock(log_mutex);
+      err << prefix << "stopping: every running job drains and reports\n" << std::flush;
+    }
+    jobs.stop();
+    return kExitOk;
+  } catch (const RulestreamError& error) {
+    err << prefix << error.what() << "\n";
+  } catch (const std::invalid_argument& error) {
+    err << prefix << error.what() << "\n";
+  } catch (const std::runtime_error& error) {
+    err << prefix << error.what() << "\n";
+  }
+  return kExitError;
+}
+
+}  // namespace rulestream::cli

@@ -1,0 +1,169 @@
+#include "pipeline/serve/job_runner.hpp"
+
+#include <filesystem>
+
+#include "pipeline/graph/configuration_check.hpp"
+#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/graph/rules_file.hpp"
+#include "pipeline/graph/sink_factory.hpp"
+#include "pipeline/graph/tensorboard_pipeline.hpp"
+#include "pipeline/serve/job_sinks.hpp"
+
+namespace rulestream {
+// While it lives, check() and request_stop() reach the running pipeline (one asked to stop
+// before it started is asked now); however run() ends, they let go of it before it goes.
+class JobRunner::Published {
+ public:
+  Published(JobRunner& runner, RulePipeline* smdebug, TensorBoardPipeline* tensorboard)
+      : runner_(runner) {
+    std::lock_guard lock(runner_.mutex_);
+    runner_.smdebug_ = smdebug;
+    runner_.tensorboard_ = tensorboard;
+    if (runner_.stop_requested_) runner_.stop_pipeline();
+  }
+  ~Published() {
+    std::lock_guard lock(runner_.mutex_);
+    runner_.smdebug_ = nullptr;
+    runner_.tensorboard_ = nullptr;
+  }
+  Published(const Published&) = delete;
+  Published& operator=(const Published&) = delete;
+
+ private:
+  JobRunner& runner_;
+};
+
+JobRunner::JobRunner(FoundJob job, const JobRunnerContext& context, std::function<void()> on_done)
+    : job_(std::move(job)), context_(context), on_done_(std::move(on_done)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+JobRunner::~JobRunner() {
+  request_stop();
+  thread_.join();
+}
+
+std::shared_ptr<const PipelineConfig> JobRunner::job_config() const {
+  auto config = std::make_shared<PipelineConfig>(context_.base);
+  config->paths = {job_.path.string()};
+  config->follow = true;
+  const std::filesystem::path own_rules = job_.path / context_.job_rules_file;
+  if (std::filesystem::exists(own_rules)) {
+    RulesFile file = read_rules_file(own_rules.string());
+    config->rules = std::move(file.rules);
+    config->tensorboard_names = std::move(file.tensorboard_names);
+    for (auto& sink : file.sinks) config->sinks.push_back(std::move(sink));
+  }
+  if (config->rules.empty()) throw RuleConfigError("no rules to run on " + job_.path.string());
+  return config;
+}
+
+std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& config,
+                                                        RegistrySink** registry_sink) const {
+  std::vector<std::unique_ptr<Sink>> sinks;
+  for (std::size_t i = 0; i < config.sinks.size(); ++i) {
+    if (i < context_.service_sinks.size()) {
+      sinks.push_back(std::make_unique<SharedSink>(context_.service_sinks[i], *context_.metrics));
+    } else {  // the job's own rules file's: its own, as a watch of it would have
+      sinks.push_back(make_sink(config.sinks[i], *context_.out));
+    }
+  }
+  auto registry = std::make_unique<RegistrySink>(job_.id, *context_.registry, *context_.metrics);
+  if (registry_sink) *registry_sink = registry.get();
+  sinks.push_back(std::move(registry));
+  return sinks;
+}
+
+void JobRunner::run() {
+  JobRegistry& registry = *context_.registry;
+  std::string failure;
+  try {
+    const auto config = job_config();
+    check_configuration(*config);
+    registry.start(job_.id, config);
+    if (job_.format == TrialFormat::Smdebug) {
+      RegistrySink* registry_sink = nullptr;
+      RulePipeline pipeline(*config, job_sinks(*config, &registry_sink));
+      registry_sink->time_events_from(pipeline.base_trial());
+      const Published published(*this, &pipeline, nullptr);
+      const PipelineReport report = pipeline.run();
+      std::lock_guard lock(mutex_);
+      report_read(running_counts());
+      failure = report.source_failure;
+    } else {
+      TensorBoardPipeline pipeline(*config, job_sinks(*config, nullptr));
+      const Published published(*this, nullptr, &pipeline);
+      const TensorBoardReport report = pipeline.run();
+      std::lock_guard lock(mutex_);
+      ReadCounts counts = running_counts();  // the last poll's; the report has the whole job
+      counts.values = report.values;
+      counts.bytes = report.bytes;
+      report_read(counts);
+      failure = report.source_failure;
+    }
+    if (failure.empty()) {
+      registry.finish(job_.id);
+    } else {
+      registry.fail(job_.id, "reading the job failed: " + failure);
+    }
+  } catch (const std::exception& error) {  // nothing may leave the thread: the job is in Error
+    registry.fail(job_.id, error.what());
+  }
+  done_ = true;
+  on_done_();
+}
+
+JobRunner::ReadCounts JobRunner::running_counts() const {
+  ReadCounts counts;
+  if (smdebug_) {
+    const PipelineProgress& progress = smdebug_->progress();
+    counts.index_files = progress.index_files_seen;
+    counts.steps = progress.steps_released;
+    counts.tensors = progress.tensors_decoded;
+    counts.bytes = progress.event_bytes;
+    counts.last_step = progress.last_step;
+  } else if (tensorboard_) {
+    const TensorBoardProgress& progress = tensorboard_->progress();
+    counts.values = progress.values;
+    counts.bytes = progress.bytes;
+    counts.last_step = progress.last_step;
+  }
+  return counts;
+}
+
+void JobRunner::report_read(const ReadCounts& now) {
+  // A logdir's bytes are its files' listed sizes: a file replaced by a shorter one must not
+  // wrap the counter.
+  const std::uint64_t bytes = now.bytes > reported_.bytes ? now.bytes - reported_.bytes : 0;
+  context_.metrics->add_read(job_.format, now.steps - reported_.steps,
+                             now.tensors - reported_.tensors, now.values - reported_.values, bytes);
+  reported_ = now;
+  context_.registry->set_last_step(job_.id, now.last_step);
+}
+
+void JobRunner::check(std::chrono::steady_clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (!smdebug_ && !tensorboard_) return;  // not started yet, or ending
+  const ReadCounts counts = running_counts();
+  const bool changed = counts != reported_;
+  report_read(counts);
+  if (changed) {
+    last_change_ = now;
+  } else if (now - last_change_ >= context_.idle_timeout && !stop_requested_) {
+    stop_requested_ = true;
+    stop_pipeline();
+  }
+}
+
+void JobRunner::request_stop() {
+  std::lock_guard lock(mutex_);
+  stop_requested_ = true;
+  stop_pipeline();
+}
+
+void JobRunner::stop_pipeline() {
+  if (smdebug_) smdebug_->request_stop();
+  if (tensorboard_) tensorboard_->request_stop();
+}
+
+}  // namespace rulestream

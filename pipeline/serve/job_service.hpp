@@ -1,0 +1,88 @@
+#pragma once
+
+// The service's jobs: a supervisor thread that scans the roots every poll interval, registers
+// the jobs it finds, starts them (at most `max_running` at once; the others wait, Queued, in
+// the order they were found), checks the running ones (progress, idle timeout) and lets go of
+// the ended ones. A job that fails (a rules file that does not parse, storage that refuses it)
+// ends in Error on its own thread; the others go on.
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/serve/job_discovery.hpp"
+#include "pipeline/serve/job_registry.hpp"
+#include "pipeline/serve/job_runner.hpp"
+#include "pipeline/serve/service_metrics.hpp"
+
+namespace rulestream {
+
+struct JobServiceOptions {
+  std::vector<std::filesystem::path> roots;
+  // Rules, sink configurations (matching the service sinks), storage options, TensorBoard tag
+  // names and the poll interval (how often roots are scanned and jobs looked at).
+  PipelineConfig base;
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
+  std::size_t max_running = 64;
+  std::size_t history = 1000;         // ended jobs kept
+  std::size_t events_per_job = 1000;  // rule events kept per job
+  std::string job_rules_file = "rulestream-rules.json";
+};
+
+// Thread-safe: registry(), metrics() and ready() from any thread; start() and stop() from the
+// owning thread. The destructor stops.
+class JobService {
+ public:
+  // StorageError naming a root that is not a folder.
+  // `service_sinks` match options.base.sinks; stdout sinks of a job's own rules file write to
+  // `out`; `log` gets one line for each job found and each problem of a scan.
+  JobService(JobServiceOptions options, std::vector<std::shared_ptr<Sink>> service_sinks,
+             std::ostream& out, std::function<void(const std::string&)> log);
+  ~JobService();
+  JobService(const JobService&) = delete;
+  JobService& operator=(const JobService&) = delete;
+
+  void start();
+  // Stops every running job (each drains and reports its rules' statuses) and the supervisor.
+  void stop();
+
+  // After the first scan of the roots has registered what they hold.
+  bool ready() const { return ready_; }
+  const JobRegistry& registry() const { return registry_; }
+  const ServiceMetrics& metrics() const { return metrics_; }
+
+ private:
+  void supervise();
+  void tick();
+
+  const std::chrono::milliseconds poll_interval_;
+  const std::size_t max_running_;
+  std::function<void(const std::string&)> log_;
+  JobRegistry registry_;
+  ServiceMetrics metrics_;
+  JobRunnerContext context_;  // points at registry_ and metrics_
+  JobDiscovery discovery_;
+
+  // Touched by the supervisor thread only.
+  std::deque<FoundJob> queued_;
+  std::list<std::unique_ptr<JobRunner>> running_;
+  std::set<std::string> said_;  // scan problems already logged
+
+  std::mutex mutex_;
+  std::condition_variable wake_;  // a job ended, or stop
+  bool stopping_ = false;
+  bool job_ended_ = false;
+  std::atomic<bool> ready_{false};
+  std::thread supervisor_;
+};
+
+}  // namespace rulestream

@@ -1,0 +1,144 @@
+#include "pipeline/serve/serve_api.hpp"
+
+#include <boost/json.hpp>
+#include <boost/url/parse.hpp>
+#include <sstream>
+
+#include "pipeline/report/report_json.hpp"
+#include "pipeline/report/report_page.hpp"
+
+namespace rulestream {
+namespace {
+
+namespace json = boost::json;
+
+json::object job_json(const JobSnapshot& job) {
+  json::object out;
+  out["id"] = job.id;
+  out["path"] = job.path;
+  out["format"] = trial_format_name(job.format);
+  out["state"] = job_state_name(job.state);
+  if (!job.error.empty()) out["error"] = job.error;
+  if (job.last_step >= 0) {
+    out["last_step"] = job.last_step;
+  } else {
+    out["last_step"] = nullptr;
+  }
+  out["found"] = iso_time(job.found);
+  if (job.ended) out["ended"] = iso_time(*job.ended);
+  json::array rules;
+  for (const RuleProgress& rule : job.rules) {
+    json::object entry;
+    entry["rule_configuration"] = rule.rule_configuration;
+    entry["rule"] = rule.rule;
+    entry["status"] = rule.status ? rule_status_name(*rule.status) : "InProgress";
+    entry["firings"] = rule.firings;
+    if (rule.last_finding_step) {
+      entry["last_finding"] = rule.last_finding;
+      entry["last_finding_step"] = *rule.last_finding_step;
+    }
+    if (!rule.status_message.empty()) entry["message"] = rule.status_message;
+    rules.push_back(std::move(entry));
+  }
+  out["rules"] = std::move(rules);
+  out["events_dropped"] = job.events_dropped;
+  return out;
+}
+
+HttpResponse json_response(unsigned status, const json::value& body) {
+  return {status, "application/json", json::serialize(body) + "\n", {}};
+}
+
+HttpResponse error_response(unsigned status, const std::string& message) {
+  return json_response(status, json::object{{"error", message}});
+}
+
+// Equal-time comparison: how long a wrong token takes to refuse says nothing of the right one.
+bool same_secret(std::string_view given, std::string_view expected) {
+  if (expected.empty() || given.size() != expected.size()) return false;
+  unsigned char differ = 0;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    differ |= static_cast<unsigned char>(given[i] ^ expected[i]);
+  }
+  return differ == 0;
+}
+
+}  // namespace
+
+ServeApi::ServeApi(const JobService& service, std::string token)
+    : service_(service), token_(std::move(token)) {}
+
+bool ServeApi::authorized(const HttpRequest& request) const {
+  if (token_.empty()) return true;
+  constexpr std::string_view kScheme = "Bearer ";
+  if (!request.authorization.starts_with(kScheme)) return false;
+  return same_secret(std::string_view(request.authorization).substr(kScheme.size()), token_);
+}
+
+HttpResponse ServeApi::handle(const HttpRequest& request) const {
+  const auto parsed = boost::urls::parse_origin_form(request.target);
+  if (!parsed) return error_response(400, "not a request target: " + request.target);
+  std::vector<std::string> path;
+  for (const auto& segment : parsed->segments()) path.push_back(segment);  // percent-decoded
+  if (request.method != "GET") {
+    HttpResponse refused = error_response(405, "only GET is served");
+    refused.headers.emplace_back("Allow", "GET");
+    return refused;
+  }
+  if (path == std::vector<std::string>{"healthz"}) return {200, "text/plain", "ok\n", {}};
+  if (path == std::vector<std::string>{"readyz"}) {
+    if (service_.ready()) return {200, "text/plain", "ready\n", {}};
+    return {503, "text/plain", "scanning the roots\n", {}};
+  }
+  if (!authorized(request)) {
+    HttpResponse refused = error_response(401, "a bearer token is required");
+    refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return refused;
+  }
+  const JobRegistry& registry = service_.registry();
+  if (path == std::vector<std::string>{"metrics"}) {
+    return {200,
+            "text/plain; version=0.0.4; charset=utf-8",
+            service_.metrics().render(registry.count_by_state()),
+            {}};
+  }
+  if (path.size() >= 2 && path[0] == "api" && path[1] == "jobs") {
+    if (path.size() == 2) {
+      json::array jobs;
+      for (const JobSnapshot& job : registry.jobs()) jobs.push_back(job_json(job));
+      return json_response(200, json::object{{"jobs", std::move(jobs)}});
+    }
+    const std::string& id = path[2];
+    if (path.size() == 3) {
+      if (const auto job = registry.job(id)) return json_response(200, job_json(*job));
+      return error_response(404, "no job " + id);
+    }
+    if (path.size() == 4 && path[3] == "events") {
+      const auto job = registry.job(id);
+      const auto events = registry.events(id);
+      if (!job || !events) return error_response(404, "no job " + id);
+      json::array list;
+      for (const RuleEvent& event : *events) list.push_back(json::parse(event.to_json()));
+      return json_response(
+          200,
+          json::object{{"job", id}, {"events", std::move(list)}, {"dropped", job->events_dropped}});
+    }
+  }
+  if (path.size() == 3 && path[0] == "jobs" && path[2] == "report") return report_page(path[1]);
+  return error_response(404, "nothing at " + request.target);
+}
+
+HttpResponse ServeApi::report_page(const std::string& id) const {
+  const auto job = service_.registry().job(id);
+  if (!job) return error_response(404, "no job " + id);
+  if (!job->config) return error_response(409, "job " + id + " has not started yet");
+  std::ostringstream page;
+  try {
+    write_report_page(*job->config, page);  // a replay of what the job holds now
+  } catch (const std::exception& error) {
+    return error_response(500, "the report of job " + id + " failed: " + error.what());
+  }
+  return {200, "text/html; charset=utf-8", page.str(), {}};
+}
+
+}  // namespace rulestream

@@ -1,0 +1,63 @@
+// ServiceMetrics: what /metrics says, read back with the strict Prometheus reader.
+#include "pipeline/serve/service_metrics.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/prometheus_text.hpp"
+
+namespace rulestream {
+namespace {
+
+TEST(ServiceMetrics, CountsByFormatRuleAndSinkWithLabelsEscaped) {
+  ServiceMetrics metrics;
+  metrics.add_read(TrialFormat::Smdebug, 3, 21, 0, 1000);
+  metrics.add_read(TrialFormat::Smdebug, 2, 14, 0, 500);
+  metrics.add_read(TrialFormat::TensorBoard, 0, 0, 620, 32786);
+  metrics.add_firing("VG \"strict\"", "VanishingGradient");
+  metrics.add_firing("VG \"strict\"", "VanishingGradient");
+  metrics.add_evaluations("VG \"strict\"", "VanishingGradient", 40);
+  const std::string odd_sink = "file /tmp/a\\b\nc";
+  metrics.add_sink_event(odd_sink);
+  metrics.add_sink_failure(odd_sink);
+  metrics.add_jobs_found(3);
+  const auto text = testing::parse_prometheus_text(
+      metrics.render({{JobState::Queued, 0}, {JobState::Running, 1}, {JobState::Finished, 2}}));
+  EXPECT_EQ(text.value("rulestream_jobs", {{"state", "Running"}}), 1);
+  EXPECT_EQ(text.value("rulestream_jobs", {{"state", "Error"}}), 0);  // every state, always
+  EXPECT_EQ(text.value("rulestream_jobs_found_total"), 3);
+  EXPECT_EQ(text.value("rulestream_steps_read_total", {{"format", "smdebug"}}), 5);
+  EXPECT_EQ(text.value("rulestream_tensors_read_total", {{"format", "smdebug"}}), 35);
+  EXPECT_EQ(text.value("rulestream_read_bytes_total", {{"format", "smdebug"}}), 1500);
+  EXPECT_EQ(text.value("rulestream_values_read_total", {{"format", "tensorboard"}}), 620);
+  const std::map<std::string, std::string> rule{{"rule_configuration", "VG \"strict\""},
+                                                {"rule", "VanishingGradient"}};
+  EXPECT_EQ(text.value("rulestream_rule_firings_total", rule), 2);
+  EXPECT_EQ(text.value("rulestream_rule_evaluations_total", rule), 40);
+  EXPECT_EQ(text.value("rulestream_sink_events_total", {{"sink", odd_sink}}), 1);
+  EXPECT_EQ(text.value("rulestream_sink_failures_total", {{"sink", odd_sink}}), 1);
+  for (const auto& family : text.families) {
+    EXPECT_EQ(family.name.rfind("rulestream_", 0), 0u) << family.name;
+    EXPECT_FALSE(family.help.empty()) << family.name;
+  }
+}
+
+TEST(ServiceMetrics, LatencyIsAHistogramWithCumulativeBuckets) {
+  ServiceMetrics metrics;
+  // By hand: 0.003 s falls in le=0.005; 0.2 twice in le=0.25; 100 s only in +Inf.
+  for (const double seconds : {0.003, 0.2, 0.2, 100.0}) metrics.observe_event_latency(seconds);
+  const auto text = testing::parse_prometheus_text(metrics.render({}));
+  EXPECT_EQ(text.family("rulestream_event_latency_seconds")->type, "histogram");
+  const auto bucket = [&](const std::string& le) {
+    return text.value("rulestream_event_latency_seconds_bucket", {{"le", le}});
+  };
+  EXPECT_EQ(bucket("0.005"), 1);
+  EXPECT_EQ(bucket("0.1"), 1);
+  EXPECT_EQ(bucket("0.25"), 3);
+  EXPECT_EQ(bucket("60"), 3);
+  EXPECT_EQ(bucket("+Inf"), 4);
+  EXPECT_EQ(text.value("rulestream_event_latency_seconds_count"), 4);
+  EXPECT_DOUBLE_EQ(text.value("rulestream_event_latency_seconds_sum"), 100.403);
+}
+
+}  // namespace
+}  // namespace rulestream

@@ -1,0 +1,46 @@
+#pragma once
+
+// `rulestream serve` run as a child process for a test: on 127.0.0.1 and an ephemeral port
+// (read back from what it says on stderr), ready (/readyz) before the constructor returns.
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/http_get.hpp"
+
+namespace rulestream::testing {
+
+// Not thread-safe: one test thread drives it. Killed (SIGKILL) when destroyed still running.
+class ServeProcess {
+ public:
+  // `args` after "serve" (--listen is added). The test fails (ADD_FAILURE, with what serve
+  // printed) and port() is 0 when it does not get ready within 30 s.
+  explicit ServeProcess(std::vector<std::string> args);
+
+  std::uint16_t port() const { return port_; }
+  // GET, with "Authorization: Bearer TOKEN" when `token` is given.
+  HttpReply get(const std::string& target, const std::string& token = {}) const;
+  // GET `target` and parse its JSON (the test fails on a status other than 200).
+  boost::json::value get_json(const std::string& target, const std::string& token = {}) const;
+  // Asks /api/jobs every 100 ms until `done` holds for its answer; false after `timeout`.
+  bool wait_for_jobs(const std::function<bool(const boost::json::value&)>& done,
+                     std::chrono::seconds timeout, const std::string& token = {});
+  // What serve printed on stderr so far (read while waiting).
+  const std::string& log() const { return child_.err(); }
+  // SIGTERM, then its exit status (nullopt if it did not exit within 30 s).
+  std::optional<int> stop();
+
+ private:
+  ChildProcess child_;
+  std::uint16_t port_ = 0;
+};
+
+// The job `id` in an /api/jobs answer, or null.
+const boost::json::object* find_job(const boost::json::value& jobs, const std::string& id);
+
+}  // namespace rulestream::testing
