@@ -5,6 +5,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <iostream>
 #include <stdexcept>
 #include <thread>
 
@@ -123,7 +124,15 @@ HttpServer::HttpServer(const std::string& host, std::uint16_t port, Handler hand
   }
   state_->accept();
   for (int i = 0; i < std::max(1, threads); ++i) {
-    state_->threads.emplace_back([state = state_.get()] { state->io.run(); });
+    state_->threads.emplace_back([state = state_.get()] {
+      // Handlers catch what they expect; anything else (memory exhausted) ends this thread's
+      // serving with one line rather than the process (nothing may leave a thread).
+      try {
+        state->io.run();
+      } catch (const std::exception& error) {
+        std::cerr << "rulestream serve: an HTTP thread stopped: " << error.what() << "\n";
+      }
+    });
   }
 }
 
