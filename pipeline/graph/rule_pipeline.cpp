@@ -18,7 +18,6 @@
 #include "pipeline/graph/sink_routing.hpp"
 #include "pipeline/graph/stop_action.hpp"
 #include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/happens_before.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "pipeline/store/trial_store.hpp"
 #include "sources/open/storage_factory.hpp"
@@ -201,9 +200,6 @@ class RulePipeline::Impl {
   std::unique_ptr<boost::asio::steady_timer> tick_timer_;
   std::vector<std::unique_ptr<boost::asio::steady_timer>> time_check_timers_;
   Loader* loader_ = nullptr;
-  // Names the flow graph's hand-offs to ThreadSanitizer (pipeline/model/happens_before.hpp):
-  // released before every try_put, acquired by every node body and after wait_for_all.
-  char handoffs_ = 0;
   std::int64_t incomplete_steps_ = 0;                     // touched by the serial assembler only
   std::chrono::steady_clock::duration assembler_busy_{};  // likewise: its body's wall time
   bool job_ended_ = false;                                // likewise
@@ -227,7 +223,6 @@ void RulePipeline::Impl::announce(Loader& loader, TrialFile file,
   // sources announce them before index files (path order). The loader still sees the file, to
   // let the steps held for the collections go.
   if (file.kind == TrialFile::Kind::Collections) load_collections(file);
-  happens_before(&handoffs_);
   loader.try_put(std::move(file));
 }
 
@@ -245,7 +240,6 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
     case TrialFile::Kind::Collections:
       // Read when announced (announce()). Steps held while the collections loaded may go now;
       // without a nudge they would wait for the next file to land.
-      happens_before(&handoffs_);
       std::get<0>(ports).try_put(AssemblerInput(Tick{}));
       return;
     case TrialFile::Kind::EndMarker:
@@ -266,7 +260,6 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
   if (!name) return;
   if (files_.skipped_after_stop(name->step, stop_requested_ && !config_.follow)) {
     files_.landed_or_dropped(name->step);
-    happens_before(&handoffs_);
     std::get<0>(ports).try_put(AssemblerInput(Tick{}));
     return;
   }
@@ -283,13 +276,11 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
   if (!load.landing) {
     report_problem(load.problem->path, load.problem->message);
     files_.landed_or_dropped(name->step);
-    happens_before(&handoffs_);
     std::get<0>(ports).try_put(AssemblerInput(Tick{}));  // it held later steps: re-check them
     return;
   }
   IndexLanding& landing = *load.landing;
   progress_.index_files++;
-  happens_before(&handoffs_);
   std::get<0>(ports).try_put(
       AssemblerInput(std::make_shared<const IndexLanding>(std::move(landing))));
 }
@@ -357,7 +348,6 @@ void RulePipeline::Impl::release(Assembler::output_ports_type& ports) {
     progress_.steps_released++;
     progress_.last_step = ready.step;
     if (ready.incomplete) incomplete_steps_++;
-    happens_before(&handoffs_);
     std::get<0>(ports).try_put(message);
   }
 }
@@ -401,7 +391,6 @@ void RulePipeline::Impl::schedule_time_check(boost::asio::steady_timer& timer,
         if (error || !following_) return;
         // Past --end-step the rule is done with this job: no alarms about what comes after.
         const bool past_end = config_.end_step && progress_.last_step >= *config_.end_step - 1;
-        happens_before(&handoffs_);
         if (!past_end && runner.claim_time_check()) node.try_put(RuleMessage(TimeCheck{}));
         schedule_time_check(timer, interval, runner, node);
       });
@@ -496,13 +485,11 @@ PipelineReport RulePipeline::Impl::run() {
   // wait_for_all, with landings lost and steps held. What is not a RulestreamError (handled
   // where it is thrown) is reported here, and the file's step let go.
   Loader loader(graph, decoders, [this](const TrialFile& file, Loader::output_ports_type& ports) {
-    const NodeBody body(&handoffs_);
     try {
       load(file, ports);
     } catch (const std::exception& error) {
       report_problem(file.path, storage_->describe() + "/" + file.path + ": " + error.what());
       if (const auto name = parse_step_file_name(file.path)) files_.landed_or_dropped(name->step);
-      happens_before(&handoffs_);
       std::get<0>(ports).try_put(AssemblerInput(Tick{}));
     }
   });
@@ -513,7 +500,6 @@ PipelineReport RulePipeline::Impl::run() {
   Assembler assembler(
       graph, flow::serial,
       [this](const AssemblerInput& input, Assembler::output_ports_type& ports) {
-        const NodeBody body(&handoffs_);
         const auto start = std::chrono::steady_clock::now();
         struct Busy {  // counted however the body ends
           std::chrono::steady_clock::duration& total;
@@ -535,8 +521,7 @@ PipelineReport RulePipeline::Impl::run() {
   for (auto& runner : runners_) {
     rule_nodes.push_back(std::make_unique<RuleNode>(
         graph, flow::serial,
-        [target = runner.get(), token = &handoffs_](const RuleMessage& message) {
-          const NodeBody body(token);
+        [target = runner.get()](const RuleMessage& message) {
           target->handle(message);
           return flow::continue_msg();
         },
@@ -562,11 +547,8 @@ PipelineReport RulePipeline::Impl::run() {
     for (const auto& timer : time_check_timers_) timer->cancel();
   }
   graph.wait_for_all();
-  happens_after(&handoffs_);
-  happens_before(&handoffs_);
   assembler.try_put(AssemblerInput(EndOfJob{}));
   graph.wait_for_all();
-  happens_after(&handoffs_);
   // A watch stopped while its source was failing (every listing refused) did not see the job
   // as it is: that is not an all-clear either.
   if (source_failure.empty() && watcher_) {

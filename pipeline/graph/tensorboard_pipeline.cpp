@@ -15,7 +15,6 @@
 #include "pipeline/graph/series_evaluator.hpp"
 #include "pipeline/graph/sink_routing.hpp"
 #include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/happens_before.hpp"
 #include "sources/open/storage_factory.hpp"
 #include "stages/tensorboard/logdir_reader.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
@@ -239,10 +238,8 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
   }
   tbb::task_arena arena(config_.threads > 0 ? config_.threads : tbb::task_arena::automatic);
   std::atomic<bool> skipped{false};
-  const ForkJoin order;
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, jobs.size(), [&](std::size_t job) {
-      const auto task = order.task();
       for (const std::size_t index : jobs[job]) {
         RunState& state = *runs_[index];
         for (const StoredObject& file : runs[index].files) {
@@ -261,7 +258,6 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
       }
     });
   });
-  order.joined();
   report.interrupted = skipped;
 }
 

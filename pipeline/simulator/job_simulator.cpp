@@ -13,7 +13,6 @@
 
 #include "pipeline/model/collection.hpp"
 #include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/happens_before.hpp"
 #include "stages/format/collections_file.hpp"
 #include "stages/format/trial_writer.hpp"
 #include "stages/reduce/reductions.hpp"
@@ -660,12 +659,8 @@ SimulationSummary JobSimulator::run() const {
     const SimulatedStep step = model.plan.at(g);
     if (!step.saved) continue;
     // Every worker writes the step before any moves on: a follower sees steps land in order.
-    const ForkJoin order;
-    tbb::parallel_for(std::size_t{0}, workers.size(), [&](std::size_t w) {
-      const auto task = order.task();
-      workers[w].write_step(step);
-    });
-    order.joined();
+    tbb::parallel_for(std::size_t{0}, workers.size(),
+                      [&](std::size_t w) { workers[w].write_step(step); });
     ++summary.saved_steps;
     if (options_.on_step_written) options_.on_step_written(step);
     if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);

@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/happens_before.hpp"
 #include "stages/format/event_codec.hpp"
 #include "stages/format/tfrecord_reader.hpp"
 #include "stages/load/record_batches.hpp"
@@ -130,9 +129,7 @@ bool EventFileLoader::decode_in_batches(const std::vector<WantedRecord>& wanted,
     spans[i] = {wanted[order[i]].location->start, wanted[order[i]].location->length};
   }
   const std::vector<RecordBatch> batches = plan_record_batches(spans);
-  const ForkJoin fork_join;
   tbb::parallel_for(std::size_t{0}, batches.size(), [&](std::size_t b) {
-    const auto task = fork_join.task();
     const RecordBatch& batch = batches[b];
     const auto length = static_cast<std::size_t>(batch.end - batch.start);
     const auto reduce_all = [&](const SharedBytes& bytes, bool owned) {
@@ -157,7 +154,6 @@ bool EventFileLoader::decode_in_batches(const std::vector<WantedRecord>& wanted,
       report_(job.where, error.what());
     }
   });
-  fork_join.joined();
   return true;
 }
 
@@ -174,9 +170,7 @@ void EventFileLoader::decode_from_parts(const IndexFile& index,
     return;
   }
   for (const FilePart& part : parts) *counters_.event_bytes += part.bytes.size();
-  const ForkJoin fork_join;
   tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
-    const auto task = fork_join.task();
     const std::uint64_t start = wanted[i].location->start;
     const FilePart* part = part_holding(parts, start);
     if (part == nullptr) {
@@ -185,7 +179,6 @@ void EventFileLoader::decode_from_parts(const IndexFile& index,
     }
     reduce_record(part->bytes, start - part->start, true, wanted[i], i, job);
   });
-  fork_join.joined();
 }
 
 void EventFileLoader::reduce_record(const SharedBytes& bytes, std::uint64_t offset,

@@ -4,7 +4,6 @@
 
 #include <memory>
 
-#include "pipeline/model/happens_before.hpp"
 #include "pipeline/model/trial_file.hpp"
 #include "stages/format/collections_file.hpp"
 #include "stages/format/index_file.hpp"
@@ -35,9 +34,7 @@ std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> load_index_files
     const Storage& storage, std::span<const StoredObject> files,
     const std::function<bool(std::int64_t step)>& wanted_step) {
   std::vector<IndexFileLoad> loads(files.size());
-  const ForkJoin order;
   tbb::parallel_for(std::size_t{0}, files.size(), [&](std::size_t i) {
-    const auto task = order.task();
     const StoredObject& object = files[i];
     const auto name = parse_step_file_name(object.path);
     if (!name || !wanted_step(name->step)) return;
@@ -45,7 +42,6 @@ std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> load_index_files
     loads[i] =
         load_index_file(storage, object.path, *name, arrival_from_modified_ns(object.modified_ns));
   });
-  order.joined();
   std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> result;
   for (IndexFileLoad& load : loads) {
     if (load.landing) result.first.push_back(std::move(*load.landing));
