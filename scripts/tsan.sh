@@ -6,15 +6,16 @@
 #   scripts/tsan.sh [REGEX]
 #
 # oneTBB's library is not built with TSan: what it synchronizes inside its scheduler (a task
-# spawned, a flow-graph message handed on) TSan cannot see. rulestream tells TSan about those
-# hand-offs where it makes them (pipeline/model/happens_before.hpp: each parallel_for's fork and
-# join, the flow graph's puts and node bodies); reports whose racing access is in oneTBB's own
-# templates or its parallel_for bookkeeping are suppressed (scripts/tsan.supp).
-#
-# As of 2026-11-26 the TensorBoard pipeline, series evaluator, webhook sink, credentials, stop
-# action and local watcher tests ran clean; the smdebug pipeline's (RulePipeline*, RuleActions*)
-# reported races at oneTBB hand-offs before the annotations, which have not yet been run under
-# TSan (the session ran out of machine): run `scripts/tsan.sh 'RulePipeline|RuleActions'`.
+# spawned, a flow-graph message handed on) TSan cannot see. Reports whose racing access is in
+# oneTBB's own templates are suppressed (scripts/tsan.supp). Reports in rulestream's frames across
+# such a hand-off remain: a parallel_for's captures written before it and read in its tasks, a
+# flow-graph message built by one node and read by the next. As of 2026-11-26 the smdebug
+# pipeline's tests (RulePipeline*, RuleActions*, RewrittenEventFile*) report those; the
+# TensorBoard pipeline, series evaluator, webhook sink, credentials, stop action and local
+# watcher tests run clean. Annotating rulestream's side of the hand-offs (__tsan_release before
+# the call, __tsan_acquire in the task) was tried and does not help: a task reads its body's
+# closure, which the caller wrote, and oneTBB copied, after any release rulestream can make,
+# before it can reach a token to acquire. Only an instrumented oneTBB would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
