@@ -71,6 +71,7 @@ using rulestream::PipelineConfig;
 using rulestream::RuleConfig;
 using rulestream::RuleEvent;
 using rulestream::RulePipeline;
+using rulestream::RuleStatus;
 using rulestream::Sink;
 using SteadyClock = std::chrono::steady_clock;
 
@@ -283,18 +284,44 @@ int phase_ceiling(const Args& args) {
   return 0;
 }
 
-// Counts what reaches it; the replay's sink.
+// Counts what reaches it, and fingerprints each rule's events in the order they arrive: the
+// replay's sink. Runs with different thread counts must give the same events in the same order
+// for every rule (rules run in parallel, so events of different rules interleave as they may).
 class CountingSink final : public Sink {
  public:
   std::string describe() const override { return "counting"; }
   void write(const RuleEvent& event) override {
     if (event.kind == RuleEvent::Kind::ConditionMet) ++conditions_;
+    std::string text = std::to_string(static_cast<int>(event.kind)) + "|" +
+                       std::to_string(event.global_step) + "|" + event.message;
+    for (const std::string& tensor : event.tensors) text += "|" + tensor;
+    if (event.kind == RuleEvent::Kind::Status) {
+      text += "|" + std::to_string(static_cast<int>(event.status.value_or(RuleStatus::Error))) +
+              "|" + std::to_string(event.steps_evaluated) + "|" + std::to_string(event.times_fired);
+    }
+    std::lock_guard lock(mutex_);
+    std::uint64_t& hash = fingerprints_[event.rule_configuration];
+    for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    hash = (hash ^ 0xffU) * 1099511628211ULL;  // an event's end
   }
   void flush() override {}
   std::int64_t conditions() const { return conditions_; }
+  // Every rule's fingerprint, combined in rule-name order: equal for equal event streams.
+  std::uint64_t fingerprint() const {
+    std::lock_guard lock(mutex_);
+    std::uint64_t combined = 14695981039346656037ULL;
+    for (const auto& [rule, hash] : fingerprints_) {
+      for (const char c : rule)
+        combined = (combined ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+      combined = (combined ^ hash) * 1099511628211ULL;
+    }
+    return combined;
+  }
 
  private:
   std::atomic<std::int64_t> conditions_{0};
+  mutable std::mutex mutex_;
+  std::map<std::string, std::uint64_t> fingerprints_;
 };
 
 int phase_replay(const Args& args) {
@@ -324,6 +351,7 @@ int phase_replay(const Args& args) {
   }
   std::vector<std::unique_ptr<Sink>> sinks;
   sinks.push_back(std::make_unique<CountingSink>());
+  const CountingSink& counting = static_cast<const CountingSink&>(*sinks.back());
   const double cpu_before = process_cpu_seconds();
   const auto start = SteadyClock::now();
   RulePipeline pipeline(config, std::move(sinks));
@@ -341,13 +369,21 @@ int phase_replay(const Args& args) {
             << " index_files=" << report.index_files << " steps=" << report.steps_released
             << " evaluated=" << evaluated << " conditions=" << report.conditions_met
             << " problems=" << report.problems.size()
-            << " rule_errors=" << (report.rule_errors ? 1 : 0) << " cpu_seconds=" << cpu_seconds
+            << " rule_errors=" << (report.rule_errors ? 1 : 0)
+            << " events_fingerprint=" << counting.fingerprint() << " cpu_seconds=" << cpu_seconds
             << " assembler_seconds=" << std::chrono::duration<double>(report.assembler_busy).count()
             << " rule_seconds=";
   // Each rule's time evaluating steps, as Name:seconds,Name:seconds (rules run in parallel).
   for (std::size_t i = 0; i < report.rule_busy.size(); ++i) {
     std::cout << (i ? "," : "") << report.statuses.at(i).rule << ":"
               << std::chrono::duration<double>(report.rule_busy[i]).count();
+  }
+  // Each rule's serial node (all its evaluating, or only putting outcomes in order for a rule
+  // whose steps are evaluated in parallel).
+  std::cout << " rule_serial_seconds=";
+  for (std::size_t i = 0; i < report.rule_serial_busy.size(); ++i) {
+    std::cout << (i ? "," : "") << report.statuses.at(i).rule << ":"
+              << std::chrono::duration<double>(report.rule_serial_busy[i]).count();
   }
   std::cout << "\n";
   return 0;
@@ -512,7 +548,7 @@ void print_serial_fraction(const std::string& label, const ChildResult& replay) 
   const double cpu = num(replay, "cpu_seconds");
   std::vector<std::pair<double, std::string>> nodes{
       {num(replay, "assembler_seconds"), "assembler"}};
-  std::istringstream entries(replay.values.at("rule_seconds"));
+  std::istringstream entries(replay.values.at("rule_serial_seconds"));
   for (std::string entry; std::getline(entries, entry, ',');) {
     const auto colon = entry.rfind(':');
     if (colon != std::string::npos) {
@@ -746,6 +782,88 @@ void bench_scaling(const fs::path& data, std::int64_t steps, int workers, int re
   }
 }
 
+// Issue 23's table: the replays of a job at each thread count of --threads-sweep (one to
+// sixteen, say), with read() of its event files by as many threads beside them, each the median
+// of the repetitions; the speedup over the first count; and, from the first count's replays
+// (one thread: their CPU time is the work itself), each serial node's share and the speedup it
+// allows on 16 threads. Every count must give the same events in the same order as the first
+// (events_fingerprint), or the sweep fails.
+void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t steps, int workers,
+                 int repetitions, const std::vector<int>& counts, bool keep) {
+  const fs::path trial = data / (kind + "-job");
+  std::cout << "## " << kind << " job, threads sweep: " << workers << " workers x " << steps
+            << " steps\n";
+  generate_job(kind, trial, steps, workers, 0, std::to_string(counts.back()));
+  struct Row {
+    int threads = 0;
+    double read = 0, four = 0, all = 0, four_rss = 0, all_rss = 0;
+  };
+  std::vector<Row> rows;
+  std::string four_fingerprint;
+  std::string all_fingerprint;
+  ChildResult first_four;
+  ChildResult first_all;
+  auto check_same = [](std::string& expected, const ChildResult& replay, const std::string& what) {
+    const std::string& got = replay.values.at("events_fingerprint");
+    if (expected.empty()) expected = got;
+    if (got != expected) {
+      throw std::runtime_error(what + ": events differ from the first thread count's (" + got +
+                               " against " + expected + ")");
+    }
+  };
+  for (const int threads : counts) {
+    const std::string t = std::to_string(threads);
+    std::vector<double> read, four, all;
+    Row row;
+    row.threads = threads;
+    for (int r = 0; r < repetitions; ++r) {
+      const auto ceiling = run_phase(
+          {"--phase", "ceiling", "--method", "read", "--trial", trial.string(), "--threads", t});
+      read.push_back(num(ceiling, "seconds"));
+      const auto replay_four =
+          run_phase({"--phase", "replay", "--trial", trial.string(), "--threads", t});
+      check_same(four_fingerprint, replay_four, kind + " job, four rules, " + t + " threads");
+      four.push_back(num(replay_four, "seconds"));
+      row.four_rss = std::max(row.four_rss, replay_four.max_rss_mib);
+      const auto replay_all = run_phase(
+          {"--phase", "replay", "--trial", trial.string(), "--threads", t, "--rules", "all"});
+      check_same(all_fingerprint, replay_all, kind + " job, all rules, " + t + " threads");
+      all.push_back(num(replay_all, "seconds"));
+      row.all_rss = std::max(row.all_rss, replay_all.max_rss_mib);
+      if (rows.empty() && r == 0) {
+        first_four = replay_four;
+        first_all = replay_all;
+      }
+    }
+    row.read = median(read);
+    row.four = median(four);
+    row.all = median(all);
+    rows.push_back(row);
+    std::cout << "  " << threads << " threads: read() " << fixed(row.read, 3) << " s, four rules "
+              << fixed(row.four, 3) << " s, all rules " << fixed(row.all, 3) << " s; load "
+              << load_average() << "\n";
+  }
+  const Row& base = rows.front();
+  std::cout << "| threads | read() | replay, four rules | speedup | replay, all rules | speedup | "
+               "all / four | read() / replay, four rules | peak RSS, four / all |\n"
+            << "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const Row& row : rows) {
+    std::cout << "| " << row.threads << " | " << fixed(row.read, 3) << " s | " << fixed(row.four, 3)
+              << " s | " << fixed(base.four / row.four, 2) << "x | " << fixed(row.all, 3) << " s | "
+              << fixed(base.all / row.all, 2) << "x | " << fixed(row.all / row.four, 2) << "x | "
+              << fixed(row.read / row.four * 100, 0) << "% | " << fixed(row.four_rss, 0) << " / "
+              << fixed(row.all_rss, 0) << " MiB |\n";
+  }
+  std::cout << "every thread count gave the same events in the same order, rule by rule ("
+            << repetitions << " repetitions each)\n";
+  print_serial_fraction(kind + " job, four rules, " + std::to_string(base.threads) + " thread(s)",
+                        first_four);
+  print_serial_fraction(kind + " job, all rules, " + std::to_string(base.threads) + " thread(s)",
+                        first_all);
+  print_rule_times(first_all.values["rule_seconds"]);
+  if (!keep) fs::remove_all(trial);
+}
+
 int driver(const Args& args) {
   const fs::path data = arg(args, "data", "/work/bench-data");
   const int repetitions = static_cast<int>(int_arg(args, "repetitions", 5));
@@ -759,6 +877,18 @@ int driver(const Args& args) {
   ::getrusage(RUSAGE_SELF, &self);
   std::cout << "threads " << threads << ", driver peak RSS " << self.ru_maxrss / 1024
             << " MiB (the floor of every child's figure), load " << load_average() << "\n\n";
+  if (args.contains("threads-sweep")) {
+    std::vector<int> counts;
+    std::istringstream list(arg(args, "threads-sweep", ""));
+    for (std::string count; std::getline(list, count, ',');) counts.push_back(std::stoi(count));
+    if (counts.empty()) throw std::invalid_argument("--threads-sweep needs counts: 1,2,4,8,16");
+    for (const std::string kind : {"large", "small"}) {
+      if (only.find(kind) == std::string::npos) continue;
+      bench_sweep(kind, data, int_arg(args, kind + "-steps", kind == "large" ? 500 : 300), workers,
+                  repetitions, counts, keep);
+    }
+    return 0;
+  }
   if (only.find("large") != std::string::npos) {
     bench_job("large", data, int_arg(args, "large-steps", 500), workers, repetitions, threads, keep,
               other_run);

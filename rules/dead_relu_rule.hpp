@@ -30,6 +30,8 @@ class DeadReluRule final : public Rule {
 
   std::string_view name() const override { return "DeadRelu"; }
   bool invoke_at_step(std::int64_t step) override;
+  // Each step is judged on its own values alone.
+  bool evaluates_steps_independently() const override { return true; }
   RequiredTensors required_tensors() const override { return selection_.required(); }
 
   const Options& options() const { return options_; }

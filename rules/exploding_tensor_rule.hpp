@@ -28,6 +28,8 @@ class ExplodingTensorRule final : public Rule {
 
   std::string_view name() const override { return "ExplodingTensor"; }
   bool invoke_at_step(std::int64_t step) override;
+  // Each step is judged on its own values alone.
+  bool evaluates_steps_independently() const override { return true; }
   RequiredTensors required_tensors() const override { return options_.selection.required(false); }
 
   const Options& options() const { return options_; }

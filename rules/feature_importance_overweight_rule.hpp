@@ -31,6 +31,8 @@ class FeatureImportanceOverweightRule final : public Rule {
 
   std::string_view name() const override { return "FeatureImportanceOverweight"; }
   bool invoke_at_step(std::int64_t step) override;
+  // Each step is judged on its own values alone.
+  bool evaluates_steps_independently() const override { return true; }
   RequiredTensors required_tensors() const override { return selection_.required(); }
 
   const Options& options() const { return options_; }

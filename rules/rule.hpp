@@ -61,6 +61,14 @@ class Rule {
   // same time; report() the finding with Finding::step set to the step it concerns.
   virtual bool invoke_at_time(std::chrono::system_clock::time_point /*now*/) { return false; }
 
+  // True when the rule's verdict and finding at a step depend only on what was saved at that
+  // step: it carries nothing from one step to the next (no state, no done_reading_values(), no
+  // check_interval()). A pipeline may then evaluate several steps at once, each on its own
+  // instance of the rule made by the same factory with the same parameters, and put the
+  // outcomes back in step order. The default, false, is always correct; a rule that says true
+  // and keeps state between steps gets different answers.
+  virtual bool evaluates_steps_independently() const { return false; }
+
   // True when the configuration asks that training be stopped when the rule fires
   // (StalledTrainingRule's stop_training_on_fire): the pipeline then needs a stop action.
   virtual bool stops_training_on_fire() const { return false; }

@@ -26,6 +26,8 @@ class TreeDepthRule final : public Rule {
 
   std::string_view name() const override { return "TreeDepth"; }
   bool invoke_at_step(std::int64_t step) override;
+  // Each step is judged on its own values alone.
+  bool evaluates_steps_independently() const override { return true; }
   RequiredTensors required_tensors() const override;
 
   const Options& options() const { return options_; }

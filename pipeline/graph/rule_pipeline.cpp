@@ -1,6 +1,8 @@
 #include "pipeline/graph/rule_pipeline.hpp"
 
 #include <tbb/flow_graph.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -12,9 +14,12 @@
 #include <thread>
 #include <variant>
 
+#include "pipeline/graph/busy_timer.hpp"
 #include "pipeline/graph/configuration_check.hpp"
 #include "pipeline/graph/file_tracker.hpp"
+#include "pipeline/graph/retired_landings.hpp"
 #include "pipeline/graph/rule_runner.hpp"
+#include "pipeline/graph/rule_stage.hpp"
 #include "pipeline/graph/sink_routing.hpp"
 #include "pipeline/graph/stop_action.hpp"
 #include "pipeline/model/exceptions.hpp"
@@ -102,8 +107,22 @@ class RulePipeline::Impl {
       const RuleContext context{base_->separately_counted(), others};
       ConfiguredRule configured =
           configure_rule(rule_config, context, config_.default_stop_actions, registry);
+      // A rule that judges each step on its own evaluates as many steps at once as there are
+      // threads, each on an instance of its own (RuleStage).
+      std::vector<std::unique_ptr<Rule>> replicas;
+      const Rule& rule = *configured.rule;
+      if (rule.evaluates_steps_independently() && !rule.check_interval()) {
+        for (std::size_t i = 1; i < parallelism(); ++i) {
+          std::vector<Trial> replica_others;
+          for (const Trial& other : others_) replica_others.push_back(other.separately_counted());
+          replicas.push_back(registry.create(
+              rule_config.rule, RuleContext{base_->separately_counted(), replica_others},
+              rule_config.parameters));
+        }
+      }
       runners_.push_back(
           std::make_unique<RuleRunner>(runners_.size(), std::move(configured), runner_context_));
+      runners_.back()->add_replicas(std::move(replicas));
     }
     routing_ = std::make_unique<SinkRouting>(configured_rules(), sink_labels());
     runner_context_ =
@@ -129,6 +148,14 @@ class RulePipeline::Impl {
   }
 
   PipelineReport run();
+  // How many threads the run's work uses: config_.threads, or every core the process may use,
+  // and never more than oneTBB will give (the cores, or a global_control's limit: oneTBB warns
+  // on stderr when an arena asks for more).
+  std::size_t parallelism() const {
+    const auto most =
+        tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+    return config_.threads > 0 ? std::min(static_cast<std::size_t>(config_.threads), most) : most;
+  }
 
   void request_stop() {
     stop_requested_ = true;
@@ -141,7 +168,6 @@ class RulePipeline::Impl {
  private:
   using Loader = flow::multifunction_node<TrialFile, std::tuple<AssemblerInput>>;
   using Assembler = flow::multifunction_node<AssemblerInput, std::tuple<RuleMessage>>;
-  using RuleNode = flow::function_node<RuleMessage>;
 
   // Hands a file to the loader once (FileTracker). `seen_at`: when a live pipeline saw the file
   // (nullopt: its modification time tells when it arrived), which becomes its step's arrival.
@@ -157,14 +183,16 @@ class RulePipeline::Impl {
   void release(Assembler::output_ports_type& ports);
   std::vector<RuleConfig> configured_rules() const;
   std::vector<SinkLabel> sink_labels() const;
-  void start_time_checks(std::vector<std::unique_ptr<RuleNode>>& nodes);
+  void start_time_checks(std::vector<std::unique_ptr<RuleStage>>& stages);
   void schedule_time_check(boost::asio::steady_timer& timer, std::chrono::milliseconds interval,
-                           RuleRunner& runner, RuleNode& node);
+                           RuleRunner& runner, RuleStage& stage);
   void report_problem(std::string path, std::string message);
   void finish_following();
   void rescan_into(Loader& loader);
   void follow_source(Loader& loader, Assembler& assembler,
-                     std::vector<std::unique_ptr<RuleNode>>& rule_nodes);
+                     std::vector<std::unique_ptr<RuleStage>>& rule_stages);
+  // run()'s work, inside the arena of config_.threads.
+  PipelineReport run_in_arena();
   bool in_range(std::int64_t step) const {
     return (!config_.start_step || step >= *config_.start_step) &&
            (!config_.end_step || step < *config_.end_step);
@@ -192,6 +220,7 @@ class RulePipeline::Impl {
   // any runner runs.
   RuleRunnerContext runner_context_;
   FileTracker files_;
+  RetiredLandings retired_;  // freed by the loaders, off the assembler's serial node
   std::mutex collections_mutex_;
 
   boost::asio::io_context io_;
@@ -200,9 +229,9 @@ class RulePipeline::Impl {
   std::unique_ptr<boost::asio::steady_timer> tick_timer_;
   std::vector<std::unique_ptr<boost::asio::steady_timer>> time_check_timers_;
   Loader* loader_ = nullptr;
-  std::int64_t incomplete_steps_ = 0;                     // touched by the serial assembler only
-  std::chrono::steady_clock::duration assembler_busy_{};  // likewise: its body's wall time
-  bool job_ended_ = false;                                // likewise
+  std::int64_t incomplete_steps_ = 0;          // touched by the serial assembler only
+  std::chrono::nanoseconds assembler_busy_{};  // likewise: its body's CPU time
+  bool job_ended_ = false;                     // likewise
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> end_marker_seen_{false};
   bool following_ = false;
@@ -236,6 +265,7 @@ void RulePipeline::Impl::expect_steps(const std::vector<TrialFile>& files) {
 }
 
 void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& ports) {
+  retired_.free_unheld();
   switch (file.kind) {
     case TrialFile::Kind::Collections:
       // Read when announced (announce()). Steps held while the collections loaded may go now;
@@ -317,6 +347,7 @@ void RulePipeline::Impl::assemble(const AssemblerInput& input,
     store_->ingest(**landing);
     assembler_.landed((*landing)->step, (*landing)->worker, now);
     files_.landed_or_dropped((*landing)->step);
+    retired_.retire(*landing);
   } else if (std::holds_alternative<EndOfJob>(input)) {
     assembler_.end_of_job();
     job_ended_ = true;
@@ -345,7 +376,7 @@ void RulePipeline::Impl::release(Assembler::output_ports_type& ports) {
     message.mode = base_->mode(ready.step).value_or(Mode::Global);
     message.mode_step = base_->mode_step(ready.step).value_or(ready.step);
     message.incomplete = ready.incomplete;
-    progress_.steps_released++;
+    message.sequence = static_cast<std::size_t>(progress_.steps_released++);
     progress_.last_step = ready.step;
     if (ready.incomplete) incomplete_steps_++;
     std::get<0>(ports).try_put(message);
@@ -371,28 +402,28 @@ std::vector<SinkLabel> RulePipeline::Impl::sink_labels() const {
 
 // --- Time checks: rules that watch the clock, while following ----------------------------------
 
-void RulePipeline::Impl::start_time_checks(std::vector<std::unique_ptr<RuleNode>>& nodes) {
+void RulePipeline::Impl::start_time_checks(std::vector<std::unique_ptr<RuleStage>>& stages) {
   for (std::size_t i = 0; i < runners_.size(); ++i) {
     const auto interval = runners_[i]->rule().check_interval();
     if (!interval) continue;
     auto& timer =
         *time_check_timers_.emplace_back(std::make_unique<boost::asio::steady_timer>(io_));
     schedule_time_check(timer, std::max(*interval, std::chrono::milliseconds(1)), *runners_[i],
-                        *nodes[i]);
+                        *stages[i]);
   }
 }
 
 void RulePipeline::Impl::schedule_time_check(boost::asio::steady_timer& timer,
                                              std::chrono::milliseconds interval, RuleRunner& runner,
-                                             RuleNode& node) {
+                                             RuleStage& stage) {
   timer.expires_after(interval);
   timer.async_wait(
-      [this, &timer, interval, &runner, &node](const boost::system::error_code& error) {
+      [this, &timer, interval, &runner, &stage](const boost::system::error_code& error) {
         if (error || !following_) return;
         // Past --end-step the rule is done with this job: no alarms about what comes after.
         const bool past_end = config_.end_step && progress_.last_step >= *config_.end_step - 1;
-        if (!past_end && runner.claim_time_check()) node.try_put(RuleMessage(TimeCheck{}));
-        schedule_time_check(timer, interval, runner, node);
+        if (!past_end && runner.claim_time_check()) stage.input().try_put(RuleMessage(TimeCheck{}));
+        schedule_time_check(timer, interval, runner, stage);
       });
 }
 
@@ -423,7 +454,7 @@ void RulePipeline::Impl::rescan_into(Loader& loader) {
 // Starts the source and runs the io_context: the whole job for a replay (the initial scan),
 // until the end marker's grace or a stop for a watch. Throws what the source throws.
 void RulePipeline::Impl::follow_source(Loader& loader, Assembler& assembler,
-                                       std::vector<std::unique_ptr<RuleNode>>& rule_nodes) {
+                                       std::vector<std::unique_ptr<RuleStage>>& rule_stages) {
   // Files already there when watching began (the source's first batch, its initial scan)
   // arrived when they were written; later ones when the pipeline saw them.
   watcher_ = make_trial_source(
@@ -455,7 +486,7 @@ void RulePipeline::Impl::follow_source(Loader& loader, Assembler& assembler,
       };
       (*tick)();
     }
-    start_time_checks(rule_nodes);
+    start_time_checks(rule_stages);
     io_.run();
   } else {
     io_.run();  // the initial scan
@@ -463,24 +494,37 @@ void RulePipeline::Impl::follow_source(Loader& loader, Assembler& assembler,
 }
 
 PipelineReport RulePipeline::Impl::run() {
+  // The run's work uses parallelism() threads: the flow graph is made in this arena and runs
+  // its tasks there (the trials rules compare with load beside it, in an arena of their own of
+  // the same size: run_in_arena()). The calling thread takes the arena's reserved slot: it
+  // works while it waits for the graph (a replay), and only follows the source while a watch
+  // runs (parallelism() - 1 threads then evaluate).
+  tbb::task_arena arena(static_cast<int>(parallelism()));
+  return arena.execute([&] { return run_in_arena(); });
+}
+
+PipelineReport RulePipeline::Impl::run_in_arena() {
   // The trials rules compare with are loaded beside the pipeline rather than before it: opening
   // one is a listing and a parse of every index file (0.45 s for the 300-step benchmark job),
   // which the first trial's decoding and its other rules need not wait for. A rule that asks
   // about such a trial before it is loaded waits for the load (TrialStore::refresh holds its
   // refresh lock) and then sees all of it.
+  //
+  // They load in an arena of their own, of the pipeline's size, on their own thread: a rule that
+  // waits for such a load blocks one of the pipeline's threads, which with one thread would be
+  // the one the load needs.
   std::jthread load_others([this] {
+    tbb::task_arena loading(static_cast<int>(parallelism()));
     for (const Trial& other : others_) {
       try {
-        other.load();
+        loading.execute([&] { other.load(); });
       } catch (const std::exception& error) {  // nothing may leave a thread
         report_problem(other.path(), error.what());
       }
     }
   });
   flow::graph graph;
-  const std::size_t decoders = config_.threads > 0
-                                   ? static_cast<std::size_t>(config_.threads)
-                                   : std::max(2u, std::thread::hardware_concurrency());
+  const std::size_t decoders = std::max<std::size_t>(2, parallelism());
   // Nothing a node body throws may leave it: TBB would cancel the graph and rethrow from
   // wait_for_all, with landings lost and steps held. What is not a RulestreamError (handled
   // where it is thrown) is reported here, and the file's step let go.
@@ -500,12 +544,7 @@ PipelineReport RulePipeline::Impl::run() {
   Assembler assembler(
       graph, flow::serial,
       [this](const AssemblerInput& input, Assembler::output_ports_type& ports) {
-        const auto start = std::chrono::steady_clock::now();
-        struct Busy {  // counted however the body ends
-          std::chrono::steady_clock::duration& total;
-          std::chrono::steady_clock::time_point start;
-          ~Busy() { total += std::chrono::steady_clock::now() - start; }
-        } busy{assembler_busy_, start};
+        BusyTimer busy(assembler_busy_);
         try {
           assemble(input, ports);
         } catch (const std::exception& error) {
@@ -517,16 +556,10 @@ PipelineReport RulePipeline::Impl::run() {
       },
       kDownstreamFirst);
   flow::make_edge(flow::output_port<0>(loader), assembler);
-  std::vector<std::unique_ptr<RuleNode>> rule_nodes;
+  std::vector<std::unique_ptr<RuleStage>> rule_stages;
   for (auto& runner : runners_) {
-    rule_nodes.push_back(std::make_unique<RuleNode>(
-        graph, flow::serial,
-        [target = runner.get()](const RuleMessage& message) {
-          target->handle(message);
-          return flow::continue_msg();
-        },
-        kDownstreamFirst));
-    flow::make_edge(flow::output_port<0>(assembler), *rule_nodes.back());
+    rule_stages.push_back(std::make_unique<RuleStage>(graph, *runner, kDownstreamFirst));
+    flow::make_edge(flow::output_port<0>(assembler), rule_stages.back()->input());
   }
   loader_ = &loader;
 
@@ -536,7 +569,7 @@ PipelineReport RulePipeline::Impl::run() {
   // could not be read to the end.
   std::string source_failure;
   try {
-    follow_source(loader, assembler, rule_nodes);
+    follow_source(loader, assembler, rule_stages);
   } catch (const std::exception& error) {
     source_failure = error.what();  // storage's errors name the trial's place
     report_problem("", "reading the job failed: " + source_failure);
@@ -580,6 +613,7 @@ PipelineReport RulePipeline::Impl::run() {
         ended, outcomes == stop_outcomes.end() ? std::vector<std::string>{} : outcomes->second,
         /*read_whole_job=*/source_failure.empty() && !report.interrupted);
     report.rule_busy.push_back(runner->busy());
+    report.rule_serial_busy.push_back(runner->serial_busy());
     report.rule_errors = report.rule_errors || status.status == RuleStatus::Error;
     report.conditions_met += runner->fired();
     report.statuses.push_back(std::move(status));

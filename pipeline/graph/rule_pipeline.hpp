@@ -17,12 +17,16 @@ namespace rulestream {
 // What a run did, for the summary and the exit status.
 struct PipelineReport {
   std::vector<RuleEvent> statuses;  // one per rule, in configuration order
-  // Wall time each rule spent evaluating steps, in configuration order (what a rule costs:
+  // CPU time each rule spent evaluating steps, in configuration order (what a rule costs:
   // rules run in parallel, so these may add up to more than the run's time).
-  std::vector<std::chrono::steady_clock::duration> rule_busy;
-  // Wall time the step assembler (a serial node: steps across workers, the store's ingestion)
-  // spent on its inputs: with rule_busy, what bounds the speedup more threads can give.
-  std::chrono::steady_clock::duration assembler_busy{};
+  std::vector<std::chrono::nanoseconds> rule_busy;
+  // CPU time each rule's serial node was busy, in configuration order: all of rule_busy for a
+  // rule that evaluates step after step; only putting outcomes in order for one whose steps
+  // are evaluated in parallel (RuleStage).
+  std::vector<std::chrono::nanoseconds> rule_serial_busy;
+  // CPU time the step assembler (a serial node: steps across workers, the store's ingestion)
+  // spent on its inputs: with rule_serial_busy, what bounds the speedup more threads can give.
+  std::chrono::nanoseconds assembler_busy{};
   std::int64_t conditions_met = 0;
   bool rule_errors = false;
   std::int64_t steps_released = 0;

@@ -1,5 +1,6 @@
 #include "pipeline/graph/rule_runner.hpp"
 
+#include "pipeline/graph/busy_timer.hpp"
 #include "pipeline/model/exceptions.hpp"
 
 namespace rulestream {
@@ -48,56 +49,131 @@ RuleRunner::RuleRunner(std::size_t index, ConfiguredRule configured,
       context_(context) {}
 
 void RuleRunner::handle(const RuleMessage& message) {
+  BusyTimer serial(serial_busy_);
   if (const auto* ready = std::get_if<StepReady>(&message)) {
-    evaluate(*ready);
+    if (errored_ || !context_.in_range(ready->step)) return;
+    StepOutcome outcome;
+    {
+      BusyTimer timer(busy_);
+      outcome = evaluate_step(*rule_, *ready);
+    }
+    record(*ready, std::move(outcome));
   } else {
     check_time();
   }
 }
 
-void RuleRunner::evaluate(const StepReady& ready) {
-  if (errored_ || !context_.in_range(ready.step)) return;
-  steps_offered_++;
-  struct BusyTimer {
-    std::chrono::steady_clock::duration& busy;
-    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-    ~BusyTimer() { busy += std::chrono::steady_clock::now() - start; }
-  } timer{busy_};
+void RuleRunner::add_replicas(std::vector<std::unique_ptr<Rule>> replicas) {
+  for (auto& replica : replicas) {
+    free_instances_.push(replica.get());
+    replicas_.push_back(std::move(replica));
+  }
+  if (!replicas_.empty()) free_instances_.push(rule_.get());
+}
+
+StepOutcome RuleRunner::evaluate_on_replica(const StepReady& ready) {
+  if (!context_.in_range(ready.step)) return {};
+  Rule* instance = nullptr;
+  // The node calling this runs at most replica_count() bodies at once, so one is always free.
+  if (replicas_.empty()) {
+    instance = rule_.get();
+  } else if (!free_instances_.try_pop(instance)) {
+    return {.kind = StepOutcome::Kind::Failed,
+            .finding = {},
+            .reason = "internal error: more steps evaluated at once than the rule has instances",
+            .path = {}};
+  }
+  struct Return {  // the instance goes back however the evaluation ends
+    RuleRunner& runner;
+    Rule* instance;
+    std::chrono::nanoseconds start = BusyTimer::now();
+    ~Return() {
+      runner.parallel_busy_ += (BusyTimer::now() - start).count();
+      if (!runner.replicas_.empty()) runner.free_instances_.push(instance);
+    }
+  } give_back{*this, instance};
+  return evaluate_step(*instance, ready);
+}
+
+StepOutcome RuleRunner::evaluate_step(Rule& rule, const StepReady& ready) const {
+  using Kind = StepOutcome::Kind;
+  if (!context_.in_range(ready.step)) return {};
+  StepOutcome outcome;
   try {
-    rule_->invoke(ready.step);
-    evaluated_++;
+    rule.invoke(ready.step);
+    outcome.kind = Kind::Quiet;
   } catch (const RuleEvaluationConditionMet&) {
-    evaluated_++;
-    const Finding& finding = rule_->last_finding();
-    RuleEvent event;
-    event.global_step = ready.step;
-    event.mode = ready.mode;
-    event.mode_step = ready.mode_step;
-    event.tensors = finding.tensors;
-    event.figures = finding.figures;
-    event.message =
-        finding.message.empty()
-            ? std::string(rule_->name()) + " condition met at step " + std::to_string(ready.step)
-            : finding.message;
-    if (ready.incomplete) event.message += " (not every worker had written this step)";
-    fire(std::move(event));
+    outcome.kind = Kind::Fired;
+    outcome.finding = rule.last_finding();
   } catch (const TensorUnavailableForStep&) {
     // What this rule reads was not saved at this step: smdebug skips the step too.
+    outcome.kind = Kind::Skipped;
   } catch (const TensorUnavailable&) {
+    outcome.kind = Kind::Skipped;
   } catch (const StepUnavailable&) {
+    outcome.kind = Kind::Skipped;
   } catch (const StepNotYetAvailable&) {
+    outcome.kind = Kind::Skipped;
   } catch (const NoMoreData&) {
+    outcome.kind = Kind::Skipped;
   } catch (const FormatError& error) {
-    unreadable(ready.step, error.what());
-    context_.report_problem(error.where(), "rule " + config_.configuration_name + " at step " +
-                                               std::to_string(ready.step) + ": " + error.what());
+    outcome.kind = Kind::Unreadable;
+    outcome.reason = error.what();
+    outcome.path = error.where();
   } catch (const StorageError& error) {
-    unreadable(ready.step, error.what());
-    context_.report_problem("", "rule " + config_.configuration_name + " at step " +
-                                    std::to_string(ready.step) + ": " + error.what());
+    outcome.kind = Kind::Unreadable;
+    outcome.reason = error.what();
   } catch (const std::exception& error) {
-    errored_ = true;
-    error_ = "at step " + std::to_string(ready.step) + ": " + error.what();
+    outcome.kind = Kind::Failed;
+    outcome.reason = error.what();
+  }
+  return outcome;
+}
+
+void RuleRunner::apply(const StepReady& ready, StepOutcome outcome) {
+  BusyTimer serial(serial_busy_);
+  record(ready, std::move(outcome));
+}
+
+void RuleRunner::record(const StepReady& ready, StepOutcome outcome) {
+  using Kind = StepOutcome::Kind;
+  // After an error the rule is done: outcomes of later steps evaluated in parallel are dropped,
+  // as a serial runner would not have evaluated them.
+  if (errored_ || outcome.kind == Kind::OutOfRange) return;
+  steps_offered_++;
+  switch (outcome.kind) {
+    case Kind::OutOfRange:
+    case Kind::Skipped:
+      return;
+    case Kind::Quiet:
+      evaluated_++;
+      return;
+    case Kind::Fired: {
+      evaluated_++;
+      Finding& finding = outcome.finding;
+      RuleEvent event;
+      event.global_step = ready.step;
+      event.mode = ready.mode;
+      event.mode_step = ready.mode_step;
+      event.tensors = std::move(finding.tensors);
+      event.figures = std::move(finding.figures);
+      event.message =
+          finding.message.empty()
+              ? std::string(rule_->name()) + " condition met at step " + std::to_string(ready.step)
+              : std::move(finding.message);
+      if (ready.incomplete) event.message += " (not every worker had written this step)";
+      fire(std::move(event));
+      return;
+    }
+    case Kind::Unreadable:
+      unreadable(ready.step, outcome.reason);
+      context_.report_problem(outcome.path, "rule " + config_.configuration_name + " at step " +
+                                                std::to_string(ready.step) + ": " + outcome.reason);
+      return;
+    case Kind::Failed:
+      errored_ = true;
+      error_ = "at step " + std::to_string(ready.step) + ": " + outcome.reason;
+      return;
   }
 }
 

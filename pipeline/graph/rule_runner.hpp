@@ -1,5 +1,7 @@
 #pragma once
 
+#include <tbb/concurrent_queue.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -28,6 +30,9 @@ struct StepReady {
   Mode mode = Mode::Global;
   std::int64_t mode_step = 0;
   bool incomplete = false;  // released without every worker's files (grace ran out, job ended)
+  // Its place in the release order, from 0: what puts outcomes evaluated in parallel back in
+  // order (RuleStage).
+  std::size_t sequence = 0;
 };
 // A rule that watches the clock is due a look at it (Rule::invoke_at_time).
 struct TimeCheck {};
@@ -48,12 +53,32 @@ struct RuleRunnerContext {
   const std::atomic<bool>* end_marker_seen = nullptr;
 };
 
-// One configured rule and how its evaluation is going: the body of the rule's serial node.
+// What evaluating a rule at one step came to. apply() turns it into counts, problems and
+// events, in step order.
+struct StepOutcome {
+  enum class Kind {
+    OutOfRange,  // not a step this run evaluates (--start-step, --end-step)
+    Quiet,       // evaluated; the condition was not met
+    Fired,       // evaluated; the condition was met (`finding`)
+    Skipped,     // what the rule reads was not saved at this step (smdebug skips it too)
+    Unreadable,  // its data could not be read (`reason`, in file `path` when known)
+    Failed,      // the rule threw: it is in Error from this step on (`reason`)
+  };
+  Kind kind = Kind::OutOfRange;
+  Finding finding;
+  std::string reason;
+  std::string path;
+};
+
+// One configured rule and how its evaluation is going: the body of the rule's part of the graph
+// (RuleStage).
 //
-// Concurrency: handle() is called by the rule's own serial node, one message at a time, and
-// nothing else touches the runner's counts until the graph has drained (then status() reads
-// them). claim_time_check() is safe from any thread. Different runners run in parallel and
-// share only the context (sinks are thread-safe; the stop action runner is).
+// Concurrency: handle() and apply() are called by the rule's own serial node, one message at a
+// time, and nothing else touches the runner's counts until the graph has drained (then
+// finish() reads them). evaluate_on_replica() is called by up to replica_count() threads at
+// once, each on its own instance of the rule. claim_time_check() is safe from any thread.
+// Different runners run in parallel and share only the context (sinks are thread-safe; the
+// stop action runner is).
 class RuleRunner {
  public:
   RuleRunner(std::size_t index, ConfiguredRule configured, const RuleRunnerContext& context);
@@ -62,6 +87,17 @@ class RuleRunner {
   // A rule that throws anything but smdebug's "not available" exceptions is in Error from then
   // on; problems reading files or writing to sinks are reported and evaluation goes on.
   void handle(const RuleMessage& message);
+
+  // --- Steps evaluated in parallel (rules that evaluate steps independently) ---------------
+  // More instances of the rule, made by its factory with the same parameters: with them,
+  // replica_count() steps may be evaluated at once. Before the graph runs.
+  void add_replicas(std::vector<std::unique_ptr<Rule>> replicas);
+  // How many steps may be evaluated at once: 1 without replicas.
+  std::size_t replica_count() const { return replicas_.size() + 1; }
+  // Evaluates a step on a free instance of the rule; any thread, up to replica_count() at once.
+  StepOutcome evaluate_on_replica(const StepReady& ready);
+  // What evaluate_on_replica() found, in release order: counts, events, stop actions.
+  void apply(const StepReady& ready, StepOutcome outcome);
 
   // True when no time check is queued on the node (and one now is): the caller puts it. A rule
   // busy with a backlog of steps gets one time check, not one per tick.
@@ -79,10 +115,20 @@ class RuleRunner {
   const RuleConfig& config() const { return config_; }
   const Rule& rule() const { return *rule_; }
   std::int64_t fired() const { return fired_; }
-  std::chrono::steady_clock::duration busy() const { return busy_; }  // in evaluate()
+  // CPU time spent evaluating steps, on every instance together.
+  std::chrono::nanoseconds busy() const {
+    return busy_ + std::chrono::nanoseconds(parallel_busy_.load());
+  }
+  // CPU time spent on the rule's serial node: every evaluation, or only applying outcomes when
+  // steps are evaluated in parallel. What bounds the speedup more threads can give.
+  std::chrono::nanoseconds serial_busy() const { return serial_busy_; }
 
  private:
-  void evaluate(const StepReady& ready);
+  // Evaluates `rule` (the runner's own or a replica) at a released step. Touches no count:
+  // safe on different instances at once.
+  StepOutcome evaluate_step(Rule& rule, const StepReady& ready) const;
+  // Counts an outcome, fires its event, or puts the rule in Error (apply() and handle()).
+  void record(const StepReady& ready, StepOutcome outcome);
   void check_time();
   // Sends a condition-met event out and, the first time the rule fires, runs its stop actions.
   void fire(RuleEvent event);
@@ -105,7 +151,12 @@ class RuleRunner {
   std::int64_t unreadable_steps_ = 0;
   std::string first_unreadable_;
   std::int64_t fired_ = 0;
-  std::chrono::steady_clock::duration busy_{};
+  std::chrono::nanoseconds busy_{};         // evaluating, on the serial node
+  std::chrono::nanoseconds serial_busy_{};  // on the serial node, whatever it did
+  std::atomic<std::chrono::nanoseconds::rep> parallel_busy_{0};  // evaluating on replicas
+  // Instances of the rule not evaluating a step now (the runner's own is one of them).
+  std::vector<std::unique_ptr<Rule>> replicas_;
+  tbb::concurrent_queue<Rule*> free_instances_;
   bool errored_ = false;
   std::string error_;
   bool stop_ran_ = false;

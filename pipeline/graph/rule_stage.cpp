@@ -1,0 +1,46 @@
+#include "pipeline/graph/rule_stage.hpp"
+
+#include <variant>
+
+namespace rulestream {
+
+namespace flow = tbb::flow;
+
+RuleStage::RuleStage(flow::graph& graph, RuleRunner& runner, flow::node_priority_t priority) {
+  if (runner.replica_count() == 1) {
+    serial_ = std::make_unique<SerialNode>(
+        graph, flow::serial,
+        [&runner](const RuleMessage& message) {
+          runner.handle(message);
+          return flow::continue_msg();
+        },
+        priority);
+    return;
+  }
+  evaluate_ = std::make_unique<EvaluateNode>(
+      graph, runner.replica_count(),
+      [&runner](const RuleMessage& message) {
+        // Only released steps come here (no time checks: see the class comment).
+        const StepReady& ready = std::get<StepReady>(message);
+        return Evaluated{ready, runner.evaluate_on_replica(ready)};
+      },
+      priority);
+  sequencer_ = std::make_unique<Sequencer>(
+      graph, [](const Evaluated& evaluated) { return evaluated.ready.sequence; });
+  apply_ = std::make_unique<ApplyNode>(
+      graph, flow::serial,
+      [&runner](const Evaluated& evaluated) {
+        runner.apply(evaluated.ready, evaluated.outcome);
+        return flow::continue_msg();
+      },
+      priority);
+  flow::make_edge(*evaluate_, *sequencer_);
+  flow::make_edge(*sequencer_, *apply_);
+}
+
+flow::receiver<RuleMessage>& RuleStage::input() {
+  if (serial_) return *serial_;
+  return *evaluate_;
+}
+
+}  // namespace rulestream

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <tbb/flow_graph.h>
+
+#include <memory>
+
+#include "pipeline/graph/rule_runner.hpp"
+
+namespace rulestream {
+
+// A rule's part of the pipeline's flow graph: released steps come in at input(), in release
+// order (StepReady::sequence counts them from 0, with none missing), and time checks for rules
+// that watch the clock.
+//
+// - A rule that keeps state from step to step: one serial node, RuleRunner::handle() on one
+//   message at a time.
+// - A rule with replicas (RuleRunner::add_replicas; rules that evaluate steps independently):
+//   a node evaluating up to replica_count() steps at once, each on its own instance of the
+//   rule; a sequencer putting the outcomes back in release order; and a serial node applying
+//   them (RuleRunner::apply). The rule's events, problems and status are those of the serial
+//   form, in the same order: only where the evaluating happens changes. Such rules watch no
+//   clock, so no time check comes in.
+//
+// The stage refers to `runner`, which outlives the graph.
+class RuleStage {
+ public:
+  RuleStage(tbb::flow::graph& graph, RuleRunner& runner, tbb::flow::node_priority_t priority);
+  RuleStage(const RuleStage&) = delete;
+  RuleStage& operator=(const RuleStage&) = delete;
+
+  tbb::flow::receiver<RuleMessage>& input();
+
+ private:
+  struct Evaluated {
+    StepReady ready;
+    StepOutcome outcome;
+  };
+  using SerialNode = tbb::flow::function_node<RuleMessage>;
+  using EvaluateNode = tbb::flow::function_node<RuleMessage, Evaluated>;
+  using Sequencer = tbb::flow::sequencer_node<Evaluated>;
+  using ApplyNode = tbb::flow::function_node<Evaluated>;
+
+  std::unique_ptr<SerialNode> serial_;
+  std::unique_ptr<EvaluateNode> evaluate_;
+  std::unique_ptr<Sequencer> sequencer_;
+  std::unique_ptr<ApplyNode> apply_;
+};
+
+}  // namespace rulestream

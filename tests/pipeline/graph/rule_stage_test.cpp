@@ -1,0 +1,188 @@
+// Rules that judge each step on its own (Rule::evaluates_steps_independently) are evaluated on
+// several instances at once and their outcomes put back in step order (RuleStage): the events,
+// statuses and errors must be those of the serial form, whatever order evaluations finish in.
+#include "pipeline/graph/rule_stage.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+
+#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
+#include "rules/rule_registry.hpp"
+#include "tests/support/recording_sink.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using rulestream::testing::RecordingSink;
+using rulestream::testing::TempDir;
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kSteps = 12;
+
+// What the test rule's instances share: how many were made, which evaluated which step, and a
+// gate that holds step 0's evaluation until step 1's has finished (so outcomes complete out of
+// step order whenever two threads evaluate).
+struct Shared {
+  std::atomic<int> instances{0};
+  std::mutex mutex;
+  std::condition_variable step_one_done;
+  bool step_one_finished = false;
+  bool overtaken = false;  // step 1 finished while step 0 waited
+  std::set<int> instances_used;
+  std::optional<std::int64_t> fail_at;  // the rule throws at this step
+  // How long step 0 waits for step 1: bounded, so that a run with one thread (where nothing
+  // else evaluates) ends rather than hangs.
+  std::chrono::milliseconds wait_for_step_one{0};
+};
+
+// Fires at odd steps with a message naming only the step; throws at Shared::fail_at.
+class OddStepRule final : public Rule {
+ public:
+  OddStepRule(Trial trial, Shared& shared) : Rule(std::move(trial)), shared_(shared) {
+    id_ = shared_.instances++;
+  }
+  std::string_view name() const override { return "OddStep"; }
+  bool evaluates_steps_independently() const override { return true; }
+  bool invoke_at_step(std::int64_t step) override {
+    std::unique_lock lock(shared_.mutex);
+    shared_.instances_used.insert(id_);
+    if (step == 0) {
+      // Waits for step 1 to be evaluated on another instance and finish first.
+      shared_.overtaken = shared_.step_one_done.wait_for(lock, shared_.wait_for_step_one,
+                                                         [&] { return shared_.step_one_finished; });
+    }
+    if (step == 1) {
+      shared_.step_one_finished = true;
+      shared_.step_one_done.notify_all();
+    }
+    if (shared_.fail_at && step == *shared_.fail_at) throw std::runtime_error("broken on purpose");
+    if (step % 2 == 0) return false;
+    report({.tensors = {}, .figures = {}, .message = "odd step " + std::to_string(step)});
+    return true;
+  }
+
+ private:
+  Shared& shared_;
+  int id_ = 0;
+};
+
+RuleRegistry registry_with(Shared& shared) {
+  RuleRegistry registry = RuleRegistry::builtin();
+  registry.add(
+      {.name = "OddStep", .create = [&shared](const RuleContext& context, const RuleParameters&) {
+         return std::unique_ptr<Rule>(new OddStepRule(context.base_trial, shared));
+       }});
+  return registry;
+}
+
+struct Replay {
+  std::vector<RuleEvent> events;  // OddStep's, in the order they reached the sink
+  PipelineReport report;
+};
+
+Replay replay(const std::filesystem::path& trial, int threads, Shared& shared) {
+  PipelineConfig config;
+  config.paths = {trial.string()};
+  config.rules = {{"odd", "OddStep", {}}};
+  config.threads = threads;
+  auto sink = std::make_unique<RecordingSink>();
+  const RecordingSink* recording = sink.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(sink));
+  const RuleRegistry registry = registry_with(shared);
+  RulePipeline pipeline(config, std::move(sinks), registry);
+  Replay result;
+  result.report = pipeline.run();
+  for (const RuleEvent& event : recording->events()) {
+    if (event.rule_configuration == "odd") result.events.push_back(event);
+  }
+  return result;
+}
+
+std::filesystem::path write_job(const TempDir& dir) {
+  JobSimulatorOptions options;
+  options.output = dir.path() / "job";
+  options.steps = kSteps;
+  options.save_interval = 1;
+  options.tensor_size = 16;
+  JobSimulator(options).run();
+  return options.output;
+}
+
+// The condition-met events' steps in arrival order, and the status.
+std::vector<std::int64_t> fired_steps(const Replay& run) {
+  std::vector<std::int64_t> steps;
+  for (const RuleEvent& event : run.events) {
+    if (event.kind == RuleEvent::Kind::ConditionMet) steps.push_back(event.global_step);
+  }
+  return steps;
+}
+
+TEST(RuleStage, StepsEvaluatedAtOnceGiveTheSerialEventsInStepOrder) {
+  TempDir dir;
+  const auto trial = write_job(dir);
+
+  Shared serial_shared;
+  const Replay serial = replay(trial, 1, serial_shared);
+  EXPECT_EQ(serial_shared.instances_used.size(), 1u);  // one thread: one instance evaluates
+
+  // Two threads at least (CI's machines have two cores; the pipeline takes no more threads
+  // than the machine has): step 0 waits on one instance while another evaluates step 1.
+  Shared shared;
+  shared.wait_for_step_one = 30s;
+  const Replay parallel = replay(trial, 4, shared);
+  ASSERT_TRUE(shared.overtaken) << "step 1 never finished while step 0 was being evaluated";
+  EXPECT_GE(shared.instances_used.size(), 2u);
+
+  // Odd steps 1..11, in step order, though step 1 finished before step 0.
+  const std::vector<std::int64_t> odd{1, 3, 5, 7, 9, 11};
+  EXPECT_EQ(fired_steps(serial), odd);
+  EXPECT_EQ(fired_steps(parallel), odd);
+  ASSERT_EQ(parallel.events.size(), serial.events.size());
+  for (std::size_t i = 0; i < serial.events.size(); ++i) {
+    EXPECT_EQ(parallel.events[i].kind, serial.events[i].kind) << i;
+    EXPECT_EQ(parallel.events[i].global_step, serial.events[i].global_step) << i;
+    EXPECT_EQ(parallel.events[i].message, serial.events[i].message) << i;
+  }
+  ASSERT_FALSE(parallel.events.empty());
+  const RuleEvent& status = parallel.events.back();
+  EXPECT_EQ(status.kind, RuleEvent::Kind::Status);
+  EXPECT_EQ(status.status, RuleStatus::IssuesFound);
+  EXPECT_EQ(status.steps_evaluated, kSteps);
+  EXPECT_EQ(status.times_fired, 6);
+  EXPECT_EQ(parallel.report.conditions_met, 6);
+  // The serial node only put outcomes in order: its time is part of the evaluating time.
+  ASSERT_EQ(parallel.report.rule_serial_busy.size(), 1u);
+  EXPECT_LE(parallel.report.rule_serial_busy[0], parallel.report.rule_busy[0]);
+}
+
+// An error ends the rule at its step, as in the serial form: steps after it that other instances
+// evaluated meanwhile report nothing.
+TEST(RuleStage, AnErrorEndsTheRuleAtItsStepThoughLaterStepsWereEvaluated) {
+  TempDir dir;
+  const auto trial = write_job(dir);
+  for (const int threads : {1, 4}) {
+    Shared shared;
+    shared.fail_at = 4;
+    const Replay run = replay(trial, threads, shared);
+    EXPECT_EQ(fired_steps(run), (std::vector<std::int64_t>{1, 3})) << threads << " threads";
+    ASSERT_FALSE(run.events.empty());
+    const RuleEvent& status = run.events.back();
+    EXPECT_EQ(status.status, RuleStatus::Error) << threads << " threads";
+    EXPECT_NE(status.message.find("at step 4: broken on purpose"), std::string::npos)
+        << status.message;
+    EXPECT_EQ(status.steps_evaluated, 4) << threads << " threads";  // steps 0 to 3
+    EXPECT_TRUE(run.report.rule_errors);
+  }
+}
+
+}  // namespace
+}  // namespace rulestream
