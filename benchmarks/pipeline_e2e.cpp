@@ -544,8 +544,11 @@ std::string fixed(double value, int digits) {
 // Issue 23's measure: what share of a replay's CPU time each serial node (the step assembler,
 // each rule's node) spends, and the speedup the largest share allows on 16 threads (Amdahl:
 // 1 / (s + (1 - s) / 16)): a serial node's work cannot spread over more cores.
-void print_serial_fraction(const std::string& label, const ChildResult& replay) {
-  const double cpu = num(replay, "cpu_seconds");
+// `work` gives the CPU time (by default the same replay): a one-thread replay's is the work
+// itself, where more threads add the time oneTBB's idle threads spin.
+void print_serial_fraction(const std::string& label, const ChildResult& replay,
+                           const ChildResult* work = nullptr) {
+  const double cpu = num(work != nullptr ? *work : replay, "cpu_seconds");
   std::vector<std::pair<double, std::string>> nodes{
       {num(replay, "assembler_seconds"), "assembler"}};
   std::istringstream entries(replay.values.at("rule_serial_seconds"));
@@ -801,8 +804,10 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
   std::vector<Row> rows;
   std::string four_fingerprint;
   std::string all_fingerprint;
-  ChildResult first_four;
+  ChildResult first_four;  // the first count's replays (one thread: the work itself)
   ChildResult first_all;
+  ChildResult last_four;  // the last count's (its serial nodes are what bound it)
+  ChildResult last_all;
   auto check_same = [](std::string& expected, const ChildResult& replay, const std::string& what) {
     const std::string& got = replay.values.at("events_fingerprint");
     if (expected.empty()) expected = got;
@@ -834,6 +839,8 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
         first_four = replay_four;
         first_all = replay_all;
       }
+      last_four = replay_four;
+      last_all = replay_all;
     }
     row.read = median(read);
     row.four = median(four);
@@ -856,10 +863,12 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
   }
   std::cout << "every thread count gave the same events in the same order, rule by rule ("
             << repetitions << " repetitions each)\n";
-  print_serial_fraction(kind + " job, four rules, " + std::to_string(base.threads) + " thread(s)",
-                        first_four);
-  print_serial_fraction(kind + " job, all rules, " + std::to_string(base.threads) + " thread(s)",
-                        first_all);
+  // The serial nodes' CPU time at the last count, over the first count's CPU time (with one
+  // thread first, the run's work).
+  const std::string label = " (serial nodes at " + std::to_string(rows.back().threads) +
+                            " threads, CPU at " + std::to_string(base.threads) + ")";
+  print_serial_fraction(kind + " job, four rules" + label, last_four, &first_four);
+  print_serial_fraction(kind + " job, all rules" + label, last_all, &first_all);
   print_rule_times(first_all.values["rule_seconds"]);
   if (!keep) fs::remove_all(trial);
 }

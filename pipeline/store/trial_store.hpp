@@ -19,6 +19,7 @@
 
 #include "pipeline/memory/arena_vector.hpp"
 #include "pipeline/memory/packed_reductions.hpp"
+#include "pipeline/memory/reader_slots_mutex.hpp"
 #include "pipeline/memory/record_arena.hpp"
 #include "pipeline/memory/sorted_steps.hpp"
 #include "pipeline/model/collection.hpp"
@@ -171,8 +172,8 @@ class TrialStore {
   std::uint64_t generation_under_lock() const { return generation_; }
   TrialStatus status(std::uint64_t generation) const;
 
-  std::shared_lock<std::shared_mutex> read_lock() const {
-    return std::shared_lock<std::shared_mutex>(mutex_);
+  std::shared_lock<ReaderSlotsMutex> read_lock() const {
+    return std::shared_lock<ReaderSlotsMutex>(mutex_);
   }
 
   // Read these only under read_lock(), filtering entries by generation.
@@ -271,7 +272,8 @@ class TrialStore {
   std::atomic<bool> all_steps_loaded_{false};
 
   std::mutex refresh_mutex_;  // one refresh at a time
-  mutable std::shared_mutex mutex_;
+  // Read by every rule thread at every lookup: readers count themselves apart.
+  mutable ReaderSlotsMutex mutex_;
 
   // Published state (guarded by mutex_).
   std::uint64_t generation_ = 0;

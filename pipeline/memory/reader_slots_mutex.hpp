@@ -1,0 +1,55 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace rulestream {
+
+// A reader-writer mutex whose readers do not share a cache line: each reader counts itself in
+// one of kSlots padded counters (picked by thread), where std::shared_mutex has every reader
+// write the same word. A store is read millions of times a replay (a lookup per tensor per rule
+// per step) from every thread, and written once per index file; with one shared word, sixteen
+// threads spent more time passing its cache line around than reading (the serial nodes' CPU time
+// grew fivefold from one thread to sixteen, measured with pipeline_e2e --threads-sweep).
+//
+// Readers: lock_shared() adds one to the thread's slot, then checks for a writer; if one holds or
+// is waiting for the lock, it takes its count back and waits for the writer to finish. Writers:
+// lock() takes the writer mutex (one writer at a time), announces itself, then waits until every
+// slot is zero. Both sides' sequentially consistent operations order "count myself, then look
+// for the other" (Dekker), so a reader and a writer never both go ahead.
+//
+// Writers go first: a reader arriving while a writer waits backs off, so a stream of readers
+// cannot starve the writer. A thread may take a shared lock it already holds (nested reads):
+// the thread notes the locks it reads under and does not back off from a writer while it holds
+// one, since that writer would wait for it forever. Not for a thread that holds the lock
+// exclusively (no mutex is re-entrant for its writer).
+//
+// Concurrency: every member is safe from any thread; meets the standard's SharedMutex
+// requirements used here (std::shared_lock, std::unique_lock).
+class ReaderSlotsMutex {
+ public:
+  ReaderSlotsMutex() = default;
+  ReaderSlotsMutex(const ReaderSlotsMutex&) = delete;
+  ReaderSlotsMutex& operator=(const ReaderSlotsMutex&) = delete;
+
+  void lock_shared();
+  void unlock_shared();
+  void lock();
+  void unlock();
+
+ private:
+  static constexpr std::size_t kSlots = 64;
+  struct alignas(64) Slot {
+    std::atomic<std::uint32_t> readers{0};
+  };
+  Slot& my_slot();
+
+  std::array<Slot, kSlots> slots_{};
+  alignas(64) std::atomic<bool> writer_{false};
+  std::mutex writers_;  // one writer at a time
+};
+
+}  // namespace rulestream
