@@ -56,7 +56,7 @@ class DeliveryQueue::Worker {
       : kind_(std::move(kind)),
         options_(options),
         redacted_url_(redact_url(url)),
-        client_(url, redacted_url_, options_.timeout),
+        client_(url, redacted_url_, options_.timeout, options_.bearer_token),
         dead_letters_(options_.dead_letter_path),
         shutdown_failures_left_(options_.max_attempts),
         random_(std::random_device{}()) {

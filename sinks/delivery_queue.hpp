@@ -18,6 +18,8 @@ struct DeliveryOptions {
   std::chrono::milliseconds max_backoff{10000};
   // Created at the first dead letter, not before; its folder must exist.
   std::filesystem::path dead_letter_path = "rulestream-dead-letters.jsonl";
+  // Sent as "Authorization: Bearer TOKEN" when set; never shown.
+  std::string bearer_token;
 };
 
 // One POST to make.
