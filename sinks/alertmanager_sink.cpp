@@ -111,9 +111,9 @@ void AlertmanagerSink::write(const RuleEvent& event) {
 
 void AlertmanagerSink::resend_while_firing() {
   std::unique_lock lock(mutex_);
-  auto next = std::chrono::steady_clock::now() + options_.resend_interval;
-  while (!wake_.wait_until(lock, next, [&] { return stopping_; })) {
-    next += options_.resend_interval;
+  // Timed from each wake, not on a fixed grid: after a stall (a suspended VM) one resend
+  // follows, not a burst of the ones missed.
+  while (!wake_.wait_for(lock, options_.resend_interval, [&] { return stopping_; })) {
     if (firing_.empty()) continue;
     std::vector<Alert> alerts;
     try {

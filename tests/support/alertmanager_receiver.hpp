@@ -36,8 +36,9 @@ struct AlertPost {
 // "" or what it refuses:
 //   - a JSON array of objects, with no member postableAlert does not define (labels,
 //     annotations, startsAt, endsAt, generatorURL);
-//   - labels required, a non-empty object of strings, names [a-zA-Z_][a-zA-Z0-9_]*, and
-//     alertname among them (Alertmanager refuses an alert without one);
+//   - labels required, a non-empty object of strings, names [a-zA-Z_][a-zA-Z0-9_]*; stricter
+//     than Alertmanager, no empty value and alertname among them (what it groups and routes
+//     by: an alert without one is of no use);
 //   - annotations, if any, an object of strings;
 //   - startsAt and endsAt, if any, RFC 3339 date-times; endsAt not before startsAt;
 //   - generatorURL, if any, an absolute URI (strfmt "uri").
