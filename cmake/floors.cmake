@@ -87,6 +87,7 @@ set(RULESTREAM_PUBLIC_HEADERS
   rules/rule.hpp
   rules/rule_registry.hpp
   sinks/sink.hpp
+  sinks/sink_delivery.hpp
   sinks/sink_registry.hpp
   pipeline/graph/pipeline_config.hpp
   pipeline/graph/plugin_api.hpp

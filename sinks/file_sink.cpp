@@ -29,7 +29,10 @@ void FileSink::write(const RuleEvent& event) {
     const std::lock_guard lock(mutex_);
     error = append_line(fd_, line);
   }
-  if (error != 0) {
+  if (error == 0) {
+    counters_.delivered();
+  } else {
+    counters_.failed();
     // write() must not throw (the pipeline would stop); the event goes to stderr instead so it
     // is not lost.
     std::cerr << "rulestream: file " + path_.string() +

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "pipeline/model/rule_event.hpp"
+#include "sinks/sink_delivery.hpp"
 
 namespace rulestream {
 
@@ -20,6 +22,11 @@ class Sink {
   virtual void write(const RuleEvent& event) = 0;
   // Blocks until every event written so far is delivered or dead-lettered.
   virtual void flush() = 0;
+  // What became of the events written so far, for metrics. Thread-safe, and cheap enough to
+  // call on every scrape. A sink that delivers within write() (a write that returns has
+  // delivered) keeps no counts of its own: nullopt, the default, says so, and whoever calls
+  // write() counts for it.
+  virtual std::optional<SinkDeliveryCounts> delivery() const { return std::nullopt; }
 };
 
 }  // namespace rulestream

@@ -18,7 +18,7 @@ void SinkRegistry::add(SinkSpec spec) {
   if (spec.type.find(':') != std::string::npos) {
     throw std::invalid_argument("sink type \"" + spec.type + "\": a type has no ':' in it");
   }
-  for (const char* builtin : {"stdout", "file", "webhook", "slack"}) {
+  for (const char* builtin : {"stdout", "file", "webhook", "slack", "alertmanager"}) {
     if (spec.type == builtin) {
       throw std::invalid_argument("sink type \"" + spec.type + "\" is a built-in sink's");
     }

@@ -17,7 +17,7 @@ namespace rulestream {
 using SinkParameters = std::map<std::string, std::string>;
 
 // A sink type a plugin adds (pipeline/graph/plugin_api.hpp) beside the built-in ones (stdout,
-// file, webhook, slack), which are not in any registry.
+// file, webhook, slack, alertmanager), which are not in any registry.
 struct SinkSpec {
   std::string type;  // what "type" and --sink TYPE:... name: "csv"
   std::string description;

@@ -69,19 +69,31 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
 }  // namespace
 
 WebhookClient::WebhookClient(const std::string& url, std::string redacted_url,
-                             std::chrono::milliseconds timeout)
+                             std::chrono::milliseconds timeout, const std::string& bearer_token)
     : url_(url),
       redacted_url_(std::move(redacted_url)),
       secrets_(secrets_of(url)),
       timeout_(timeout) {
+  if (!bearer_token.empty()) {
+    secrets_.insert(secrets_.begin(), bearer_token);
+    std::ranges::stable_sort(secrets_, std::greater{}, &std::string::size);
+  }
   ensure_curl_initialised();
   curl_ = curl_easy_init();
   if (curl_ == nullptr)
     throw RulestreamError("webhook " + redacted_url_ + ": curl_easy_init failed");
+  // curl_slist_append answers null when out of memory, leaving the list as it was.
+  const auto add_header = [this](const std::string& header) {
+    if (headers_ == nullptr) return;
+    curl_slist* longer = curl_slist_append(headers_, header.c_str());
+    if (longer == nullptr) curl_slist_free_all(headers_);
+    headers_ = longer;
+  };
   headers_ = curl_slist_append(nullptr, "Content-Type: application/json");
   // Without this curl sends "Expect: 100-continue" for larger bodies and waits a second for
   // a 100 that many webhook servers never send.
-  if (headers_ != nullptr) headers_ = curl_slist_append(headers_, "Expect:");
+  add_header("Expect:");
+  if (!bearer_token.empty()) add_header("Authorization: Bearer " + bearer_token);
   if (headers_ == nullptr) {
     curl_easy_cleanup(curl_);
     throw RulestreamError("webhook " + redacted_url_ + ": out of memory for request headers");

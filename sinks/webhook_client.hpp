@@ -23,9 +23,11 @@ class WebhookClient {
     std::optional<std::chrono::seconds> retry_after;
   };
 
-  // `redacted_url` replaces the URL wherever curl's own messages might repeat it.
-  WebhookClient(const std::string& url, std::string redacted_url,
-                std::chrono::milliseconds timeout);
+  // `redacted_url` replaces the URL wherever curl's own messages might repeat it. A
+  // `bearer_token` is sent as "Authorization: Bearer TOKEN" with every request, and, like the
+  // URL's secrets, never shown.
+  WebhookClient(const std::string& url, std::string redacted_url, std::chrono::milliseconds timeout,
+                const std::string& bearer_token = {});
   ~WebhookClient();
   WebhookClient(const WebhookClient&) = delete;
   WebhookClient& operator=(const WebhookClient&) = delete;
@@ -40,7 +42,7 @@ class WebhookClient {
 
   std::string url_;
   std::string redacted_url_;
-  std::vector<std::string> secrets_;  // the path, query and password: never shown
+  std::vector<std::string> secrets_;  // the path, query, password and token: never shown
   std::chrono::milliseconds timeout_;
   CURL* curl_ = nullptr;
   curl_slist* headers_ = nullptr;

@@ -9,10 +9,12 @@
 
 namespace rulestream {
 
-// POSTs each event's JSON to an HTTP(S) URL with libcurl, from its own thread: write() only
-// queues. Failed deliveries (connection errors, timeouts, 5xx, 429) are retried with
-// exponential backoff; after the last retry the event is appended to the dead-letter file, so
-// no event is ever lost. Delivery is at-least-once.
+class DeliveryQueue;
+
+// POSTs each event's JSON to an HTTP(S) URL with libcurl, from its own thread (a
+// DeliveryQueue): write() only queues. Failed deliveries (connection errors, timeouts, 5xx,
+// 429) are retried with exponential backoff; after the last retry the event is appended to the
+// dead-letter file, so no event is ever lost. Delivery is at-least-once.
 //
 // A webhook URL is a secret (Slack's carry a token): describe(), logs and errors show only the
 // scheme, host and a redacted path.
@@ -24,6 +26,7 @@ class WebhookSink final : public Sink {
     int max_attempts = 5;
     std::chrono::milliseconds initial_backoff{200};
     std::chrono::milliseconds max_backoff{10000};
+    // Created at the first dead letter, not before.
     std::filesystem::path dead_letter_path = "rulestream-dead-letters.jsonl";
     bool slack_payload = false;  // {"text": "<the event's text line>"} instead of the event
   };
@@ -33,13 +36,18 @@ class WebhookSink final : public Sink {
   std::string describe() const override;
   void write(const RuleEvent& event) override;
   void flush() override;
+  std::optional<SinkDeliveryCounts> delivery() const override;
 
   // "https://hooks.slack.com/services/T0…/…" style redaction: scheme://host[:port]/<redacted>.
   static std::string redact(const std::string& url);
 
  private:
-  class Worker;
-  std::unique_ptr<Worker> worker_;
+  const bool slack_payload_;
+  std::unique_ptr<DeliveryQueue> queue_;
 };
+
+// "event for rule VG at step 40", "status event for rule VG": how log lines name an event
+// without its whole JSON.
+std::string rule_event_label(const RuleEvent& event);
 
 }  // namespace rulestream

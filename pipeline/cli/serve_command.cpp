@@ -97,7 +97,8 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
       "ask for 'Authorization: Bearer TOKEN' (TOKEN: the file's first line) on every path but "
       "/healthz and /readyz")(
       "sink", po::value<std::vector<std::string>>()->value_name("SPEC"),
-      "stdout[:json], file:PATH, webhook:URL or slack:URL: gets every job's events "
+      "stdout[:json], file:PATH, webhook:URL, slack:URL or alertmanager:URL: gets every "
+      "job's events "
       "(repeatable; default none)")("idle-timeout",
                                     po::value<double>()->value_name("SECONDS")->default_value(300),
                                     "a job without new data for this long is finished")(

@@ -209,7 +209,8 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
   add_rule_options(visible);
   visible.add_options()(
       "sink", po::value<std::vector<std::string>>()->value_name("SPEC"),
-      "stdout[:json], file:PATH, webhook:URL, slack:URL or a plugin's TYPE[:TARGET] "
+      "stdout[:json], file:PATH, webhook:URL, slack:URL, alertmanager:URL or a plugin's "
+      "TYPE[:TARGET] "
       "(repeatable; default stdout)")("format", po::value<std::string>()->value_name("text|json"),
                                       "the default stdout sink's format")(
       "start-step", po::value<std::int64_t>()->value_name("N"), "first global step to evaluate")(

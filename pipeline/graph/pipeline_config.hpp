@@ -41,8 +41,9 @@ struct SinkConfig {
   std::string target;            // path or URL; empty for stdout
   bool json = false;             // stdout only
   bool slack = false;            // webhook only
-  std::string dead_letter_path;  // webhook only; default beside the working directory
-  // A plugin's sink type (sinks/sink_registry.hpp): what its factory is given.
+  std::string dead_letter_path;  // webhook and alertmanager; default in the working directory
+  // A plugin's sink type (sinks/sink_registry.hpp): what its factory is given. Alertmanager:
+  // resend_interval (seconds), severity, generator_url, bearer_token_file.
   std::map<std::string, std::string> parameters;
 };
 

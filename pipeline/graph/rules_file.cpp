@@ -176,6 +176,41 @@ std::string known_sink_types(const SinkRegistry& sink_types, const std::string& 
   return known;
 }
 
+// {"type": "alertmanager", "url": "http://alertmanager:9093", "resend_interval": 60,
+//  "severity": "critical", "generator_url": "...", "bearer_token_file": "...",
+//  "dead_letter_path": "..."}: every key but the url optional, a misspelt one an error (a
+// severity or token silently dropped would page the wrong way, or not at all).
+void parse_alertmanager_sink(const boost::json::object& object, const std::string& where,
+                             SinkConfig& sink) {
+  for (const auto& [key, value] : object) {
+    const std::string name(key);
+    if (name == "type" || name == "name") continue;
+    const bool seconds = name == "resend_interval";
+    if (seconds && value.is_number()) {
+      sink.parameters[name] = boost::json::serialize(value);
+      continue;
+    }
+    if (!value.is_string()) {
+      throw FormatError(where,
+                        name + (seconds ? " must be a number of seconds" : " must be a string"));
+    }
+    const std::string text(value.as_string());
+    if (name == "url") {
+      sink.target = text;
+    } else if (name == "dead_letter_path") {
+      sink.dead_letter_path = text;
+    } else if (seconds || name == "severity" || name == "generator_url" ||
+               name == "bearer_token_file") {
+      sink.parameters[name] = text;
+    } else {
+      throw FormatError(where, "unknown key '" + name +
+                                   "' in an alertmanager sink (known: url, resend_interval, "
+                                   "severity, generator_url, bearer_token_file, dead_letter_path)");
+    }
+  }
+  if (sink.target.empty()) throw FormatError(where, "an alertmanager sink needs a url");
+}
+
 SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, std::size_t i,
                       const SinkRegistry& sink_types) {
   const std::string where = path + ": sink " + std::to_string(i);
@@ -204,6 +239,8 @@ SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, 
     sink.slack = flag("slack");
     sink.dead_letter_path = text("dead_letter_path");
     if (sink.target.empty()) throw FormatError(where, "a webhook sink needs a url");
+  } else if (sink.type == "alertmanager") {
+    parse_alertmanager_sink(object, where, sink);
   } else if (sink_types.find(sink.type) != nullptr) {
     for (const auto& [key, value] : object) {
       if (key == "type" || key == "name") continue;
@@ -211,8 +248,9 @@ SinkConfig parse_sink(const boost::json::value& entry, const std::string& path, 
     }
     sink.target = sink.type;  // how notify actions and messages name it, unless it has a name
   } else {
-    throw FormatError(where, "unknown sink type '" + sink.type + "' (known: " +
-                                 known_sink_types(sink_types, "stdout, file, webhook") + ")");
+    throw FormatError(
+        where, "unknown sink type '" + sink.type + "' (known: " +
+                   known_sink_types(sink_types, "stdout, file, webhook, alertmanager") + ")");
   }
   return sink;
 }
@@ -351,9 +389,9 @@ SinkConfig parse_sink_argument(const std::string& argument, const SinkRegistry& 
       throw std::invalid_argument("--sink stdout takes 'json' or 'text', not '" + target + "'");
     }
     sink.json = target == "json";
-  } else if (type == "file" || type == "webhook" || type == "slack") {
+  } else if (type == "file" || type == "webhook" || type == "slack" || type == "alertmanager") {
     if (target.empty()) throw std::invalid_argument("--sink " + type + " needs a target after ':'");
-    sink.type = type == "file" ? "file" : "webhook";
+    sink.type = type == "slack" ? "webhook" : type;
     sink.slack = type == "slack";
     sink.target = target;
   } else if (sink_types.find(type) != nullptr) {
@@ -363,7 +401,9 @@ SinkConfig parse_sink_argument(const std::string& argument, const SinkRegistry& 
   } else {
     throw std::invalid_argument(
         "--sink '" + type + "': unknown sink (" +
-        known_sink_types(sink_types, "stdout[:json], file:PATH, webhook:URL, slack:URL") + ")");
+        known_sink_types(sink_types,
+                         "stdout[:json], file:PATH, webhook:URL, slack:URL, alertmanager:URL") +
+        ")");
   }
   return sink;
 }

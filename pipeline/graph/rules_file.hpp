@@ -60,7 +60,8 @@ RulesFile read_rules_file(const std::string& path);
 // "NAME" or "NAME:key=value,key=value" from the command line (--rule).
 RuleConfig parse_rule_argument(const std::string& argument);
 
-// "stdout", "stdout:json", "file:PATH", "webhook:URL", "slack:URL" from the command line, or
+// "stdout", "stdout:json", "file:PATH", "webhook:URL", "slack:URL", "alertmanager:URL" from the
+// command line, or
 // "TYPE[:TARGET]" of a type in `sink_types` (parameters {"target": TARGET} when given).
 SinkConfig parse_sink_argument(const std::string& argument,
                                const SinkRegistry& sink_types = SinkRegistry::plugins());

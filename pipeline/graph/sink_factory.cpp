@@ -1,15 +1,68 @@
 #include "pipeline/graph/sink_factory.hpp"
 
+#include <cmath>
 #include <exception>
+#include <fstream>
 #include <stdexcept>
 
 #include "pipeline/model/exceptions.hpp"
+#include "sinks/alertmanager_sink.hpp"
+#include "sinks/delivery_queue.hpp"
 #include "sinks/file_sink.hpp"
 #include "sinks/sink_registry.hpp"
 #include "sinks/stdout_sink.hpp"
 #include "sinks/webhook_sink.hpp"
 
 namespace rulestream {
+namespace {
+
+// The first line of a token file, without surrounding white space: a token is a secret, kept in
+// a file (a mounted Kubernetes secret), never in a rules file or on a command line.
+std::string read_token_file(const std::string& where, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw StorageError(where + ": cannot read the bearer token file " + path);
+  std::string token;
+  std::getline(in, token);
+  const auto first = token.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) {
+    throw StorageError(where + ": the bearer token file " + path + " is empty");
+  }
+  return token.substr(first, token.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+std::unique_ptr<Sink> make_alertmanager_sink(const SinkConfig& config) {
+  const std::string where = "sink alertmanager " + redact_url(config.target);
+  AlertmanagerSink::Options options;
+  options.url = config.target;
+  if (!config.dead_letter_path.empty()) options.delivery.dead_letter_path = config.dead_letter_path;
+  const auto parameter = [&](const char* key) -> const std::string* {
+    const auto found = config.parameters.find(key);
+    return found == config.parameters.end() ? nullptr : &found->second;
+  };
+  if (const std::string* seconds = parameter("resend_interval")) {
+    double value = 0;
+    std::size_t used = 0;
+    try {
+      value = std::stod(*seconds, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    // At least a second: Alertmanager needs no more, and a typo must not flood it.
+    if (used != seconds->size() || !std::isfinite(value) || value < 1 || value > 86400) {
+      throw std::invalid_argument(where + ": resend_interval must be a number of seconds from 1 " +
+                                  "to 86400, not '" + *seconds + "'");
+    }
+    options.resend_interval = std::chrono::milliseconds(static_cast<std::int64_t>(value * 1000));
+  }
+  if (const std::string* severity = parameter("severity")) options.severity = *severity;
+  if (const std::string* link = parameter("generator_url")) options.generator_url = *link;
+  if (const std::string* file = parameter("bearer_token_file")) {
+    options.delivery.bearer_token = read_token_file(where, *file);
+  }
+  return std::make_unique<AlertmanagerSink>(std::move(options));
+}
+
+}  // namespace
 
 std::unique_ptr<Sink> make_sink(const SinkConfig& config, std::ostream& out) {
   if (config.type == "stdout") {
@@ -24,6 +77,7 @@ std::unique_ptr<Sink> make_sink(const SinkConfig& config, std::ostream& out) {
     if (!config.dead_letter_path.empty()) options.dead_letter_path = config.dead_letter_path;
     return std::make_unique<WebhookSink>(std::move(options));
   }
+  if (config.type == "alertmanager") return make_alertmanager_sink(config);
   if (const SinkSpec* plugin = SinkRegistry::plugins().find(config.type)) {
     std::unique_ptr<Sink> sink;
     try {

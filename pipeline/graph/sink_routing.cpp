@@ -10,9 +10,11 @@ SinkLabel label_of(const SinkConfig& config) {
   SinkLabel label;
   if (!config.name.empty()) label.names.push_back(config.name);
   label.names.push_back(config.type == "stdout" ? std::string("stdout") : config.target);
-  label.shown = !config.name.empty()       ? config.name
-                : config.type == "webhook" ? std::string("an unnamed webhook")
-                                           : label.names.back();
+  // A URL is a secret (a token in its path): an error message names it by its type only.
+  const bool url = config.type == "webhook" || config.type == "alertmanager";
+  label.shown = !config.name.empty() ? config.name
+                : url                ? "an unnamed " + config.type
+                                     : label.names.back();
   return label;
 }
 

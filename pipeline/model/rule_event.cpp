@@ -12,10 +12,7 @@
 #include "pipeline/model/python_json.hpp"
 
 namespace rulestream {
-namespace {
 
-// "2026-11-22T12:00:00.123Z": ISO-8601 in UTC with milliseconds, as CloudWatch and most log
-// tooling read it.
 std::string iso8601_utc(std::chrono::system_clock::time_point time) {
   using namespace std::chrono;
   const auto ms = floor<milliseconds>(time);
@@ -30,6 +27,8 @@ std::string iso8601_utc(std::chrono::system_clock::time_point time) {
                                    utc.tm_min, utc.tm_sec, static_cast<int>(millis));
   return std::string(buffer, static_cast<std::size_t>(length));
 }
+
+namespace {
 
 // JSON has no literal for NaN and the infinities; smdebug's own dumps spell them as strings.
 boost::json::value json_number(double value) {

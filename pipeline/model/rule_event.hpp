@@ -24,6 +24,10 @@ struct Figure {
 enum class RuleStatus { NoIssuesFound, IssuesFound, Error };
 std::string_view rule_status_name(RuleStatus status);  // "NoIssuesFound", ...
 
+// "2026-11-22T12:00:00.123Z": a time in UTC with milliseconds, as rule events carry it (ISO 8601
+// and RFC 3339, as CloudWatch, Alertmanager and most log tooling read it).
+std::string iso8601_utc(std::chrono::system_clock::time_point time);
+
 // What rules tell the world: a condition met at a step, or a rule's status at the end.
 struct RuleEvent {
   enum class Kind { ConditionMet, Status };

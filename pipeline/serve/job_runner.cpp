@@ -62,11 +62,11 @@ std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& co
                                                         RegistrySink** registry_sink) const {
   std::vector<std::unique_ptr<Sink>> sinks;
   for (std::size_t i = 0; i < config.sinks.size(); ++i) {
-    if (i < context_.service_sinks.size()) {
-      sinks.push_back(std::make_unique<SharedSink>(context_.service_sinks[i], *context_.metrics));
-    } else {  // the job's own rules file's: its own, as a watch of it would have
-      sinks.push_back(make_sink(config.sinks[i], *context_.out));
-    }
+    // The service's, or the job's own rules file's: its own, as a watch of it would have.
+    std::shared_ptr<Sink> sink = i < context_.service_sinks.size()
+                                     ? context_.service_sinks[i]
+                                     : make_sink(config.sinks[i], *context_.out);
+    sinks.push_back(std::make_unique<CountedSink>(std::move(sink), *context_.metrics));
   }
   auto registry = std::make_unique<RegistrySink>(job_.id, *context_.registry, *context_.metrics);
   if (registry_sink) *registry_sink = registry.get();

@@ -16,10 +16,14 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
   context_.out = &out;
   context_.job_rules_file = std::move(options.job_rules_file);
   context_.idle_timeout = options.idle_timeout;
+  // Tracked for the service's life, so that /metrics shows them from the start, and their
+  // counts stay exact between jobs.
+  for (const auto& sink : context_.service_sinks) metrics_.track_sink(*sink);
 }
 
 JobService::~JobService() {
   stop();
+  for (const auto& sink : context_.service_sinks) metrics_.untrack_sink(*sink);
 }
 
 void JobService::start() {

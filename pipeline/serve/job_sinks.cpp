@@ -2,16 +2,28 @@
 
 namespace rulestream {
 
-SharedSink::SharedSink(std::shared_ptr<Sink> sink, ServiceMetrics& metrics)
-    : sink_(std::move(sink)), metrics_(metrics), name_(sink_->describe()) {}
+CountedSink::CountedSink(std::shared_ptr<Sink> sink, ServiceMetrics& metrics)
+    : sink_(std::move(sink)),
+      metrics_(metrics),
+      name_(sink_->describe()),
+      delivers_in_write_(!sink_->delivery()) {
+  metrics_.track_sink(*sink_);
+}
 
-void SharedSink::write(const RuleEvent& event) {
+CountedSink::~CountedSink() {
+  metrics_.untrack_sink(*sink_);
+}
+
+void CountedSink::write(const RuleEvent& event) {
   try {
     sink_->write(event);
-    metrics_.add_sink_event(name_);
   } catch (const std::exception&) {  // one refused event must not end the job's rules
+    metrics_.add_sink_event(name_);
     metrics_.add_sink_failure(name_);
+    return;
   }
+  metrics_.add_sink_event(name_);
+  if (delivers_in_write_) metrics_.add_synchronous_delivery(name_);
 }
 
 RegistrySink::RegistrySink(std::string job, JobRegistry& registry, ServiceMetrics& metrics)

@@ -1,7 +1,7 @@
 #pragma once
 
-// The sinks a job of the service writes to besides its own rules file's: the service's shared
-// sinks, and the registry's.
+// What a job of the service writes its events through: its sinks (the service's shared ones
+// and its own rules file's), counted, and the registry.
 
 #include <memory>
 #include <optional>
@@ -14,20 +14,28 @@
 
 namespace rulestream {
 
-// A sink of the service, shared by every job (one file, one webhook queue for all): this job's
-// events go to it, counted by the sink's description (no secret: webhook URLs are redacted).
-// Thread-safe as the shared sink is; flush() waits for the shared sink's every event.
-class SharedSink final : public Sink {
+// A sink a job writes to, counted for /metrics by the sink's description (no secret: webhook
+// URLs are redacted): one of the service's, shared by every job (one file, one webhook queue
+// for all), or one of the job's own rules file. Events handed and refused are counted here; what
+// became of them, by the sink's own delivery counts (ServiceMetrics::track_sink, while this
+// lives), or, for a sink that delivers within write(), as each write returns.
+// Thread-safe as the sink is; flush() waits for the sink's every event.
+class CountedSink final : public Sink {
  public:
-  SharedSink(std::shared_ptr<Sink> sink, ServiceMetrics& metrics);
+  CountedSink(std::shared_ptr<Sink> sink, ServiceMetrics& metrics);
+  ~CountedSink() override;
+  CountedSink(const CountedSink&) = delete;
+  CountedSink& operator=(const CountedSink&) = delete;
   std::string describe() const override { return name_; }
   void write(const RuleEvent& event) override;
   void flush() override { sink_->flush(); }
+  std::optional<SinkDeliveryCounts> delivery() const override { return sink_->delivery(); }
 
  private:
   std::shared_ptr<Sink> sink_;
   ServiceMetrics& metrics_;
   const std::string name_;
+  const bool delivers_in_write_;  // keeps no delivery counts of its own
 };
 
 // Where a job's events reach the registry (/api) and the rule counters and latency histogram

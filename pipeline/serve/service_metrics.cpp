@@ -94,6 +94,42 @@ void ServiceMetrics::add_sink_failure(const std::string& sink) {
   ++sink_failures_[sink];
 }
 
+void ServiceMetrics::add_synchronous_delivery(const std::string& sink) {
+  std::lock_guard lock(mutex_);
+  ++synchronous_deliveries_[sink];
+}
+
+void ServiceMetrics::track_sink(const Sink& sink) {
+  const std::optional<SinkDeliveryCounts> counts = sink.delivery();
+  if (!counts) return;  // counted as its events are written
+  std::lock_guard lock(mutex_);
+  TrackedSink& tracked = tracked_sinks_[&sink];
+  if (tracked.holders++ == 0) {
+    tracked.name = sink.describe();
+    tracked.baseline = *counts;
+  }
+}
+
+void ServiceMetrics::untrack_sink(const Sink& sink) {
+  std::lock_guard lock(mutex_);
+  const auto found = tracked_sinks_.find(&sink);
+  if (found == tracked_sinks_.end() || --found->second.holders > 0) return;
+  settled_deliveries_[found->second.name] +=
+      sink.delivery().value_or(found->second.baseline) - found->second.baseline;
+  tracked_sinks_.erase(found);
+}
+
+std::map<std::string, SinkDeliveryCounts> ServiceMetrics::deliveries_by_sink() const {
+  std::map<std::string, SinkDeliveryCounts> by_sink = settled_deliveries_;
+  for (const auto& [sink, tracked] : tracked_sinks_) {
+    by_sink[tracked.name] += sink->delivery().value_or(tracked.baseline) - tracked.baseline;
+  }
+  for (const auto& [name, count] : synchronous_deliveries_) by_sink[name].delivered += count;
+  for (const auto& [name, count] : sink_failures_) by_sink[name].failures += count;
+  for (const auto& [name, count] : sink_events_) by_sink[name];  // every sink that took events
+  return by_sink;
+}
+
 void ServiceMetrics::observe_event_latency(double seconds) {
   if (!(seconds >= 0)) seconds = 0;  // a clock stepped back: counted, as no wait at all
   const auto bucket = std::lower_bound(kLatencyBuckets.begin(), kLatencyBuckets.end(), seconds) -
@@ -124,10 +160,26 @@ std::string ServiceMetrics::render(const std::map<JobState, std::size_t>& jobs) 
           "Steps (TensorBoard values) each rule evaluated, counted when the job ends.",
           evaluations_);
   by_rule(out, "rulestream_rule_firings_total", "Conditions met, by rule.", firings_);
-  by_sink(out, "rulestream_sink_events_total", "Rule events handed to each sink of the service.",
-          sink_events_);
-  by_sink(out, "rulestream_sink_failures_total",
-          "Rule events a sink refused at once (its write threw).", sink_failures_);
+  by_sink(out, "rulestream_sink_events_total", "Rule events handed to each sink.", sink_events_);
+  const auto deliveries = deliveries_by_sink();
+  const auto delivery_family = [&](std::string_view name, std::string_view help,
+                                   std::int64_t SinkDeliveryCounts::*count) {
+    std::map<std::string, std::int64_t> counts;
+    for (const auto& [sink, delivery] : deliveries) counts[sink] = delivery.*count;
+    by_sink(out, name, help, counts);
+  };
+  delivery_family("rulestream_sink_deliveries_total",
+                  "Rule events (Alertmanager: alert batches) each sink delivered.",
+                  &SinkDeliveryCounts::delivered);
+  delivery_family("rulestream_sink_retries_total",
+                  "Delivery attempts each sink made after a failed one.",
+                  &SinkDeliveryCounts::retries);
+  delivery_family("rulestream_sink_failures_total",
+                  "Delivery attempts that failed (a refused write included).",
+                  &SinkDeliveryCounts::failures);
+  delivery_family("rulestream_sink_dead_letters_total",
+                  "Deliveries given up on and kept in the sink's dead-letter file.",
+                  &SinkDeliveryCounts::dead_letters);
   header(out, "rulestream_event_latency_seconds", "histogram",
          "Seconds from a step's data landing to a rule event about it (smdebug jobs).");
   std::int64_t cumulative = 0;

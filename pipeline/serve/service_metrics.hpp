@@ -13,6 +13,7 @@
 
 #include "pipeline/graph/trial_presence.hpp"
 #include "pipeline/serve/job_registry.hpp"
+#include "sinks/sink.hpp"
 
 namespace rulestream {
 
@@ -34,10 +35,20 @@ class ServiceMetrics {
   void add_evaluations(const std::string& rule_configuration, const std::string& rule,
                        std::int64_t count);
   void add_firing(const std::string& rule_configuration, const std::string& rule);
-  // An event handed to a sink of the service (`sink` as Sink::describe() says it: no secret),
-  // and one whose write threw.
+  // An event handed to a sink (`sink` as Sink::describe() says it: no secret), and one whose
+  // write threw (a failed delivery, never retried). A sink that keeps no delivery counts of its
+  // own (Sink::delivery() is nullopt) delivers within write(): each event it took is counted
+  // delivered here too (add_synchronous_delivery).
   void add_sink_event(const std::string& sink);
   void add_sink_failure(const std::string& sink);
+  void add_synchronous_delivery(const std::string& sink);
+  // From track_sink until the matching untrack_sink, the sink's delivery() is read at every
+  // render (what it did while tracked: its counts less those it had when first tracked); after
+  // the last untrack_sink those counts stay in its description's totals. A sink tracked by
+  // several holders at once (a service sink by every job) counts once. The sink must outlive
+  // its tracking. Sinks that describe themselves alike (two jobs' webhooks to one URL) add up.
+  void track_sink(const Sink& sink);
+  void untrack_sink(const Sink& sink);
   // Seconds from a step's data landing (its index file seen, or written before the service
   // looked) to a rule event about it.
   void observe_event_latency(double seconds);
@@ -49,12 +60,22 @@ class ServiceMetrics {
  private:
   using RuleKey = std::pair<std::string, std::string>;  // configuration, rule
 
+  // Every sink's delivery counts, by description (under mutex_).
+  std::map<std::string, SinkDeliveryCounts> deliveries_by_sink() const;
+
   mutable std::mutex mutex_;
   std::map<TrialFormat, std::int64_t> steps_, tensors_, values_;
   std::map<TrialFormat, std::uint64_t> bytes_;
   std::int64_t jobs_found_ = 0;
   std::map<RuleKey, std::int64_t> evaluations_, firings_;
-  std::map<std::string, std::int64_t> sink_events_, sink_failures_;
+  std::map<std::string, std::int64_t> sink_events_, sink_failures_, synchronous_deliveries_;
+  struct TrackedSink {
+    std::string name;
+    int holders = 0;
+    SinkDeliveryCounts baseline;  // its counts when first tracked
+  };
+  std::map<const Sink*, TrackedSink> tracked_sinks_;
+  std::map<std::string, SinkDeliveryCounts> settled_deliveries_;  // of sinks no longer tracked
   // rulestream_event_latency_seconds: the count of each bucket of kLatencyBuckets alone (not
   // cumulative), then of the +Inf bucket alone.
   std::array<std::int64_t, kLatencyBuckets.size() + 1> latency_counts_{};

@@ -67,6 +67,8 @@ TEST(FileSink, EachEventIsVisibleAsSoonAsItIsWritten) {
   sink.write(sample_rule_event(3));
   EXPECT_EQ(read_text_file(path), sample_rule_event(3).to_json() + "\n");
   EXPECT_EQ(sink.describe(), "file " + path.string());
+  sink.write(sample_rule_event(4));
+  EXPECT_EQ(sink.delivery(), (SinkDeliveryCounts{.delivered = 2}));
 }
 
 TEST(FileSink, DoesNotCreateMissingFoldersAndNamesThePath) {
@@ -106,6 +108,7 @@ TEST(FileSink, PrintsTheEventWhenTheDiskIsFull) {
   EXPECT_EQ(log,
             "rulestream: file /dev/full: cannot append a rule event: No space left on device: " +
                 sample_rule_event(4).to_json() + "\n");
+  EXPECT_EQ(sink.delivery(), (SinkDeliveryCounts{.delivered = 0, .failures = 1}));
 }
 
 // Two sinks on one file stand for two processes appending to it: O_APPEND and one write() per

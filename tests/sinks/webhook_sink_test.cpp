@@ -78,7 +78,36 @@ TEST(WebhookSink, DeliversEveryEventInOrderToAHealthyReceiver) {
     EXPECT_EQ(request.content_type, "application/json");
     EXPECT_EQ(request.user_agent, "rulestream/0.1");
   }
-  EXPECT_TRUE(read_json_lines(options.dead_letter_path).empty());
+  EXPECT_EQ(sink.delivery(), (SinkDeliveryCounts{.delivered = 50}));
+  // Nothing was dead-lettered, so there is no dead-letter file, not even an empty one.
+  EXPECT_FALSE(std::filesystem::exists(options.dead_letter_path));
+}
+
+TEST(WebhookSink, CreatesItsDeadLetterFileAtTheFirstDeadLetterAndAppendsToAnOldOne) {
+  TempDir dir;
+  HttpReceiver receiver;
+  receiver.script({HttpAction::respond(200), HttpAction::respond(400)});
+  const auto options = fast_webhook_options(receiver, dir.path());
+  ::testing::internal::CaptureStderr();
+  {
+    WebhookSink sink(options);
+    sink.write(sample_rule_event(0));
+    sink.flush();
+    EXPECT_FALSE(std::filesystem::exists(options.dead_letter_path));
+    sink.write(sample_rule_event(1));  // refused with a 400: dead-lettered at once
+    sink.flush();
+    ASSERT_EQ(read_json_lines(options.dead_letter_path).size(), 1u);
+  }
+  {
+    receiver.script({HttpAction::respond(400)});
+    WebhookSink restarted(options);
+    restarted.write(sample_rule_event(2));
+  }
+  ::testing::internal::GetCapturedStderr();
+  const auto dead = read_json_lines(options.dead_letter_path);
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_EQ(dead[0].at("event"), boost::json::parse(sample_rule_event(1).to_json()));
+  EXPECT_EQ(dead[1].at("event"), boost::json::parse(sample_rule_event(2).to_json()));
 }
 
 TEST(WebhookSink, DestructorDeliversWhatIsStillQueued) {
@@ -106,6 +135,9 @@ TEST(WebhookSink, RetriesThroughAnOutageWithoutLosingOrReorderingEvents) {
 
   EXPECT_EQ(expect_each_delivered_once_in_order(receiver.requests(), json_of_steps(10)), 6u);
   EXPECT_TRUE(read_json_lines(options.dead_letter_path).empty());
+  // The script above: 6 failed attempts, each followed by a retry; all 10 events delivered.
+  EXPECT_EQ(sink.delivery(),
+            (SinkDeliveryCounts{.delivered = 10, .retries = 6, .failures = 6, .dead_letters = 0}));
 }
 
 TEST(WebhookSink, RetriesWhenTheReceiverStallsBeyondTheTimeout) {
@@ -150,6 +182,10 @@ TEST(WebhookSink, DeadLettersEveryEventAPermanentlyFailingReceiverRefuses) {
     write_steps(sink, 4);
     sink.write(sample_status_event(RuleStatus::IssuesFound));
     sink.flush();
+    // 5 events, 3 attempts each, every one failed: 2 retries each, then a dead letter.
+    EXPECT_EQ(
+        sink.delivery(),
+        (SinkDeliveryCounts{.delivered = 0, .retries = 10, .failures = 15, .dead_letters = 5}));
   }
   const std::string log = ::testing::internal::GetCapturedStderr();
 

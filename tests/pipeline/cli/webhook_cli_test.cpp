@@ -1,6 +1,7 @@
 // The webhook sink as the CLI and the rules file build it (issue 22, item 11): events POSTed as
 // JSON (Slack's payload with slack:), and a receiver that never answers leaves them in the
-// dead-letter file the rules file names, the run reporting it rather than losing them.
+// dead-letter file the rules file names, the run reporting it rather than losing them. And the
+// Alertmanager sink as --sink and the rules file build it (issue 24).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 
 #include "pipeline/cli/cli.hpp"
 #include "stages/format/tensorboard_writer.hpp"
+#include "tests/support/alertmanager_receiver.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/http_receiver.hpp"
 #include "tests/support/test_support.hpp"
@@ -80,6 +82,58 @@ TEST(WebhookCli, ARulesFileWebhookThatNeverAnswersFillsItsDeadLetterFile) {
   EXPECT_EQ(std::count(kept.begin(), kept.end(), '\n'), 2);
   EXPECT_THAT(kept, HasSubstr("\"rule\": \"NonFinite\""));
   EXPECT_THAT(kept, HasSubstr("\"status\": \"IssuesFound\""));
+}
+
+TEST(AlertmanagerCli, TheSinkArgumentRaisesTheAlertAndResolvesItAtTheEnd) {
+  TempDir dir;
+  const std::string logdir = write_logdir(dir.path());
+  testing::AlertmanagerReceiver alertmanager;
+  const auto outcome = testing::run_cli(
+      "replay", {logdir, "--rule", "NonFinite", "--sink", "alertmanager:" + alertmanager.url()});
+  EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
+  EXPECT_TRUE(alertmanager.problems().empty()) << alertmanager.problems().front();
+  const auto posts = alertmanager.posts();
+  ASSERT_EQ(posts.size(), 2U);  // NonFinite fires at step 3, then the replay ends
+  ASSERT_EQ(posts[0].alerts.size(), 1U);
+  ASSERT_EQ(posts[1].alerts.size(), 1U);
+  const testing::ReceivedAlert& fired = posts[0].alerts[0];
+  EXPECT_EQ(fired.labels.at("alertname"), "NonFinite");
+  EXPECT_EQ(fired.labels.at("job"), logdir);  // a TensorBoard trial is named by its path
+  EXPECT_EQ(fired.labels.at("severity"), "warning");
+  EXPECT_EQ(fired.annotations.at("step"), "3");
+  EXPECT_GT(fired.ends_at, posts[0].received_at);
+  const testing::ReceivedAlert& resolved = posts[1].alerts[0];
+  EXPECT_EQ(resolved.labels, fired.labels);
+  EXPECT_LE(resolved.ends_at, posts[1].received_at);
+  EXPECT_EQ(resolved.annotations.at("status"), "IssuesFound");
+}
+
+TEST(AlertmanagerCli, ARulesFileAlertmanagerWithBadSettingsIsRefusedNamingThem) {
+  TempDir dir;
+  const std::string logdir = write_logdir(dir.path());
+  const auto run_with_sink = [&](const std::string& sink) {
+    const auto rules = dir.path() / "rules.json";
+    testing::write_text_file(
+        rules, R"({"rules": [{"RuleParameters": {"rule_to_invoke": "NonFinite"}}], "sinks": [)" +
+                   sink + "]}");
+    return testing::run_cli("replay", {logdir, "--rules", rules.string()});
+  };
+  const auto zero = run_with_sink(
+      R"({"type": "alertmanager", "url": "http://127.0.0.1:9/", "resend_interval": 0})");
+  EXPECT_EQ(zero.exit_code, cli::kExitError);
+  EXPECT_THAT(zero.err, HasSubstr("resend_interval must be a number of seconds"));
+  const auto no_token = run_with_sink(
+      R"({"type": "alertmanager", "url": "http://user:hunter2@127.0.0.1:9/",
+          "bearer_token_file": ")" +
+      (dir.path() / "missing-token").string() + R"("})");
+  EXPECT_EQ(no_token.exit_code, cli::kExitError);
+  EXPECT_THAT(no_token.err, HasSubstr("cannot read the bearer token file"));
+  EXPECT_THAT(no_token.err, HasSubstr("missing-token"));
+  EXPECT_THAT(no_token.err, ::testing::Not(HasSubstr("hunter2")));
+  const auto typo =
+      run_with_sink(R"({"type": "alertmanager", "url": "http://a/", "severty": "x"})");
+  EXPECT_EQ(typo.exit_code, cli::kExitError);
+  EXPECT_THAT(typo.err, HasSubstr("unknown key 'severty' in an alertmanager sink"));
 }
 
 }  // namespace

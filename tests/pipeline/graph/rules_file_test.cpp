@@ -322,6 +322,46 @@ TEST(SinkArgument, EveryKind) {
   EXPECT_EQ(slack.target, "https://hooks.slack.com/services/T/B/X");
 }
 
+TEST(SinkArgument, Alertmanager) {
+  const SinkConfig sink = parse_sink_argument("alertmanager:http://am.example:9093");
+  EXPECT_EQ(sink.type, "alertmanager");
+  EXPECT_EQ(sink.target, "http://am.example:9093");
+  EXPECT_TRUE(sink.parameters.empty());
+  EXPECT_THROW(parse_sink_argument("alertmanager"), std::invalid_argument);
+}
+
+TEST(RulesFile, ReadsAnAlertmanagerSink) {
+  const RulesFile file = parse_rules_file(R"({"rules": [], "sinks": [
+      {"type": "alertmanager", "name": "oncall", "url": "http://am.example:9093",
+       "resend_interval": 30, "severity": "critical", "generator_url": "http://rs.example/",
+       "bearer_token_file": "/run/secrets/am", "dead_letter_path": "am-dead.jsonl"},
+      {"type": "alertmanager", "url": "http://am.example:9093", "resend_interval": "2.5"}]})",
+                                          "rules.json");
+  ASSERT_EQ(file.sinks.size(), 2u);
+  EXPECT_EQ(file.sinks[0].type, "alertmanager");
+  EXPECT_EQ(file.sinks[0].name, "oncall");
+  EXPECT_EQ(file.sinks[0].target, "http://am.example:9093");
+  EXPECT_EQ(file.sinks[0].dead_letter_path, "am-dead.jsonl");
+  EXPECT_EQ(file.sinks[0].parameters, (Parameters{{"resend_interval", "30"},
+                                                  {"severity", "critical"},
+                                                  {"generator_url", "http://rs.example/"},
+                                                  {"bearer_token_file", "/run/secrets/am"}}));
+  EXPECT_EQ(file.sinks[1].parameters, (Parameters{{"resend_interval", "2.5"}}));
+
+  const auto with_sink = [](const std::string& sink) {
+    return format_error(R"({"rules": [], "sinks": [)" + sink + "]}");
+  };
+  expect_mentions(with_sink(R"({"type": "alertmanager"})"),
+                  {"sink 0", "an alertmanager sink needs a url"});
+  expect_mentions(with_sink(R"({"type": "alertmanager", "url": "http://a", "severty": "x"})"),
+                  {"sink 0", "unknown key 'severty'", "severity"});
+  expect_mentions(
+      with_sink(R"({"type": "alertmanager", "url": "http://a", "resend_interval": [1]})"),
+      {"sink 0", "resend_interval must be a number of seconds"});
+  expect_mentions(with_sink(R"({"type": "alertmanager", "url": 9093})"),
+                  {"sink 0", "url must be a string"});
+}
+
 TEST(SinkArgument, MalformedArgumentsAreNamed) {
   const auto message = [](const std::string& argument) {
     try {
@@ -392,13 +432,15 @@ TEST(RulesFile, APluginsSinkTypeTakesItsKeysAsParameters) {
   EXPECT_EQ(file.sinks[0].name, "sheet");
   EXPECT_EQ(file.sinks[0].parameters, (Parameters{{"path", "events.csv"}, {"separator", ";"}}));
   // Without the plugin, the type is unknown; with it, it is listed among the known ones.
-  expect_mentions(format_error(R"({"rules": [], "sinks": [{"type": "csv"}]})"),
-                  {"sink 0", "unknown sink type 'csv'", "(known: stdout, file, webhook)"});
+  expect_mentions(
+      format_error(R"({"rules": [], "sinks": [{"type": "csv"}]})"),
+      {"sink 0", "unknown sink type 'csv'", "(known: stdout, file, webhook, alertmanager)"});
   try {
     parse_rules_file(R"({"rules": [], "sinks": [{"type": "tsv"}]})", "rules.json", types);
     ADD_FAILURE() << "no error";
   } catch (const FormatError& error) {
-    expect_mentions(error.what(), {"unknown sink type 'tsv'", "stdout, file, webhook, csv"});
+    expect_mentions(error.what(),
+                    {"unknown sink type 'tsv'", "stdout, file, webhook, alertmanager, csv"});
   }
   try {
     parse_rules_file(R"({"rules": [], "sinks": [{"type": "csv", "path": 3}]})", "rules.json",
@@ -422,7 +464,8 @@ TEST(SinkArgument, APluginsSinkType) {
     parse_sink_argument("tsv:x", types);
     ADD_FAILURE() << "no error";
   } catch (const std::invalid_argument& error) {
-    expect_mentions(error.what(), {"--sink 'tsv'", "unknown sink", "slack:URL, csv"});
+    expect_mentions(error.what(),
+                    {"--sink 'tsv'", "unknown sink", "slack:URL, alertmanager:URL, csv"});
   }
 }
 

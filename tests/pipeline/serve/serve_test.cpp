@@ -9,6 +9,7 @@
 
 #include "pipeline/simulator/job_simulator.hpp"
 #include "pipeline/simulator/tensorboard_simulator.hpp"
+#include "tests/support/alertmanager_receiver.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/http_receiver.hpp"
 #include "tests/support/prometheus_text.hpp"
@@ -259,6 +260,11 @@ TEST(Serve, SinksOfTheServiceGetEveryJobsEventsCountedAndNeverShowASecret) {
   // The webhook comes from the rules file (with its dead-letter file in `out`, not in the
   // working directory), the file sink from the command line: both are the service's.
   testing::HttpReceiver receiver;  // its URL's path carries a Slack-style token
+  // The first event is refused twice (503, retried) then taken; the second is refused as bad
+  // (400: dead-lettered at once); every other one is taken. So of the 10 events: 9 delivered,
+  // 2 retries, 3 failed attempts, 1 dead letter, in 12 requests (9 taken, 3 refused).
+  receiver.script({testing::HttpAction::respond(503), testing::HttpAction::respond(503),
+                   testing::HttpAction::respond(200), testing::HttpAction::respond(400)});
   const auto rules = out.path() / "rules.json";
   boost::json::object webhook{{"type", "webhook"},
                               {"url", receiver.url(testing::kSecretWebhookPath)},
@@ -286,13 +292,104 @@ TEST(Serve, SinksOfTheServiceGetEveryJobsEventsCountedAndNeverShowASecret) {
   const auto* sinks = metrics.family("rulestream_sink_events_total");
   ASSERT_EQ(sinks->samples.size(), 2u);
   for (const auto& sample : sinks->samples) EXPECT_EQ(sample.value, 10) << sample.labels.at("sink");
+  const std::map<std::string, std::string> webhook_label{
+      {"sink", "webhook http://127.0.0.1:" + std::to_string(receiver.port()) + "/…"}};
+  const std::map<std::string, std::string> file_label{{"sink", "file " + events.string()}};
+  EXPECT_EQ(metrics.value("rulestream_sink_deliveries_total", webhook_label), 9);
+  EXPECT_EQ(metrics.value("rulestream_sink_retries_total", webhook_label), 2);
+  EXPECT_EQ(metrics.value("rulestream_sink_failures_total", webhook_label), 3);
+  EXPECT_EQ(metrics.value("rulestream_sink_dead_letters_total", webhook_label), 1);
+  EXPECT_EQ(metrics.value("rulestream_sink_deliveries_total", file_label), 10);
+  EXPECT_EQ(metrics.value("rulestream_sink_failures_total", file_label), 0);
+  EXPECT_EQ(metrics.value("rulestream_sink_dead_letters_total", file_label), 0);
   EXPECT_EQ(serve.get("/api/jobs").body.find(testing::kSecretToken), std::string::npos);
   EXPECT_EQ(serve.stop(), 0);
   const std::string written = testing::read_text_file(events);
   EXPECT_EQ(std::count(written.begin(), written.end(), '\n'), 10) << written;
-  EXPECT_TRUE(receiver.wait_for_requests(10, std::chrono::seconds(10)));
-  EXPECT_EQ(receiver.requests().size(), 10u);
+  EXPECT_EQ(receiver.requests().size(), 12u);
+  EXPECT_EQ(testing::read_json_lines(out.path() / "dead-letters.jsonl").size(), 1u);
   EXPECT_EQ(serve.log().find(testing::kSecretToken), std::string::npos) << serve.log();
+}
+
+TEST(Serve, RaisesAnAlertInAlertmanagerWhileARuleFiresAndResolvesItWhenTheJobEnds) {
+  TempDir root;
+  TempDir out;
+  JobSimulatorOptions healthy;  // no rule fires: no alert
+  healthy.output = root.path() / "healthy";
+  healthy.steps = 10;
+  JobSimulator(healthy).run();
+
+  testing::AlertmanagerReceiver alertmanager;
+  alertmanager.fail_next({503});  // the first POST is retried once
+  const auto rules = out.path() / "rules.json";
+  testing::write_text_file(
+      rules,
+      json::serialize(json::object{
+          {"rules", json::array{json::object{
+                        {"RuleConfigurationName", "VanishingGradient"},
+                        {"RuleParameters", {{"rule_to_invoke", "VanishingGradient"}}}}}},
+          {"sinks", json::array{json::object{
+                        {"type", "alertmanager"},
+                        {"url", alertmanager.url()},
+                        {"resend_interval", 1},
+                        {"severity", "critical"},
+                        {"dead_letter_path", (out.path() / "dead-letters.jsonl").string()}}}}}));
+  ServeProcess serve(
+      {"--jobs", root.path().string(), "--rules", rules.string(), "--poll-interval", "0.2"});
+  ASSERT_NE(serve.port(), 0);
+
+  // Written live: gradients vanish from step 10 on, and the 30 steps after it take at least
+  // 3 s to write, so the alert fires for well over the 1 s resend interval before the end.
+  JobSimulatorOptions vg;
+  vg.output = root.path() / "vg";
+  vg.scenario = JobScenario::VanishingGradients;
+  vg.steps = 40;
+  vg.fault_step = 10;
+  vg.step_delay = std::chrono::milliseconds(100);
+  JobSimulator(vg).run();
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) {
+        return state_of(jobs, "vg") == "Finished" && state_of(jobs, "healthy") == "Finished";
+      },
+      std::chrono::seconds(60)))
+      << serve.get("/api/jobs").body << "\n"
+      << serve.log();
+
+  EXPECT_TRUE(alertmanager.problems().empty()) << alertmanager.problems().front();
+  const auto posts = alertmanager.posts();
+  ASSERT_GE(posts.size(), 3u) << "a new alert, a resend at least, and its resolve";
+  const std::map<std::string, std::string> labels{{"alertname", "VanishingGradient"},
+                                                  {"job", "vg"},
+                                                  {"rule", "VanishingGradient"},
+                                                  {"rule_configuration", "VanishingGradient"},
+                                                  {"severity", "critical"}};
+  for (const auto& post : posts) {
+    ASSERT_EQ(post.alerts.size(), 1u);  // only vg's rule ever fired
+    EXPECT_EQ(post.alerts[0].labels, labels);
+    EXPECT_EQ(post.alerts[0].starts_at_text, posts[0].alerts[0].starts_at_text);
+  }
+  // Firing in every POST but the last, each valid beyond the moment it arrived; the last
+  // resolves it, ended by the time it arrived, with the rule's final status.
+  EXPECT_EQ(posts[0].alerts[0].annotations.at("step"), "10");
+  for (std::size_t i = 0; i + 1 < posts.size(); ++i) {
+    EXPECT_GT(posts[i].alerts[0].ends_at, posts[i].received_at) << "POST " << i;
+    EXPECT_EQ(posts[i].alerts[0].annotations.count("status"), 0u) << "POST " << i;
+  }
+  const testing::ReceivedAlert& resolved = posts.back().alerts[0];
+  EXPECT_LE(resolved.ends_at, posts.back().received_at);
+  EXPECT_EQ(resolved.annotations.at("status"), "IssuesFound");
+  EXPECT_EQ(resolved.annotations.at("firings"), "30");  // steps 10..39
+
+  const auto metrics = testing::parse_prometheus_text(serve.get("/metrics").body);
+  const std::map<std::string, std::string> sink{
+      {"sink", "alertmanager http://127.0.0.1:" + std::to_string(alertmanager.port()) + "/…"}};
+  EXPECT_EQ(metrics.value("rulestream_sink_deliveries_total", sink),
+            static_cast<double>(posts.size()));
+  EXPECT_EQ(metrics.value("rulestream_sink_retries_total", sink), 1);
+  EXPECT_EQ(metrics.value("rulestream_sink_failures_total", sink), 1);
+  EXPECT_EQ(metrics.value("rulestream_sink_dead_letters_total", sink), 0);
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_FALSE(std::filesystem::exists(out.path() / "dead-letters.jsonl"));
 }
 
 TEST(Serve, AJobsOwnRulesFileReplacesTheRulesAndAJobWithoutEndMarkerEndsWhenIdle) {

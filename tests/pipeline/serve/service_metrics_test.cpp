@@ -18,7 +18,9 @@ TEST(ServiceMetrics, CountsByFormatRuleAndSinkWithLabelsEscaped) {
   metrics.add_evaluations("VG \"strict\"", "VanishingGradient", 40);
   const std::string odd_sink = "file /tmp/a\\b\nc";
   metrics.add_sink_event(odd_sink);
+  metrics.add_sink_event(odd_sink);
   metrics.add_sink_failure(odd_sink);
+  metrics.add_synchronous_delivery(odd_sink);
   metrics.add_jobs_found(3);
   const auto text = testing::parse_prometheus_text(
       metrics.render({{JobState::Queued, 0}, {JobState::Running, 1}, {JobState::Finished, 2}}));
@@ -33,12 +35,69 @@ TEST(ServiceMetrics, CountsByFormatRuleAndSinkWithLabelsEscaped) {
                                                 {"rule", "VanishingGradient"}};
   EXPECT_EQ(text.value("rulestream_rule_firings_total", rule), 2);
   EXPECT_EQ(text.value("rulestream_rule_evaluations_total", rule), 40);
-  EXPECT_EQ(text.value("rulestream_sink_events_total", {{"sink", odd_sink}}), 1);
+  // Two events handed to a sink that delivers within write(): one taken, one refused.
+  EXPECT_EQ(text.value("rulestream_sink_events_total", {{"sink", odd_sink}}), 2);
+  EXPECT_EQ(text.value("rulestream_sink_deliveries_total", {{"sink", odd_sink}}), 1);
   EXPECT_EQ(text.value("rulestream_sink_failures_total", {{"sink", odd_sink}}), 1);
+  EXPECT_EQ(text.value("rulestream_sink_retries_total", {{"sink", odd_sink}}), 0);
+  EXPECT_EQ(text.value("rulestream_sink_dead_letters_total", {{"sink", odd_sink}}), 0);
   for (const auto& family : text.families) {
     EXPECT_EQ(family.name.rfind("rulestream_", 0), 0u) << family.name;
     EXPECT_FALSE(family.help.empty()) << family.name;
   }
+}
+
+// A sink whose delivery counts the test sets, as a sink's delivering thread would move them.
+class CountingSink final : public Sink {
+ public:
+  explicit CountingSink(std::string name) : name_(std::move(name)) {}
+  std::string describe() const override { return name_; }
+  void write(const RuleEvent&) override {}
+  void flush() override {}
+  std::optional<SinkDeliveryCounts> delivery() const override { return counts; }
+  SinkDeliveryCounts counts;
+
+ private:
+  std::string name_;
+};
+
+double delivery_metric(const ServiceMetrics& metrics, const std::string& name,
+                       const std::string& sink) {
+  return testing::parse_prometheus_text(metrics.render({})).value(name, {{"sink", sink}});
+}
+
+TEST(ServiceMetrics, SinkDeliveriesAreReadFromTheSinkWhileTrackedAndKeptAfter) {
+  ServiceMetrics metrics;
+  const std::string name = "webhook https://hooks.example/…";
+  CountingSink first(name);
+  first.counts = {.delivered = 5, .retries = 1, .failures = 1, .dead_letters = 0};  // before
+  metrics.track_sink(first);
+  metrics.track_sink(first);  // a second holder: still counted once
+  first.counts = {.delivered = 9, .retries = 4, .failures = 6, .dead_letters = 2};
+  // What it did while tracked: 9-5, 4-1, 6-1, 2-0.
+  EXPECT_EQ(delivery_metric(metrics, "rulestream_sink_deliveries_total", name), 4);
+  EXPECT_EQ(delivery_metric(metrics, "rulestream_sink_retries_total", name), 3);
+  EXPECT_EQ(delivery_metric(metrics, "rulestream_sink_failures_total", name), 5);
+  EXPECT_EQ(delivery_metric(metrics, "rulestream_sink_dead_letters_total", name), 2);
+  metrics.untrack_sink(first);
+  first.counts.delivered = 10;  // one holder left: still read
+  EXPECT_EQ(delivery_metric(metrics, "rulestream_sink_deliveries_total", name), 5);
+  metrics.untrack_sink(first);
+  first.counts.delivered = 1000;  // no longer tracked: its last counts stay, later ones do not
+  EXPECT_EQ(delivery_metric(metrics, "rulestream_sink_deliveries_total", name), 5);
+
+  // Another sink described alike (a second job's webhook to the same URL) adds to the same
+  // series, from zero for what it did before it was tracked.
+  CountingSink second(name);
+  metrics.track_sink(second);
+  second.counts = {.delivered = 2, .retries = 0, .failures = 1, .dead_letters = 1};
+  EXPECT_EQ(delivery_metric(metrics, "rulestream_sink_deliveries_total", name), 7);
+  EXPECT_EQ(delivery_metric(metrics, "rulestream_sink_failures_total", name), 6);
+  EXPECT_EQ(delivery_metric(metrics, "rulestream_sink_dead_letters_total", name), 3);
+  metrics.untrack_sink(second);
+  const auto text = testing::parse_prometheus_text(metrics.render({}));
+  EXPECT_EQ(text.family("rulestream_sink_deliveries_total")->type, "counter");
+  EXPECT_EQ(text.family("rulestream_sink_deliveries_total")->samples.size(), 1u);
 }
 
 TEST(ServiceMetrics, LatencyIsAHistogramWithCumulativeBuckets) {
