@@ -1,5 +1,8 @@
 #include "rules/poor_weight_initialization_rule.hpp"
 
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -136,20 +139,30 @@ void PoorWeightInitializationRule::check_activation_variances(
 void PoorWeightInitializationRule::check_gradient_spread(std::int64_t step, Finding& finding,
                                                          std::vector<std::string>& reasons) const {
   const Trial& trial = base_trial();
+  const std::vector<TensorRef> refs = gradients().tensor_refs(trial, step);
+  // Each gradient's spread is two selections over all its values (a large layer's are millions),
+  // and each depends on that gradient alone: they are found on as many threads as the rule's
+  // pipeline has (isolated: a thread waiting for them takes no unrelated work), then compared in
+  // name order as one thread would.
+  std::vector<std::optional<double>> ranges(refs.size());
+  tbb::this_task_arena::isolate([&] {
+    tbb::parallel_for(std::size_t{0}, refs.size(), [&](std::size_t i) {
+      const auto value = value_at(trial, refs[i].name(), step);
+      if (!value) return;
+      auto elements = real_values(*value);
+      if (!elements || elements->size() < 2) return;
+      if (std::any_of(elements->begin(), elements->end(), [](double x) { return std::isnan(x); })) {
+        return;  // numpy's percentile of anything with NaN is NaN: not judged
+      }
+      ranges[i] = percentile(*elements, 95.0) - percentile(*elements, 5.0);
+    });
+  });
   std::optional<std::string> narrowest;
   double narrowest_range = std::numeric_limits<double>::infinity();
-  for (const std::string& name : gradients().tensor_refs(trial, step)) {
-    const auto value = value_at(trial, name, step);
-    if (!value) continue;
-    auto elements = real_values(*value);
-    if (!elements || elements->size() < 2) continue;
-    if (std::any_of(elements->begin(), elements->end(), [](double x) { return std::isnan(x); })) {
-      continue;  // numpy's percentile of anything with NaN is NaN: not judged
-    }
-    const double range = percentile(*elements, 95.0) - percentile(*elements, 5.0);
-    if (range < narrowest_range) {
-      narrowest_range = range;
-      narrowest = name;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    if (ranges[i] && *ranges[i] < narrowest_range) {
+      narrowest_range = *ranges[i];
+      narrowest = refs[i].name();
     }
   }
   if (!narrowest || !(narrowest_range < options_.distribution_range)) return;

@@ -1,5 +1,9 @@
 #include "rules/weight_update_ratio_rule.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -238,12 +242,26 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
     }
     const std::vector<std::optional<TensorValue>> previous =
         previous_values(trial, chunk, updates, held_);
+    // The norms read every value of both steps and depend on one weight each: they are summed
+    // on as many threads as the rule's pipeline has (isolated: a thread waiting for them takes
+    // no unrelated work), then judged in order as one thread would.
+    std::vector<std::optional<UpdateNorms>> all_norms(updates.size());
+    tbb::this_task_arena::isolate([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, updates.size()),
+                        [&](const tbb::blocked_range<std::size_t>& range) {
+                          for (std::size_t u = range.begin(); u != range.end(); ++u) {
+                            if (!previous[u]) continue;
+                            all_norms[u] =
+                                update_norms(*previous[u], *current[updates[u].position]);
+                          }
+                        });
+    });
     for (std::size_t u = 0; u < updates.size(); ++u) {
       if (!previous[u]) continue;
       const std::size_t k = updates[u].position;
       const std::int64_t previous_step = updates[u].previous_step;
       const std::string& name = chunk[k].name();
-      const auto norms = update_norms(*previous[u], *current[k]);
+      const auto& norms = all_norms[u];
       if (!norms) continue;
       const double ratio = norms->update / (norms->weights + options_.epsilon);
       const bool too_large = ratio > options_.large_threshold;
