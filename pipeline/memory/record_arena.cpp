@@ -4,6 +4,8 @@
 #include <sched.h>
 #include <sys/mman.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <new>
 #include <system_error>
@@ -17,10 +19,41 @@ std::size_t round_up(std::size_t value, std::size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
+std::uint64_t next_arena_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The chunks this thread is bumping through, one per arena it allocated from lately (a thread
+// allocates from a store or two at once); the least recently refilled one makes room.
+struct LocalChunks {
+  struct Chunk {
+    std::uint64_t arena = 0;  // RecordArena::id_; 0: none
+    std::uintptr_t next = 0;
+    std::uintptr_t end = 0;
+  };
+  static constexpr std::size_t kArenas = 4;
+  std::array<Chunk, kArenas> chunks{};
+  std::size_t oldest = 0;
+
+  Chunk& of(std::uint64_t arena) {
+    for (Chunk& chunk : chunks) {
+      if (chunk.arena == arena) return chunk;
+    }
+    Chunk& chunk = chunks[oldest];
+    oldest = (oldest + 1) % kArenas;
+    chunk = Chunk{arena, 0, 0};
+    return chunk;
+  }
+};
+
+thread_local LocalChunks local_chunks;
+
 }  // namespace
 
 RecordArena::RecordArena(std::size_t region_bytes)
-    : region_bytes_(round_up(region_bytes == 0 ? kHugePage : region_bytes, kHugePage)) {}
+    : id_(next_arena_id()),
+      region_bytes_(round_up(region_bytes == 0 ? kHugePage : region_bytes, kHugePage)) {}
 
 RecordArena::~RecordArena() {
   {
@@ -112,6 +145,24 @@ void RecordArena::prefault_loop() {
 
 void* RecordArena::allocate(std::size_t bytes, std::size_t alignment) {
   if (bytes == 0) bytes = 1;
+  if (bytes > kMostFromChunk || alignment > kMostFromChunk) {
+    return allocate_locked(bytes, alignment);
+  }
+  LocalChunks::Chunk& chunk = local_chunks.of(id_);
+  std::uintptr_t aligned = round_up(chunk.next, alignment);
+  if (chunk.next == 0 || aligned > chunk.end || chunk.end - aligned < bytes) {
+    // The rest of the chunk is left unused: regions are never reused, so what comes next is
+    // still zero.
+    const auto start = reinterpret_cast<std::uintptr_t>(allocate_locked(kChunkBytes, 64));
+    chunk.next = start;
+    chunk.end = start + kChunkBytes;
+    aligned = round_up(chunk.next, alignment);
+  }
+  chunk.next = aligned + bytes;
+  return reinterpret_cast<void*>(aligned);
+}
+
+void* RecordArena::allocate_locked(std::size_t bytes, std::size_t alignment) {
   std::lock_guard lock(mutex_);
   if (bytes > region_bytes_ / 4) {
     const std::size_t rounded = round_up(bytes, kHugePage);

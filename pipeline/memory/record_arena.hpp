@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -29,7 +30,12 @@ namespace rulestream {
 // 2.5 ms/MiB on that VM, against 0.4 ms/MiB in 4 KiB pages (benchmarks/RESULTS.md, "Huge pages
 // only where they are faulted in ahead"). Where the kernel has no huge pages, all regions are
 // ordinary memory.
-// Safe to allocate from many threads at once.
+//
+// Safe to allocate from many threads at once. Small allocations (the loaders' reductions, one
+// per record, and the store's per-step entries) come from a chunk each thread takes from the
+// region under the mutex, kChunkBytes at a time, and then bumps through without it: with one
+// mutex per allocation, sixteen threads queued on it (issue 23). A thread leaves at most a
+// chunk unused per arena.
 class RecordArena {
  public:
   static constexpr std::size_t kDefaultRegionBytes = std::size_t{32} << 20;
@@ -43,6 +49,10 @@ class RecordArena {
   // arena lives. A request larger than a quarter region gets a region of its own. Throws
   // std::bad_alloc when the memory cannot be mapped.
   void* allocate(std::size_t bytes, std::size_t alignment);
+
+  // What a thread takes at a time for small allocations, and the most one may be.
+  static constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
+  static constexpr std::size_t kMostFromChunk = 1024;
 
   // Bytes of the regions mapped so far, the spare included (address space; pages count in RSS
   // once touched).
@@ -63,6 +73,12 @@ class RecordArena {
   // The region allocate() moves on to: the spare when one is ready, else a new one.
   std::byte* next_region();
   void prefault_loop();
+  // allocate() under the mutex: large requests, and chunks.
+  void* allocate_locked(std::size_t bytes, std::size_t alignment);
+
+  // Tells this arena's chunks apart from those of an arena that lived at the same address
+  // before it (threads keep theirs in a thread_local cache keyed by it).
+  const std::uint64_t id_;
 
   std::size_t region_bytes_;
   mutable std::mutex mutex_;

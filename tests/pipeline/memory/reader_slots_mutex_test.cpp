@@ -33,16 +33,25 @@ TEST(ReaderSlotsMutex, ReadersNeverSeeAWriteHalfDone) {
       }
     });
   }
-  for (int i = 0; i < 20000; ++i) {
-    std::unique_lock lock(mutex);
-    ++first;
-    ++second;
+  // Writes go on until the readers have read plenty while they happen (bounded in time, for a
+  // machine so loaded that they cannot). Writers go first, so a writer that never paused
+  // would keep them out: it yields between writes, as the store's writer does between files.
+  std::int64_t writes = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while ((writes < 20000 || reads < 20000) && std::chrono::steady_clock::now() < deadline) {
+    {
+      std::unique_lock lock(mutex);
+      ++first;
+      ++second;
+    }
+    ++writes;
+    std::this_thread::yield();
   }
   done = true;
   for (auto& reader : readers) reader.join();
   EXPECT_EQ(torn, 0);
-  EXPECT_GT(reads, 0);
-  EXPECT_EQ(first, 20000);
+  EXPECT_GE(reads, 20000);
+  EXPECT_EQ(first, writes);
 }
 
 TEST(ReaderSlotsMutex, ReadersHoldItTogether) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -126,11 +127,14 @@ bool huge_pages_enabled() {
 // they are faulted in ahead").
 TEST(RecordArenaTest, OnlyRegionsFaultedInAheadAskForHugePages) {
   if (!huge_pages_enabled()) GTEST_SKIP() << "transparent huge pages are off on this machine";
+  {
+    RecordArena small(2 << 20);  // a small allocation maps the first region too
+    const void* first = small.allocate(64, 8);
+    const std::optional<bool> first_eligible = huge_pages_eligible(first);
+    if (!first_eligible) GTEST_SKIP() << "smaps says nothing of huge pages here";
+    EXPECT_FALSE(*first_eligible) << "the first region is mapped when it is needed";
+  }
   RecordArena arena(2 << 20);
-  const void* first = arena.allocate(64, 8);
-  const std::optional<bool> first_eligible = huge_pages_eligible(first);
-  if (!first_eligible) GTEST_SKIP() << "smaps says nothing of huge pages here";
-  EXPECT_FALSE(*first_eligible) << "the first region is mapped when it is needed";
 
   // Six of 400 KiB fill the first region and move on to a second that allocate() maps itself.
   const void* second = nullptr;
@@ -188,6 +192,34 @@ TEST(RecordArenaTest, ThreadsAllocateConcurrentlyWithoutOverlap) {
     }
   }
   EXPECT_EQ(all.size(), static_cast<std::size_t>(kThreads * kEach));
+}
+
+// Small allocations come from a chunk the thread keeps per arena: an arena made where a freed
+// one lived (the same address, likely) must not hand out the freed one's chunk, whose memory is
+// gone (writing to it would fault), and two arenas used in turn keep their chunks apart.
+TEST(RecordArenaTest, EachArenaHandsOutItsOwnMemoryFromAThreadsChunks) {
+  for (int round = 0; round < 4; ++round) {
+    auto arena = std::make_unique<RecordArena>(2 << 20);
+    auto* memory = static_cast<unsigned char*>(arena->allocate(64, 8));
+    ASSERT_TRUE(all_zero(memory, 64));
+    std::memset(memory, 0x5a, 64);
+  }
+  RecordArena first(2 << 20);
+  RecordArena second(2 << 20);
+  std::set<std::uintptr_t> first_regions;
+  std::set<std::uintptr_t> second_regions;
+  for (int i = 0; i < 3000; ++i) {  // past a chunk each
+    auto* a = static_cast<unsigned char*>(first.allocate(48, 16));
+    auto* b = static_cast<unsigned char*>(second.allocate(48, 16));
+    ASSERT_TRUE(all_zero(a, 48)) << i;
+    ASSERT_TRUE(all_zero(b, 48)) << i;
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(a) % 16, 0u);
+    std::memset(a, 1, 48);
+    std::memset(b, 2, 48);
+    first_regions.insert(reinterpret_cast<std::uintptr_t>(a) / (2 << 20));
+    second_regions.insert(reinterpret_cast<std::uintptr_t>(b) / (2 << 20));
+  }
+  for (const std::uintptr_t region : first_regions) EXPECT_FALSE(second_regions.contains(region));
 }
 
 TEST(ArenaAllocatorTest, AVectorWithAnArenaGrowsInsideIt) {
