@@ -2,6 +2,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -117,6 +118,8 @@ std::optional<UpdateNorms> update_norms(const TensorValue& previous, const Tenso
 
 // The weights of one read at most (their values and the previous step's are held together).
 constexpr std::size_t kWeightsAtATime = 256;
+// The values a task of update norms sums at least (about 0.1 ms of work).
+constexpr std::uint64_t kElementsPerTask = std::uint64_t{1} << 18;
 
 // How many bytes of copied weights (S3, compressed files, local records read into recycled
 // buffers) are held from one step for the next; weights in a kept mapping of a local file cost
@@ -242,20 +245,32 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
     }
     const std::vector<std::optional<TensorValue>> previous =
         previous_values(trial, chunk, updates, held_);
-    // The norms read every value of both steps and depend on one weight each: they are summed
-    // on as many threads as the rule's pipeline has (isolated: a thread waiting for them takes
-    // no unrelated work), then judged in order as one thread would.
+    // The norms read every value of both steps and depend on one weight each: large weights'
+    // are summed on as many threads as the rule's pipeline has (isolated: a thread waiting for
+    // them takes no unrelated work), then judged in order as one thread would. Small ones stay
+    // on this thread: a task costs more than a few thousand values' sums, and sixteen threads
+    // splitting 256 weights of 256 values made the rule's step slower, not faster.
     std::vector<std::optional<UpdateNorms>> all_norms(updates.size());
-    tbb::this_task_arena::isolate([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, updates.size()),
-                        [&](const tbb::blocked_range<std::size_t>& range) {
-                          for (std::size_t u = range.begin(); u != range.end(); ++u) {
-                            if (!previous[u]) continue;
-                            all_norms[u] =
-                                update_norms(*previous[u], *current[updates[u].position]);
-                          }
-                        });
-    });
+    std::uint64_t elements = 0;
+    for (const Update& update : updates) elements += current[update.position]->size();
+    const auto norms_of = [&](std::size_t begin, std::size_t end) {
+      for (std::size_t u = begin; u != end; ++u) {
+        if (previous[u]) all_norms[u] = update_norms(*previous[u], *current[updates[u].position]);
+      }
+    };
+    if (elements < 2 * kElementsPerTask || updates.size() < 2) {
+      norms_of(0, updates.size());
+    } else {
+      const auto grain = std::max<std::size_t>(1, kElementsPerTask * updates.size() / elements);
+      tbb::this_task_arena::isolate([&] {
+        tbb::parallel_for(
+            tbb::blocked_range<std::size_t>(0, updates.size(), grain),
+            [&](const tbb::blocked_range<std::size_t>& range) {
+              norms_of(range.begin(), range.end());
+            },
+            tbb::simple_partitioner());
+      });
+    }
     for (std::size_t u = 0; u < updates.size(); ++u) {
       if (!previous[u]) continue;
       const std::size_t k = updates[u].position;

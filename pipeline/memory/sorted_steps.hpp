@@ -53,6 +53,10 @@ class SortedSteps {
     return it != entries_.end() && it->first == step ? &it->second : nullptr;
   }
 
+  // Where the latest entry is and the next appended one will go: a writer about to append
+  // prefetches them.
+  const void* tail() const { return entries_.data() + entries_.size(); }
+
   // The entry for `step`, default-constructed when new (second: whether it was).
   std::pair<T*, bool> try_emplace(std::int64_t step) {
     if (entries_.empty() || last_ < step) {

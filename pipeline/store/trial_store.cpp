@@ -258,6 +258,41 @@ void TrialStore::publish(std::uint64_t next, bool changed, bool training_ended, 
   if (status.loaded_all_steps) all_steps_loaded_.store(true, std::memory_order_release);
 }
 
+namespace {
+
+// The step assembler ingests a file's tensors one after another, and each is a few cache misses
+// on the same path: the tensor's entry (its name's header, its history), its name's characters,
+// then the end of its steps, where this step goes. With the layout (the entries at each position
+// of the worker's last file) known ahead, those are asked for a few positions early, each once
+// the one before has had time to arrive. On a 16-core machine the serial node spent most of its
+// time waiting for them (issue 23).
+void prefetch_ahead(const std::vector<std::pair<const std::string, TensorHistory>*>& layout,
+                    std::size_t i) {
+  constexpr std::size_t kNear = 4;
+  constexpr std::size_t kFar = 12;
+  if (i + kFar < layout.size()) {
+    if (const auto* far = layout[i + kFar]) {
+      __builtin_prefetch(far);
+      __builtin_prefetch(reinterpret_cast<const char*>(far) + 64);
+    }
+  }
+  if (i + kNear < layout.size()) {
+    if (const auto* near = layout[i + kNear]) {
+      __builtin_prefetch(near->first.data());
+      // As an integer: the entry before the tail is not there while the steps are empty, and
+      // a prefetch of any address is harmless where pointer arithmetic past an array is not.
+      const auto tail = reinterpret_cast<std::uintptr_t>(near->second.steps.tail());
+      if (tail != 0) {
+        __builtin_prefetch(reinterpret_cast<const void*>(tail), 1);
+        __builtin_prefetch(
+            reinterpret_cast<const void*>(tail - sizeof(std::pair<std::int64_t, TensorStep>)));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation) {
   const IndexFile& index = pending.index;
   const Mode mode = index.mode;
@@ -333,6 +368,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   if (landed != nullptr) landed_reductions_.push_back(pending.reductions);
   std::size_t next_set = 0;  // landed->records ascend with i
   for (std::size_t i = 0; i < index.tensors.size(); ++i) {
+    prefetch_ahead(layout, i);
     const TensorLocation& location = index.tensors[i];
     RecordRef ref{file_id, 0, location.start, location.length, nullptr, nullptr};
     if (landed != nullptr && next_set < landed->records.size() && landed->records[next_set] == i) {
