@@ -50,7 +50,6 @@ class MappedFiles {
   // `capacity` such reads (a file read piece by piece: worth mapping whole and keeping).
   bool note_unmapped_read(std::string_view path);
 
-  std::size_t capacity() const { return capacity_; }
   std::size_t size() const;
 
  private:
