@@ -92,7 +92,7 @@ void set_range(TrialOptions& options, py::handle range_steps) {
 // How many event files a trial opened from Python keeps mapped (StorageOptions). A notebook
 // reads tensor by tensor (`for name: for step: value`), each value from another event file:
 // with a pipeline's 16 kept mappings, every value was an open, a read and a close, and reading
-// pipeline_e2e's small job that way was 4x slower than with every file kept
+// pipeline_e2e's small job that way was 3-4x slower than with every file kept
 // (benchmarks/RESULTS.md). 1,024 covers the event files of most jobs (one per step and worker);
 // the lease cap (RLIMIT_NOFILE / 4, sources/local/file_leases.hpp) bounds it where descriptors
 // are few, and reads beyond it copy.
@@ -115,9 +115,9 @@ TrialHandle open_trial(const std::string& path, std::optional<std::string> name,
 
 // smdebug's trial.tensor: one Python Tensor per name for the trial itself (TrialHandle::
 // tensors); inside no_refresh, a Tensor of the pinned view, made each time.
-py::object tensor_of(const TrialHandle& self, const py::str& tname) {
+py::object tensor_of(TrialHandle& self, const py::str& tname) {
   const bool keep = !self.is_pinned();
-  const py::dict kept = self.tensors();
+  py::dict& kept = self.tensors();
   if (keep) {
     // Borrowed; the dict's own lookup, without building a std::string.
     if (PyObject* found = PyDict_GetItemWithError(kept.ptr(), tname.ptr())) {
