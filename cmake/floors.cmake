@@ -57,9 +57,13 @@ rulestream_floor(commands pipeline/cli
   PRIVATE_DEPS Boost::program_options)
 
 # The top floor: the Python module's bindings (python/src; its entry point, module.cpp, is the
-# module's own, as main.cpp is the CLI's). They keep to the public headers of these floors.
+# module's own, as main.cpp is the CLI's). smdebug trials and rules go through the public
+# headers of model, store, trial and rules only; TensorBoard logdirs have no public API yet, so
+# their reading (python/src/tensorboard_logdir.*) uses the internal headers of open (a path's
+# storage), format and tensorboard (the logdir reader) and graph (what a path holds).
 if(RULESTREAM_WITH_PYTHON)
-  rulestream_floor(python python/src USES model store trial rules PUBLIC_DEPS pybind11::pybind11)
+  rulestream_floor(python python/src USES model store trial rules open format tensorboard graph
+                   PUBLIC_DEPS pybind11::pybind11)
   set_target_properties(rulestream_python PROPERTIES CXX_VISIBILITY_PRESET hidden)
 endif()
 

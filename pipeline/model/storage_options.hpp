@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 
 namespace rulestream {
@@ -18,6 +19,12 @@ struct StorageOptions {
   S3Addressing s3_addressing = S3Addressing::Auto;
   std::chrono::milliseconds s3_timeout{0};  // per request; 0: the client's default
   int s3_attempts = 0;                      // tries per request; 0: the client's default
+  // How many whole-file mappings of event files a local folder keeps for later reads; 0: the
+  // default (16), enough for a pipeline's rules, which read a few steps at a time. A notebook
+  // that reads tensor by tensor visits every event file in turn and wants them all kept (the
+  // Python module asks for 1,024). Each kept mapping holds a descriptor and a read lease, and
+  // the process holds at most RLIMIT_NOFILE / 4 leases: beyond that, reads copy.
+  std::size_t local_kept_mappings = 0;
 };
 
 }  // namespace rulestream

@@ -39,8 +39,12 @@ std::string default_trial_name(const std::string& path) {
 }  // namespace
 
 Trial Trial::open(const std::string& path, TrialOptions options) {
+  return open(path, std::move(options), StorageOptions{});
+}
+
+Trial Trial::open(const std::string& path, TrialOptions options, const StorageOptions& storage) {
   if (options.name.empty()) options.name = default_trial_name(path);
-  return open(open_storage(path), std::move(options));
+  return open(open_storage(path, storage), std::move(options));
 }
 
 Trial Trial::open(std::shared_ptr<const Storage> storage, TrialOptions options) {

@@ -14,6 +14,7 @@
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/mode.hpp"
 #include "pipeline/model/storage.hpp"
+#include "pipeline/model/storage_options.hpp"
 #include "pipeline/model/tensor_value.hpp"
 #include "pipeline/store/encoded_value.hpp"
 #include "pipeline/store/trial_options.hpp"
@@ -70,6 +71,9 @@ class Trial {
   // Opens a local folder or an s3:// prefix. Throws StorageError when the path does not exist
   // or holds no smdebug trial, MissingCollectionFiles when an ended job saved nothing.
   static Trial open(const std::string& path, TrialOptions options = {});
+  // As above, reaching the path as `storage` says (an S3 endpoint, how many files a local
+  // folder keeps mapped).
+  static Trial open(const std::string& path, TrialOptions options, const StorageOptions& storage);
   static Trial open(std::shared_ptr<const Storage> storage, TrialOptions options = {});
   // As open, without listing the trial's files yet: `load()`, `refresh()` or (with auto refresh)
   // the first query does. A pipeline opens the trials its rules compare with this way and loads

@@ -16,4 +16,5 @@ from ._rulestream import Collection, Tensor, Trial  # noqa: F401
 from .exceptions import *  # noqa: F401,F403
 from .rules import BuiltinRule, Rule, builtin_rules, create_rule, invoke_rule  # noqa: F401
 from .tensor import StepState  # noqa: F401
+from .tensorboard import TensorBoardTensor, TensorBoardTrial  # noqa: F401
 from .trials import create_trial, no_refresh  # noqa: F401

@@ -1,7 +1,7 @@
 """smdebug's ``smdebug.trials``: ``create_trial``, and ``no_refresh`` (``smdebug.analysis.utils``)."""
 from contextlib import contextmanager
 
-from . import _rulestream
+from . import _rulestream, tensorboard
 
 Trial = _rulestream.Trial
 
@@ -13,8 +13,18 @@ def create_trial(path, name=None, range_steps=None, check=False, index_mode=None
     those steps (either end may be None). ``check``, ``index_mode`` and ``cache`` are accepted for
     smdebug's signature and change nothing: rulestream always reads through the index files,
     and keeps decoded values in a bounded cache of its own.
+
+    A path that holds TensorBoard event files and no smdebug trial is read as a TensorBoard
+    logdir: the trial is then a ``rulestream.tensorboard.TensorBoardTrial`` (its doc says what
+    of the API applies); ``range_steps`` does not apply to it.
     """
     del check, index_mode, cache  # see the docstring
+    logdir = tensorboard.open_logdir(path, name)
+    if logdir is not None:
+        if range_steps is not None:
+            raise ValueError("range_steps: does not apply to a TensorBoard logdir ({})".format(
+                path))
+        return logdir
     return _rulestream._open_trial(str(path), name, range_steps)
 
 

@@ -14,4 +14,5 @@ PYBIND11_MODULE(_rulestream, module) {
   python::bind_trial(module);
   python::bind_tensor(module);
   python::bind_rules(module);
+  python::bind_tensorboard(module);
 }

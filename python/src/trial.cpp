@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/model/storage_options.hpp"
 #include "pipeline/trial/tensor.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/python_side.hpp"
@@ -88,13 +89,52 @@ void set_range(TrialOptions& options, py::handle range_steps) {
   if (!range[1].is_none()) options.range_end = range[1].cast<std::int64_t>();
 }
 
+// How many event files a trial opened from Python keeps mapped (StorageOptions). A notebook
+// reads tensor by tensor (`for name: for step: value`), each value from another event file:
+// with a pipeline's 16 kept mappings, every value was an open, a read and a close, and reading
+// pipeline_e2e's small job that way was 3-4x slower than with every file kept
+// (benchmarks/RESULTS.md). 1,024 covers the event files of most jobs (one per step and worker);
+// the lease cap (RLIMIT_NOFILE / 4, sources/local/file_leases.hpp) bounds it where descriptors
+// are few, and reads beyond it copy.
+constexpr std::size_t kNotebookKeptMappings = 1024;
+
 TrialHandle open_trial(const std::string& path, std::optional<std::string> name,
                        py::handle range_steps) {
   TrialOptions options;
   if (name) options.name = *name;
   set_range(options, range_steps);
-  const py::gil_scoped_release unlocked;
-  return TrialHandle(Trial::open(path, std::move(options)));
+  StorageOptions storage;
+  storage.local_kept_mappings = kNotebookKeptMappings;
+  std::optional<Trial> trial;
+  {
+    const py::gil_scoped_release unlocked;
+    trial = Trial::open(path, std::move(options), storage);
+  }
+  return TrialHandle(std::move(*trial));  // with the GIL: it holds Python objects
+}
+
+// smdebug's trial.tensor: one Python Tensor per name for the trial itself (TrialHandle::
+// tensors); inside no_refresh, a Tensor of the pinned view, made each time.
+py::object tensor_of(TrialHandle& self, const py::str& tname) {
+  const bool keep = !self.is_pinned();
+  py::dict& kept = self.tensors();
+  if (keep) {
+    // Borrowed; the dict's own lookup, without building a std::string.
+    if (PyObject* found = PyDict_GetItemWithError(kept.ptr(), tname.ptr())) {
+      return py::reinterpret_borrow<py::object>(found);
+    }
+    if (PyErr_Occurred() != nullptr) throw py::error_already_set();
+  }
+  const std::string name = tname;
+  const Trial trial = self.current();
+  std::optional<Tensor> made;
+  {
+    const py::gil_scoped_release unlocked;
+    made = trial.tensor(name);
+  }
+  py::object tensor = py::cast(std::move(*made));
+  if (keep) kept[tname] = tensor;
+  return tensor;
 }
 
 void bind_collection(py::module_& module) {
@@ -140,14 +180,7 @@ void bind_trial(py::module_& module) {
       // The name seed 000's example rule uses (smdebug's older spelling of tensor_names).
       .def("tensors", &tensor_names, arg("step") = py::none(), arg("mode") = py::none(),
            arg("regex") = py::none(), arg("collection") = py::none())
-      .def(
-          "tensor",
-          [](const TrialHandle& self, const std::string& tname) {
-            const Trial trial = self.current();
-            const py::gil_scoped_release unlocked;
-            return trial.tensor(tname);
-          },
-          arg("tname"))
+      .def("tensor", &tensor_of, arg("tname"))
       .def(
           "has_tensor",
           [](const TrialHandle& self, const std::string& tname) {

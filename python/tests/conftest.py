@@ -20,12 +20,27 @@ def sample_names():
     return sorted(p.name for p in trials.iterdir()) if trials.is_dir() else []
 
 
-def require_samples():
-    if not (samples_dir() / "trials").is_dir():
-        message = "smdebug samples not found at {}".format(samples_dir())
+def tensorboard_samples_dir():
+    """../shared/tensorboard-samples: real TensorBoard logdirs and what an independent reader
+    found in them ($RULESTREAM_TENSORBOARD_SAMPLES if set, else beside the smdebug samples)."""
+    configured = os.environ.get("RULESTREAM_TENSORBOARD_SAMPLES")
+    return pathlib.Path(configured) if configured else samples_dir().parent / "tensorboard-samples"
+
+
+def require_folder(folder, what):
+    if not folder.is_dir():
+        message = "{} not found at {}".format(what, folder.parent)
         if os.environ.get("RULESTREAM_REQUIRE_SAMPLES") == "1":
             pytest.fail(message + " (RULESTREAM_REQUIRE_SAMPLES=1)")
         pytest.skip(message)
+
+
+def require_samples():
+    require_folder(samples_dir() / "trials", "smdebug samples")
+
+
+def require_tensorboard_samples():
+    require_folder(tensorboard_samples_dir() / "expected", "tensorboard samples")
 
 
 # Parametrised over the samples; a single placeholder keeps the test (and its failure or skip)

@@ -3,6 +3,7 @@ steps per mode, modes, workers, step lookups, has_passed_step, filters and colle
 import pytest
 
 import rulestream
+from conftest import trial_path
 from rulestream import create_trial, modes
 
 MODES = {"TRAIN": modes.TRAIN, "EVAL": modes.EVAL, "PREDICT": modes.PREDICT,
@@ -106,3 +107,33 @@ def test_range_steps_loads_only_those_steps():
     assert trial.steps() == [5, 6, 7, 8, 9]
     assert create_trial(trial_path("pt-exploding"), range_steps=(None, 3)).steps() == [0, 1, 2]
     assert create_trial(trial_path("pt-exploding"), range_steps=(29, None)).steps() == [29, 30, 31]
+
+
+def test_a_notebook_reading_tensor_by_tensor_finds_every_file_kept():
+    # pt-mlp-basic saves its 17 tensors into 200 event files (one per step). Read tensor by
+    # tensor, the first tensor visits every file once (each value copied), which is enough for a
+    # Python trial to keep every file for the next ones (up to 1,024; a pipeline keeps 16, and
+    # most of these values would be copies again): all their values are read-only views.
+    trial = create_trial(trial_path("pt-mlp-basic"))
+    names = trial.tensor_names()
+    first = trial.tensor(names[0])
+    assert len(first.steps()) == 200
+    for step in first.steps():
+        first.value(step)
+    for name in names[1:]:
+        tensor = trial.tensor(name)
+        for step in tensor.steps():
+            assert not tensor.value(step).flags.writeable, (name, step)
+
+
+def test_tensor_hands_out_one_object_per_name_as_smdebug():
+    trial = create_trial(trial_path("pt-mlp-basic"))
+    name = trial.tensor_names()[0]
+    assert trial.tensor(name) is trial.tensor(name)
+    # Inside no_refresh each is made for the pinned view, and reads as the kept one does.
+    with rulestream.no_refresh(trial):
+        pinned = trial.tensor(name)
+        assert pinned is not trial.tensor(name)
+        assert pinned.steps() == trial.tensor(name).steps()
+    with pytest.raises(rulestream.TensorUnavailable):
+        trial.tensor("no such tensor")

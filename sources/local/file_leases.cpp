@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <future>
@@ -16,6 +17,12 @@
 #include <utility>
 
 namespace rulestream {
+namespace {
+
+// Mappings detached by lease breaks so far (LeasedMapping::breaks_handled).
+std::atomic<std::uint64_t> detached_mappings{0};
+
+}  // namespace
 
 // The registry of leased mappings, by the descriptor holding each one's lease, and the thread
 // that handles lease breaks. One per process (a lease break is a signal, and signals are the
@@ -226,6 +233,7 @@ void LeaseBreaks::detach(LeasedMapping& mapping) {
   // waiting until lease-break-time, after which the kernel takes the lease anyway. Readers of
   // that mapping are then as exposed as before leases; new reads no longer use it.
   mapping.detached_.store(true, std::memory_order_release);
+  detached_mappings.fetch_add(1, std::memory_order_release);
   unlock_and_close(std::exchange(mapping.lease_fd_, -1));
 }
 
@@ -237,6 +245,10 @@ void LeaseBreaks::unlock_and_close(int fd) {
 std::shared_ptr<const LeasedMapping> LeasedMapping::map(int fd, std::uint64_t offset,
                                                         std::size_t length, bool populate) {
   return LeaseBreaks::instance().map(fd, offset, length, populate);
+}
+
+std::uint64_t LeasedMapping::breaks_handled() {
+  return detached_mappings.load(std::memory_order_acquire);
 }
 
 LeasedMapping::~LeasedMapping() {

@@ -49,6 +49,11 @@ class LeasedMapping {
   // file as it is (MappedFiles stops serving it).
   bool detached() const { return detached_.load(std::memory_order_acquire); }
 
+  // How many mappings of this process lease breaks have detached so far. It counts a mapping
+  // only after marking it detached (release; this reads with acquire), so whoever holds many
+  // mappings can look at their flags only when this has changed since it last looked.
+  static std::uint64_t breaks_handled();
+
  private:
   friend class LeaseBreaks;
   LeasedMapping(std::byte* address, std::size_t length, int lease_fd)

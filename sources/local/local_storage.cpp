@@ -257,10 +257,12 @@ class TreeWalk {
 
 }  // namespace
 
-LocalStorage::LocalStorage(std::filesystem::path root, std::uint64_t map_threshold)
+LocalStorage::LocalStorage(std::filesystem::path root, std::uint64_t map_threshold,
+                           std::size_t kept_mappings)
     : root_(std::move(root)),
       map_threshold_(map_threshold),
-      mapped_files_(map_threshold == kNeverMap ? nullptr : std::make_unique<MappedFiles>()) {}
+      mapped_files_(map_threshold == kNeverMap ? nullptr
+                                               : std::make_unique<MappedFiles>(kept_mappings)) {}
 
 std::string LocalStorage::describe() const {
   return root_.string();

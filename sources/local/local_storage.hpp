@@ -37,8 +37,11 @@ class LocalStorage final : public Storage {
   // file: a larger one is mapped, where the copy would cost more than the mapping.
   static constexpr std::uint64_t kLargestRecycledRead = std::uint64_t{4} << 20;
 
+  // `kept_mappings`: how many whole-file mappings (or copies of small files) are kept for later
+  // reads (MappedFiles).
   explicit LocalStorage(std::filesystem::path root,
-                        std::uint64_t map_threshold = kDefaultMapThreshold);
+                        std::uint64_t map_threshold = kDefaultMapThreshold,
+                        std::size_t kept_mappings = MappedFiles::kDefaultCapacity);
 
   std::string describe() const override;
   bool root_exists() const override;

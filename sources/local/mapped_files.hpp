@@ -2,11 +2,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -18,9 +22,14 @@ namespace rulestream {
 // Whole-file mappings of the files read most recently, by path: rules read values of the step
 // they run at and of a few steps before, record by record, and each of those reads is then a
 // lookup and a slice of the mapping instead of an open, a read and a copy. A mapping that
-// leaves stays alive while any bytes cut from it are in use. A mapping whose lease broke (the
+// leaves stays alive while any bytes cut from them are in use. A mapping whose lease broke (the
 // file was opened for writing or cut short: LeasedMapping::detached) leaves at the next lookup:
 // it holds the file as it was, and later reads must see it as it is. Thread-safe.
+//
+// A pipeline keeps a handful (kDefaultCapacity); an interactive reader walking a trial tensor by
+// tensor visits every event file in turn and keeps hundreds (StorageOptions::local_kept_mappings),
+// so lookups go through a hash index and an LRU list rather than a scan, and the scan for broken
+// leases runs only after a break has happened somewhere in the process.
 class MappedFiles {
  public:
   static constexpr std::size_t kDefaultCapacity = 16;
@@ -44,18 +53,33 @@ class MappedFiles {
   std::size_t size() const;
 
  private:
-  std::size_t capacity_;
-  mutable std::mutex mutex_;
   struct Entry {
-    std::string path;
+    std::string path;  // never reassigned while listed: the index's key views it
     SharedBytes mapping;
     std::shared_ptr<const LeasedMapping> lease;  // null for a copy
   };
-  // Most recently used first; a handful of entries, so a scan beats any index.
-  std::vector<Entry> entries_;
-  // Paths of recent reads no mapping served, oldest overwritten first.
+  using Entries = std::list<Entry>;
+  struct PathHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view path) const {
+      return std::hash<std::string_view>{}(path);
+    }
+  };
+
+  // Moves every entry whose lease broke into `leaving`. Under mutex_.
+  void drop_detached(std::vector<Entry>& leaving);
+
+  std::size_t capacity_;
+  mutable std::mutex mutex_;
+  Entries entries_;  // most recently used first
+  std::unordered_map<std::string_view, Entries::iterator, PathHash, std::equal_to<>> by_path_;
+  // LeasedMapping::breaks_handled() when entries_ were last scanned for broken leases.
+  std::uint64_t breaks_seen_ = 0;
+  // Paths of recent reads no mapping served, oldest overwritten first (a path is noted once
+  // while it is among them), and the same paths as a set to look them up.
   std::vector<std::string> unmapped_reads_;
   std::size_t next_unmapped_read_ = 0;
+  std::unordered_set<std::string, PathHash, std::equal_to<>> unmapped_paths_;
 };
 
 }  // namespace rulestream

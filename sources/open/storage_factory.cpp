@@ -8,7 +8,9 @@ namespace rulestream {
 std::shared_ptr<const Storage> open_storage(const std::string& path,
                                             const StorageOptions& options) {
   if (path.starts_with("s3://")) return S3Storage::open(path, options);
-  return std::make_shared<LocalStorage>(path);
+  if (options.local_kept_mappings == 0) return std::make_shared<LocalStorage>(path);
+  return std::make_shared<LocalStorage>(path, LocalStorage::kDefaultMapThreshold,
+                                        options.local_kept_mappings);
 }
 
 }  // namespace rulestream

@@ -58,5 +58,45 @@ TEST(MappedFilesTest, TheLeastRecentlyUsedLeavesFirst) {
   EXPECT_TRUE(a_owner.expired());
 }
 
+// An interactive reader keeps hundreds (StorageOptions::local_kept_mappings): each is found by
+// its path, and the oldest leave once the capacity is full.
+TEST(MappedFilesTest, KeepsHundredsOfFilesEachFoundByPath) {
+  MappedFiles files(500);
+  std::vector<SharedBytes> kept;
+  for (int i = 0; i < 600; ++i) {
+    kept.push_back(mapping_of(static_cast<std::size_t>(i) + 1));
+    files.keep("events/" + std::to_string(i), kept.back());
+  }
+  EXPECT_EQ(files.size(), 500u);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_FALSE(files.find("events/" + std::to_string(i), 1).has_value()) << i;
+  }
+  for (int i = 100; i < 600; ++i) {
+    const auto found = files.find("events/" + std::to_string(i), 1);
+    ASSERT_TRUE(found.has_value()) << i;
+    EXPECT_EQ(found->data(), kept[static_cast<std::size_t>(i)].data()) << i;
+  }
+  // Replacing a kept file's mapping keeps one entry for it, found by the same path.
+  const SharedBytes again = mapping_of(1000);
+  files.keep("events/300", again);
+  EXPECT_EQ(files.size(), 500u);
+  EXPECT_EQ(files.find("events/300", 1000)->data(), again.data());
+}
+
+// A file read piece by piece is worth mapping: its second read among the last `capacity`
+// unmapped ones says so; once it is older than that, it counts as new again.
+TEST(MappedFilesTest, ASecondUnmappedReadWithinTheCapacityAsksForAMapping) {
+  MappedFiles files(3);
+  EXPECT_FALSE(files.note_unmapped_read("a"));
+  EXPECT_FALSE(files.note_unmapped_read("b"));
+  EXPECT_TRUE(files.note_unmapped_read("a"));
+  EXPECT_FALSE(files.note_unmapped_read("c"));
+  EXPECT_FALSE(files.note_unmapped_read("d"));  // "a", the oldest noted, leaves
+  EXPECT_FALSE(files.note_unmapped_read("a"));  // noted anew ("b" leaves)
+  EXPECT_TRUE(files.note_unmapped_read("c"));
+  EXPECT_TRUE(files.note_unmapped_read("d"));
+  EXPECT_FALSE(files.note_unmapped_read("b"));
+}
+
 }  // namespace
 }  // namespace rulestream

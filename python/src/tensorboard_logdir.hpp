@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/model/storage.hpp"
+#include "stages/format/tensorboard_values.hpp"
+
+namespace rulestream::python {
+
+// One value of a series as a notebook sees it.
+struct TensorBoardPoint {
+  std::int64_t step = 0;
+  double wall_time = 0.0;
+  double scalar = 0.0;         // a scalar series: the value (float32 values widened exactly)
+  HistogramFigures histogram;  // a histogram series: its figures
+};
+
+// A scalar or histogram tag of one run, as TensorBoard shows it: a value at a step at or below
+// the last one kept drops the kept values from that step on (a run restarted from a checkpoint,
+// or written twice), so steps rise strictly and each has one value.
+struct TensorBoardSeries {
+  std::string run;
+  std::string tag;
+  TagKind kind = TagKind::Scalar;  // Scalar or Histogram
+  std::vector<TensorBoardPoint> points;
+  std::size_t preempted = 0;  // values dropped by later ones at the same or an earlier step
+};
+
+// A tag that is neither a scalar nor a histogram (text, images, audio, hparams, ...): listed,
+// with its kind, and not read.
+struct TensorBoardOtherTag {
+  std::string run;
+  std::string tag;
+  TagKind kind = TagKind::Other;
+};
+
+// A TensorBoard logdir read once, as it is when read, for the Python module's TensorBoardTrial
+// (rulestream/tensorboard.py). Runs and files as `rulestream inspect` reads them
+// (stages/tensorboard/logdir_reader.hpp, docs/tensorboard.md). A value whose own kind is not its
+// tag's (a "scalars" tensor of two elements) is left out, as TensorBoard leaves it out.
+// Immutable once read: safe to read from any thread.
+class TensorBoardLogdir {
+ public:
+  // Reads every event file under `storage`'s root. A listing that fails throws StorageError;
+  // anything wrong with a file is one of problems().
+  explicit TensorBoardLogdir(const Storage& storage);
+
+  const std::string& path() const { return path_; }
+  const std::vector<std::string>& runs() const { return runs_; }  // run-name order
+  // Scalar and histogram tags, by run, then in order of first appearance in the run.
+  const std::vector<TensorBoardSeries>& series() const { return series_; }
+  const std::vector<TensorBoardOtherTag>& other_tags() const { return other_tags_; }
+  // One line each, naming the file (relative to the logdir) and the offset.
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::string path_;
+  std::vector<std::string> runs_;
+  std::vector<TensorBoardSeries> series_;
+  std::vector<TensorBoardOtherTag> other_tags_;
+  std::vector<std::string> problems_;
+};
+
+// Whether `path` (a folder or an s3:// prefix) holds a TensorBoard logdir rather than an
+// smdebug trial: no smdebug trial file, and an event file somewhere. False for an smdebug trial
+// and for a path that holds neither yet (opened as an smdebug trial, which says what is wrong).
+bool holds_tensorboard_logdir(const Storage& storage);
+
+}  // namespace rulestream::python
