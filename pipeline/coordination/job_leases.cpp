@@ -53,8 +53,10 @@ JobLeases::JobLeases(RedisConnection& redis, JobLeaseOptions options)
   }
 }
 
-std::string JobLeases::key(const std::string& job, std::string_view suffix) const {
-  return options_.prefix + ":job:" + job + ":" + std::string(suffix);
+std::string job_key(std::string_view prefix, std::string_view job, std::string_view suffix) {
+  std::string key(prefix);
+  key.append(":job:").append(job).append(":").append(suffix);
+  return key;
 }
 
 std::optional<JobLease> JobLeases::try_acquire(const std::string& job) {

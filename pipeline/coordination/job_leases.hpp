@@ -26,6 +26,9 @@
 
 namespace rulestream {
 
+// PREFIX:job:ID:SUFFIX, the key of one of a job's entries (lease, fence, ended, published).
+std::string job_key(std::string_view prefix, std::string_view job, std::string_view suffix);
+
 struct JobLease {
   std::string job;
   std::int64_t token = 0;  // the fencing token
@@ -63,11 +66,13 @@ class JobLeases {
   // The state the job ended in, or nullopt while it has not ended.
   std::optional<std::string> ended(const std::string& job);
 
-  // PREFIX:job:ID:SUFFIX, the key of one of a job's entries.
-  std::string key(const std::string& job, std::string_view suffix) const;
   const JobLeaseOptions& options() const { return options_; }
 
  private:
+  std::string key(const std::string& job, std::string_view suffix) const {
+    return job_key(options_.prefix, job, suffix);
+  }
+
   RedisConnection& redis_;
   const JobLeaseOptions options_;
 };
