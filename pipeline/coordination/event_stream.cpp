@@ -1,20 +1,22 @@
 #include "pipeline/coordination/event_stream.hpp"
 
+#include <charconv>
+
 namespace rulestream {
 namespace {
 
 constexpr std::string_view kGroup = "sinks";
 
-// KEYS: fence, published ids, stream. ARGV: token, event id, payload.
+// KEYS: fence, published ids, stream. ARGV: token, event id, sink, payload.
 // 1 published, 0 already published, -1 fenced.
 constexpr std::string_view kPublish = R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
 end
-if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then
+if redis.call('SADD', KEYS[2], ARGV[3] .. ' ' .. ARGV[2]) == 0 then
   return 0
 end
-redis.call('XADD', KEYS[3], '*', 'id', ARGV[2], 'event', ARGV[3])
+redis.call('XADD', KEYS[3], '*', 'id', ARGV[2], 'sink', ARGV[3], 'event', ARGV[4])
 return 1
 )lua";
 
@@ -23,6 +25,13 @@ constexpr std::string_view kAcknowledge = R"lua(
 redis.call('XACK', KEYS[1], ARGV[1], unpack(ARGV, 2))
 return redis.call('XDEL', KEYS[1], unpack(ARGV, 2))
 )lua";
+
+// A foreign entry's sink that is not a number is no sink at all: the deliverer says so.
+std::size_t sink_index(std::string_view text) {
+  std::size_t index = kNoSink;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), index);
+  return error == std::errc() && end == text.data() + text.size() ? index : kNoSink;
+}
 
 // [id, [field, value, ...]] entries, as XREADGROUP and XAUTOCLAIM list them; a nil entry (one
 // deleted meanwhile) is skipped.
@@ -35,6 +44,7 @@ std::vector<StreamEntry> entries_of(const RedisReply& list) {
     const auto& fields = entry.as_array()[1].as_array();
     for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
       if (fields[i].as_string() == "id") out.event_id = fields[i + 1].as_string();
+      if (fields[i].as_string() == "sink") out.sink = sink_index(fields[i + 1].as_string());
       if (fields[i].as_string() == "event") out.payload = fields[i + 1].as_string();
     }
     entries.push_back(std::move(out));
@@ -48,13 +58,13 @@ EventPublisher::EventPublisher(RedisConnection& redis, std::string prefix)
     : redis_(redis), prefix_(std::move(prefix)) {}
 
 EventPublisher::Outcome EventPublisher::publish(const JobLease& lease, const std::string& event_id,
-                                                const std::string& payload) {
+                                                std::size_t sink, const std::string& payload) {
   const std::int64_t outcome =
       redis_
           .eval("publish-event", kPublish,
                 {job_key(prefix_, lease.job, "fence"), job_key(prefix_, lease.job, "published"),
                  prefix_ + ":events"},
-                {std::to_string(lease.token), event_id, payload})
+                {std::to_string(lease.token), event_id, std::to_string(sink), payload})
           .as_integer();
   if (outcome < 0) return Outcome::Fenced;
   return outcome == 0 ? Outcome::AlreadyPublished : Outcome::Published;

@@ -6,7 +6,9 @@
 // Publishing (the owner): a script checks the publisher's fencing token against the job's
 // counter (a former owner publishes nothing) and adds the event's stable id to the job's set of
 // published ids, PREFIX:job:ID:published; an id already there is dropped, so a takeover's
-// replay of the job publishes nothing twice. Only then is the entry added: {id, event}.
+// replay of the job publishes nothing twice. Only then is the entry added: {id, sink, event}.
+// `sink` says which of the service's sinks the entry is for (the instances are given the same
+// sinks, in the same order): an event routed to two sinks is two entries, each delivered once.
 //
 // Delivering (every instance): one consumer group, "sinks"; each instance is a consumer that
 // reads new entries, writes them to its sinks and then acknowledges and deletes them (one
@@ -30,17 +32,23 @@ class EventPublisher {
   enum class Outcome { Published, AlreadyPublished, Fenced };
 
   EventPublisher(RedisConnection& redis, std::string prefix = "rulestream");
-  // `event_id` stable across replays of the job; `payload` the encoded event.
-  Outcome publish(const JobLease& lease, const std::string& event_id, const std::string& payload);
+  // `event_id` stable across replays of the job, `sink` the service sink it goes to, `payload`
+  // the encoded event. An (event_id, sink) pair is published once.
+  Outcome publish(const JobLease& lease, const std::string& event_id, std::size_t sink,
+                  const std::string& payload);
 
  private:
   RedisConnection& redis_;
   const std::string prefix_;
 };
 
+// The sink of an entry whose sink field is missing or not a number.
+inline constexpr std::size_t kNoSink = static_cast<std::size_t>(-1);
+
 struct StreamEntry {
-  std::string entry_id;  // the stream's id ("1700000000000-0"), to acknowledge
-  std::string event_id;  // the event's stable id
+  std::string entry_id;        // the stream's id ("1700000000000-0"), to acknowledge
+  std::string event_id;        // the event's stable id
+  std::size_t sink = kNoSink;  // which service sink it is for
   std::string payload;
 };
 

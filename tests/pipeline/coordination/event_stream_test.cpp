@@ -41,9 +41,9 @@ TEST_F(EventStreamTest, AnIdIsPublishedOnceWhoeverPublishesIt) {
   const auto first = leases_->try_acquire("job1");
   ASSERT_TRUE(first);
   using Outcome = EventPublisher::Outcome;
-  EXPECT_EQ(publisher_->publish(*first, "job1/VG/3/0", "three"), Outcome::Published);
-  EXPECT_EQ(publisher_->publish(*first, "job1/VG/4/0", "four"), Outcome::Published);
-  EXPECT_EQ(publisher_->publish(*first, "job1/VG/3/0", "three"), Outcome::AlreadyPublished);
+  EXPECT_EQ(publisher_->publish(*first, "job1/VG/3/0", 0, "three"), Outcome::Published);
+  EXPECT_EQ(publisher_->publish(*first, "job1/VG/4/0", 0, "four"), Outcome::Published);
+  EXPECT_EQ(publisher_->publish(*first, "job1/VG/3/0", 0, "three"), Outcome::AlreadyPublished);
   // A takeover replays the job: what was published is not again; what is new is.
   leases_->release(*first);
   RedisConnection other_redis(redis_->endpoint());
@@ -51,16 +51,32 @@ TEST_F(EventStreamTest, AnIdIsPublishedOnceWhoeverPublishesIt) {
   EventPublisher other(other_redis);
   const auto second = other_leases.try_acquire("job1");
   ASSERT_TRUE(second);
-  EXPECT_EQ(other.publish(*second, "job1/VG/3/0", "three"), Outcome::AlreadyPublished);
-  EXPECT_EQ(other.publish(*second, "job1/VG/4/0", "four"), Outcome::AlreadyPublished);
-  EXPECT_EQ(other.publish(*second, "job1/VG/5/0", "five"), Outcome::Published);
+  EXPECT_EQ(other.publish(*second, "job1/VG/3/0", 0, "three"), Outcome::AlreadyPublished);
+  EXPECT_EQ(other.publish(*second, "job1/VG/4/0", 0, "four"), Outcome::AlreadyPublished);
+  EXPECT_EQ(other.publish(*second, "job1/VG/5/0", 0, "five"), Outcome::Published);
   // The former owner, fenced, publishes nothing, even what is new.
-  EXPECT_EQ(publisher_->publish(*first, "job1/VG/6/0", "six"), Outcome::Fenced);
+  EXPECT_EQ(publisher_->publish(*first, "job1/VG/6/0", 0, "six"), Outcome::Fenced);
 
   const auto entries = consumer.read(10, 100ms);
   EXPECT_EQ(event_ids(entries),
             (std::vector<std::string>{"job1/VG/3/0", "job1/VG/4/0", "job1/VG/5/0"}));
   EXPECT_EQ(entries[1].payload, "four");
+}
+
+TEST_F(EventStreamTest, AnEventForTwoSinksIsTwoEntries) {
+  RedisConnection redis(redis_->endpoint(), {2s, 5s});
+  EventConsumer consumer(redis, "reader");
+  consumer.ensure_group();
+  const auto lease = leases_->try_acquire("job1");
+  ASSERT_TRUE(lease);
+  using Outcome = EventPublisher::Outcome;
+  EXPECT_EQ(publisher_->publish(*lease, "job1/VG/3/0", 0, "x"), Outcome::Published);
+  EXPECT_EQ(publisher_->publish(*lease, "job1/VG/3/0", 2, "x"), Outcome::Published);
+  EXPECT_EQ(publisher_->publish(*lease, "job1/VG/3/0", 2, "x"), Outcome::AlreadyPublished);
+  const auto entries = consumer.read(10, 100ms);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].sink, 0u);
+  EXPECT_EQ(entries[1].sink, 2u);
 }
 
 TEST_F(EventStreamTest, AcknowledgedEntriesLeaveTheStream) {
@@ -70,8 +86,8 @@ TEST_F(EventStreamTest, AcknowledgedEntriesLeaveTheStream) {
   consumer.ensure_group();  // a second instance's start: the group is there already
   const auto lease = leases_->try_acquire("job1");
   ASSERT_TRUE(lease);
-  publisher_->publish(*lease, "e1", "1");
-  publisher_->publish(*lease, "e2", "2");
+  publisher_->publish(*lease, "e1", 0, "1");
+  publisher_->publish(*lease, "e2", 0, "2");
   const auto entries = consumer.read(10, 100ms);
   ASSERT_EQ(entries.size(), 2u);
   consumer.acknowledge({entries[0].entry_id, entries[1].entry_id});
@@ -88,7 +104,7 @@ TEST_F(EventStreamTest, EachEntryGoesToOneConsumerAndADeadOnesAreClaimed) {
   a.ensure_group();
   const auto lease = leases_->try_acquire("job1");
   ASSERT_TRUE(lease);
-  for (int i = 0; i < 4; ++i) publisher_->publish(*lease, "e" + std::to_string(i), "x");
+  for (int i = 0; i < 4; ++i) publisher_->publish(*lease, "e" + std::to_string(i), 0, "x");
   const auto read_by_a = a.read(3, 100ms);  // "a" reads three, then dies before acknowledging
   const auto read_by_b = b.read(10, 100ms);
   EXPECT_EQ(event_ids(read_by_a), (std::vector<std::string>{"e0", "e1", "e2"}));
@@ -114,7 +130,7 @@ TEST_F(EventStreamTest, AReadWaitsForANewEntry) {
   std::thread later([&] {
     std::this_thread::sleep_for(100ms);
     RedisConnection publisher_redis(redis_->endpoint());
-    EventPublisher(publisher_redis).publish(*lease, "late", "x");
+    EventPublisher(publisher_redis).publish(*lease, "late", 0, "x");
   });
   const auto entries = consumer.read(10, 3s);
   later.join();
