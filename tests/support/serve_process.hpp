@@ -34,6 +34,8 @@ class ServeProcess {
   const std::string& log() const { return child_.err(); }
   // SIGTERM, then its exit status (nullopt if it did not exit within 30 s).
   std::optional<int> stop();
+  // SIGKILL, as a machine that dies: nothing of it runs after this returns.
+  void kill();
 
  private:
   ChildProcess child_;

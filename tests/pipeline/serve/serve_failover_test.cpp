@@ -1,0 +1,288 @@
+// `rulestream serve --coordinator`: three instances sharing a redis-server of the test's own,
+// jobs written live while they run, one instance killed (SIGKILL) in the middle of its jobs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "pipeline/coordination/redis_connection.hpp"
+#include "pipeline/simulator/job_simulator.hpp"
+#include "tests/support/prometheus_text.hpp"
+#include "tests/support/redis_test_server.hpp"
+#include "tests/support/serve_process.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using testing::find_job;
+using testing::ServeProcess;
+using testing::TempDir;
+
+constexpr int kInstances = 3;
+constexpr int kJobs = 4;
+constexpr int kMaxRunning = 2;  // 3 x 2 slots for 4 jobs: the survivors have room for the dead's
+constexpr std::int64_t kSteps = 150;
+constexpr auto kStepDelay = 40ms;  // 150 steps: about 6 s of writing
+constexpr auto kLeaseTtl = 2s;
+constexpr auto kPollInterval = 200ms;
+
+const json::object& rule_of(const json::object& job, const std::string& configuration) {
+  for (const auto& rule : job.at("rules").as_array()) {
+    if (rule.at("rule_configuration").as_string() == configuration) return rule.as_object();
+  }
+  throw std::out_of_range("job " + std::string(job.at("id").as_string()) + " has no rule " +
+                          configuration);
+}
+
+std::string field_of(const json::object* job, const char* field) {
+  if (!job || !job->contains(field) || !job->at(field).is_string()) return "";
+  return std::string(job->at(field).as_string());
+}
+
+std::string job_name(int j) {
+  return "job" + std::to_string(j);
+}
+
+std::string instance_name(int i) {
+  return "instance" + std::to_string(i);
+}
+
+// A rule event's stable id as serve makes it: JOB/CONFIGURATION/STEP/0 for a condition met (each
+// rule here fires at most once a step), JOB/CONFIGURATION/status for a status.
+std::string id_of(const json::object& event) {
+  const std::string prefix = std::string(event.at("trial").as_string()) + "/" +
+                             std::string(event.at("rule_configuration").as_string()) + "/";
+  if (event.at("kind").as_string() == "status") return prefix + "status";
+  return prefix + std::to_string(event.at("global_step").as_int64()) + "/0";
+}
+
+class ServeFailover : public testing::RedisServerTest {};
+
+TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePerId) {
+  TempDir root;
+  TempDir out;
+  std::vector<std::unique_ptr<ServeProcess>> instances;
+  for (int i = 0; i < kInstances; ++i) {
+    instances.push_back(std::make_unique<ServeProcess>(std::vector<std::string>{
+        "--jobs",          root.path().string(),
+        "--rule",          "VanishingGradient",
+        "--rule",          "NonFinite",
+        "--coordinator",   redis_->url(),
+        "--lease-ttl",     "2",
+        "--instance",      instance_name(i),
+        "--max-running",   std::to_string(kMaxRunning),
+        "--poll-interval", "0.2",
+        "--idle-timeout",  "20",
+        "--sink",          "file:" + (out.path() / (instance_name(i) + ".jsonl")).string()}));
+    ASSERT_NE(instances.back()->port(), 0);
+  }
+
+  // The jobs, written live: gradients vanish from the fault step on.
+  std::vector<JobSimulatorOptions> jobs(kJobs);
+  std::vector<std::unique_ptr<JobSimulator>> simulators;
+  for (int j = 0; j < kJobs; ++j) {
+    jobs[j].output = root.path() / job_name(j);
+    jobs[j].scenario = JobScenario::VanishingGradients;
+    jobs[j].steps = kSteps;
+    jobs[j].step_delay = kStepDelay;
+    jobs[j].fault_step = 10;  // firing from step 10: the victim has published when it dies
+    simulators.push_back(std::make_unique<JobSimulator>(jobs[j]));
+  }
+  std::atomic<int> written{0};
+  std::vector<std::thread> writers;
+  for (int j = 0; j < kJobs; ++j) {
+    writers.emplace_back([&, j] {
+      simulators[j]->run();
+      ++written;
+    });
+  }
+  const auto join_writers = [&] {
+    for (auto& writer : writers) {
+      if (writer.joinable()) writer.join();
+    }
+  };
+
+  // Every job running, each on one instance; the victim is the instance running the most (two:
+  // four jobs on three instances of two slots), killed once its jobs are past step 20 and have
+  // fired (published events a takeover's replay must not publish again).
+  std::map<std::string, std::vector<std::string>> jobs_of;  // instance: its jobs
+  const bool all_running = instances[0]->wait_for_jobs(
+      [&](const json::value& answer) {
+        jobs_of.clear();
+        for (int j = 0; j < kJobs; ++j) {
+          const json::object* job = find_job(answer, job_name(j));
+          if (field_of(job, "state") != "Running" || field_of(job, "instance").empty()) {
+            return false;
+          }
+          jobs_of[field_of(job, "instance")].push_back(job_name(j));
+        }
+        return true;
+      },
+      30s);
+  if (!all_running) join_writers();
+  ASSERT_TRUE(all_running) << instances[0]->get("/api/jobs").body;
+  int victim = 0;
+  for (int i = 0; i < kInstances; ++i) {
+    EXPECT_LE(jobs_of[instance_name(i)].size(), static_cast<std::size_t>(kMaxRunning));
+    if (jobs_of[instance_name(i)].size() > jobs_of[instance_name(victim)].size()) victim = i;
+  }
+  const std::vector<std::string> victims_jobs = jobs_of[instance_name(victim)];
+  ASSERT_EQ(victims_jobs.size(), 2u);
+  const bool under_way = instances[victim]->wait_for_jobs(
+      [&](const json::value& answer) {
+        for (const std::string& id : victims_jobs) {
+          const json::object* job = find_job(answer, id);
+          if (!job || !job->at("last_step").is_int64() || job->at("last_step").as_int64() < 20 ||
+              rule_of(*job, "VanishingGradient").at("firings").as_int64() < 5) {
+            return false;
+          }
+        }
+        return true;
+      },
+      30s);
+  if (!under_way) join_writers();
+  ASSERT_TRUE(under_way);
+  instances[victim]->kill();
+  const auto killed = std::chrono::steady_clock::now();
+  std::vector<ServeProcess*> survivors;
+  for (int i = 0; i < kInstances; ++i) {
+    if (i != victim) survivors.push_back(instances[i].get());
+  }
+
+  // The dead instance's jobs are taken over by the others while they are still being written:
+  // within the lease's TTL of its last heartbeat, plus a poll to notice and one to publish.
+  std::chrono::steady_clock::duration takeover{};
+  const bool taken_over = survivors[0]->wait_for_jobs(
+      [&](const json::value& answer) {
+        for (const std::string& id : victims_jobs) {
+          const std::string owner = field_of(find_job(answer, id), "instance");
+          if (owner.empty() || owner == instance_name(victim)) return false;
+        }
+        takeover = std::chrono::steady_clock::now() - killed;
+        return true;
+      },
+      30s);
+  const int written_at_takeover = written;
+  join_writers();
+  ASSERT_TRUE(taken_over) << survivors[0]->get("/api/jobs").body;
+  EXPECT_EQ(written_at_takeover, 0) << "the takeover came after the jobs were written";
+  EXPECT_LE(takeover, kLeaseTtl + 3 * kPollInterval + 500ms)
+      << std::chrono::duration<double>(takeover).count() << " s";
+  std::cerr << "takeover " << std::chrono::duration<double>(takeover).count() << " s after the "
+            << "kill (lease TTL " << std::chrono::duration<double>(kLeaseTtl).count() << " s)\n";
+
+  // Every job ends with the right statuses, on every living instance: the taken-over jobs
+  // replayed from their start, so their firings count every step from the fault on.
+  for (ServeProcess* survivor : survivors) {
+    ASSERT_TRUE(survivor->wait_for_jobs(
+        [&](const json::value& answer) {
+          for (int j = 0; j < kJobs; ++j) {
+            if (field_of(find_job(answer, job_name(j)), "state") != "Finished") return false;
+          }
+          return true;
+        },
+        60s))
+        << survivor->get("/api/jobs").body << survivor->log();
+    const json::value answer = survivor->get_json("/api/jobs");
+    EXPECT_EQ(answer.at("jobs").as_array().size(), static_cast<std::size_t>(kJobs));
+    for (int j = 0; j < kJobs; ++j) {
+      const json::object& job = *find_job(answer, job_name(j));
+      EXPECT_EQ(job.at("last_step").as_int64(), kSteps - 1) << job_name(j);
+      const json::object& vanishing = rule_of(job, "VanishingGradient");
+      EXPECT_EQ(vanishing.at("status").as_string(), "IssuesFound") << job_name(j);
+      EXPECT_EQ(vanishing.at("firings").as_int64(), kSteps - simulators[j]->fault_step())
+          << job_name(j);
+      EXPECT_EQ(rule_of(job, "NonFinite").at("status").as_string(), "NoIssuesFound");
+      EXPECT_NE(field_of(&job, "instance"), instance_name(victim)) << job_name(j);
+    }
+    const auto metrics = testing::parse_prometheus_text(survivor->get("/metrics").body);
+    EXPECT_EQ(metrics.value("rulestream_jobs", {{"state", "Finished"}}), kJobs);
+    EXPECT_EQ(metrics.value("rulestream_coordinator_leases_held"), 0);
+  }
+
+  // The taken-over jobs were leased twice (their fencing counters say so), the others once.
+  RedisConnection redis(redis_->endpoint());
+  for (int j = 0; j < kJobs; ++j) {
+    const bool taken = std::count(victims_jobs.begin(), victims_jobs.end(), job_name(j)) != 0;
+    EXPECT_EQ(redis.command({"GET", "rulestream:job:" + job_name(j) + ":fence"}).as_string(),
+              taken ? "2" : "1")
+        << job_name(j);
+  }
+  // Every event delivered and acknowledged (the dead instance's unacknowledged ones claimed).
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (redis.command({"XLEN", "rulestream:events"}).as_integer() != 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(redis.command({"XLEN", "rulestream:events"}).as_integer(), 0);
+  for (ServeProcess* survivor : survivors) EXPECT_EQ(survivor->stop(), 0) << survivor->log();
+
+  // What each job should have said, worked out from the simulator's fault step: a
+  // VanishingGradient firing at every step from it on, and each rule's status.
+  std::set<std::string> expected;
+  for (int j = 0; j < kJobs; ++j) {
+    for (std::int64_t step = simulators[j]->fault_step(); step < kSteps; ++step) {
+      expected.insert(job_name(j) + "/VanishingGradient/" + std::to_string(step) + "/0");
+    }
+    expected.insert(job_name(j) + "/VanishingGradient/status");
+    expected.insert(job_name(j) + "/NonFinite/status");
+  }
+  // Published into the stream once per id, replays or not.
+  std::set<std::string> published;
+  for (int j = 0; j < kJobs; ++j) {
+    const RedisReply members =
+        redis.command({"SMEMBERS", "rulestream:job:" + job_name(j) + ":published"});
+    for (const RedisReply& member : members.as_array()) {
+      published.insert(member.as_string().substr(2));  // "0 ": service sink 0
+    }
+  }
+  EXPECT_EQ(published, expected);
+  // And added to the stream once each: Redis counts every entry ever added.
+  const RedisReply info = redis.command({"XINFO", "STREAM", "rulestream:events"});
+  std::int64_t entries_added = -1;
+  for (std::size_t i = 0; i + 1 < info.as_array().size(); i += 2) {
+    if (info.as_array()[i].as_string() == "entries-added") {
+      entries_added = info.as_array()[i + 1].as_integer();
+    }
+  }
+  EXPECT_EQ(entries_added, static_cast<std::int64_t>(expected.size()));
+  // Arrived at the sinks (each instance's file, the dead one's too): every id, and each once.
+  // A copy more is the at-least-once case, and only that: the dead instance wrote it and was
+  // killed before it acknowledged it, so a survivor delivered it again.
+  std::map<std::string, int> arrived;
+  std::set<std::string> in_victims_file;
+  for (int i = 0; i < kInstances; ++i) {
+    std::ifstream file(out.path() / (instance_name(i) + ".jsonl"));
+    for (std::string line; std::getline(file, line);) {
+      const std::string id = id_of(json::parse(line).as_object());
+      ++arrived[id];
+      if (i == victim) in_victims_file.insert(id);
+    }
+  }
+  // The dead instance read at most one batch (100 entries) it did not acknowledge.
+  std::set<std::string> ids;
+  int delivered_again = 0;
+  for (const auto& [id, count] : arrived) {
+    ids.insert(id);
+    if (count == 1) continue;
+    if (count == 2 && in_victims_file.count(id) != 0) {
+      std::cerr << id << " delivered again after the kill (at least once)\n";
+      ++delivered_again;
+      continue;
+    }
+    ADD_FAILURE() << id << " arrived " << count << " times";
+  }
+  EXPECT_LE(delivered_again, 100);
+  EXPECT_EQ(ids, expected);
+}
+}  // namespace
+}  // namespace rulestream
