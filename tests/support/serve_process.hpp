@@ -5,6 +5,7 @@
 
 #include <boost/json/value.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -36,6 +37,10 @@ class ServeProcess {
   std::optional<int> stop();
   // SIGKILL, as a machine that dies: nothing of it runs after this returns.
   void kill();
+  // SIGSTOP and SIGCONT: a process that stops answering for a while (a long pause, a machine
+  // that hangs) and then goes on as if nothing happened.
+  void pause() { child_.signal(SIGSTOP); }
+  void resume() { child_.signal(SIGCONT); }
 
  private:
   ChildProcess child_;

@@ -1,5 +1,6 @@
-// `rulestream serve --coordinator`: three instances sharing a redis-server of the test's own,
-// jobs written live while they run, one instance killed (SIGKILL) in the middle of its jobs.
+// `rulestream serve --coordinator`: instances sharing a redis-server of the test's own, jobs
+// written live while they run; one instance killed (SIGKILL) in the middle of its jobs, or
+// paused past its lease and woken after the takeover.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 
 #include "pipeline/coordination/redis_connection.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
+#include "tests/support/cli_runner.hpp"
+#include "tests/support/loopback_ports.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/redis_test_server.hpp"
 #include "tests/support/serve_process.hpp"
@@ -65,14 +68,26 @@ std::string id_of(const json::object& event) {
   return prefix + std::to_string(event.at("global_step").as_int64()) + "/0";
 }
 
-class ServeFailover : public testing::RedisServerTest {};
+// What the jobs should have said, worked out from the simulators' fault steps: a
+// VanishingGradient firing at every step from it on, and each rule's status.
+std::set<std::string> expected_ids(const std::vector<std::unique_ptr<JobSimulator>>& simulators) {
+  std::set<std::string> expected;
+  for (std::size_t j = 0; j < simulators.size(); ++j) {
+    const std::string job = job_name(static_cast<int>(j));
+    for (std::int64_t step = simulators[j]->fault_step(); step < kSteps; ++step) {
+      expected.insert(job + "/VanishingGradient/" + std::to_string(step) + "/0");
+    }
+    expected.insert(job + "/VanishingGradient/status");
+    expected.insert(job + "/NonFinite/status");
+  }
+  return expected;
+}
 
-TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePerId) {
-  TempDir root;
-  TempDir out;
-  std::vector<std::unique_ptr<ServeProcess>> instances;
-  for (int i = 0; i < kInstances; ++i) {
-    instances.push_back(std::make_unique<ServeProcess>(std::vector<std::string>{
+class ServeFailover : public testing::RedisServerTest {
+ protected:
+  // An instance following `root` with both rules, its service sink a file of its own in `out`.
+  std::unique_ptr<ServeProcess> start_instance(const TempDir& root, const TempDir& out, int i) {
+    return std::make_unique<ServeProcess>(std::vector<std::string>{
         "--jobs",          root.path().string(),
         "--rule",          "VanishingGradient",
         "--rule",          "NonFinite",
@@ -82,26 +97,136 @@ TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePe
         "--max-running",   std::to_string(kMaxRunning),
         "--poll-interval", "0.2",
         "--idle-timeout",  "20",
-        "--sink",          "file:" + (out.path() / (instance_name(i) + ".jsonl")).string()}));
-    ASSERT_NE(instances.back()->port(), 0);
+        "--sink",          "file:" + (out.path() / (instance_name(i) + ".jsonl")).string()});
   }
 
-  // The jobs, written live: gradients vanish from the fault step on.
-  std::vector<JobSimulatorOptions> jobs(kJobs);
-  std::vector<std::unique_ptr<JobSimulator>> simulators;
-  for (int j = 0; j < kJobs; ++j) {
-    jobs[j].output = root.path() / job_name(j);
-    jobs[j].scenario = JobScenario::VanishingGradients;
-    jobs[j].steps = kSteps;
-    jobs[j].step_delay = kStepDelay;
-    jobs[j].fault_step = 10;  // firing from step 10: the victim has published when it dies
-    simulators.push_back(std::make_unique<JobSimulator>(jobs[j]));
+  // Every job's options (written live, firing from step 10) and its simulator.
+  static std::vector<std::unique_ptr<JobSimulator>> simulators_for(const TempDir& root, int jobs) {
+    std::vector<std::unique_ptr<JobSimulator>> simulators;
+    for (int j = 0; j < jobs; ++j) {
+      JobSimulatorOptions options;
+      options.output = root.path() / job_name(j);
+      options.scenario = JobScenario::VanishingGradients;
+      options.steps = kSteps;
+      options.step_delay = kStepDelay;
+      options.fault_step = 10;  // the owner has published when it dies or pauses
+      simulators.push_back(std::make_unique<JobSimulator>(options));
+    }
+    return simulators;
   }
+
+  // Until every event is delivered and acknowledged (the stream empty), for at most 30 s.
+  void expect_stream_drained(RedisConnection& redis) {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (redis.command({"XLEN", "rulestream:events"}).as_integer() != 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_EQ(redis.command({"XLEN", "rulestream:events"}).as_integer(), 0);
+  }
+
+  // Each expected id published into the stream once, replays or not: the jobs' sets of
+  // published ids, and the count of entries Redis ever added to the stream.
+  void expect_published_once(RedisConnection& redis, const std::set<std::string>& expected,
+                             int jobs) {
+    std::set<std::string> published;
+    for (int j = 0; j < jobs; ++j) {
+      const RedisReply members =
+          redis.command({"SMEMBERS", "rulestream:job:" + job_name(j) + ":published"});
+      for (const RedisReply& member : members.as_array()) {
+        published.insert(member.as_string().substr(2));  // "0 ": service sink 0
+      }
+    }
+    EXPECT_EQ(published, expected);
+    const RedisReply info = redis.command({"XINFO", "STREAM", "rulestream:events"});
+    std::int64_t entries_added = -1;
+    for (std::size_t i = 0; i + 1 < info.as_array().size(); i += 2) {
+      if (info.as_array()[i].as_string() == "entries-added") {
+        entries_added = info.as_array()[i + 1].as_integer();
+      }
+    }
+    EXPECT_EQ(entries_added, static_cast<std::int64_t>(expected.size()));
+  }
+
+  // Every expected id arrived at the sinks (each instance's file), and each once. A second
+  // copy is the at-least-once case, and only that: instance `interrupted` wrote it and was
+  // killed or paused before it acknowledged it (one batch, at most 100 entries), so another
+  // instance claimed it and delivered it again.
+  void expect_arrived_once(const TempDir& out, int instances, int interrupted,
+                           const std::set<std::string>& expected) {
+    std::map<std::string, int> arrived;
+    std::set<std::string> in_interrupted_file;
+    for (int i = 0; i < instances; ++i) {
+      std::ifstream file(out.path() / (instance_name(i) + ".jsonl"));
+      for (std::string line; std::getline(file, line);) {
+        const std::string id = id_of(json::parse(line).as_object());
+        ++arrived[id];
+        if (i == interrupted) in_interrupted_file.insert(id);
+      }
+    }
+    std::set<std::string> ids;
+    int delivered_again = 0;
+    for (const auto& [id, count] : arrived) {
+      ids.insert(id);
+      if (count == 1) continue;
+      if (count == 2 && in_interrupted_file.count(id) != 0) {
+        std::cerr << id << " delivered again after the interruption (at least once)\n";
+        ++delivered_again;
+        continue;
+      }
+      ADD_FAILURE() << id << " arrived " << count << " times";
+    }
+    EXPECT_LE(delivered_again, 100);
+    EXPECT_EQ(ids, expected);
+  }
+
+  // Every job Finished on `serve`, with the statuses and firings its simulator makes, on an
+  // instance other than `not_on`.
+  void expect_jobs_finished(ServeProcess& serve,
+                            const std::vector<std::unique_ptr<JobSimulator>>& simulators,
+                            const std::string& not_on) {
+    const int jobs = static_cast<int>(simulators.size());
+    ASSERT_TRUE(serve.wait_for_jobs(
+        [&](const json::value& answer) {
+          for (int j = 0; j < jobs; ++j) {
+            if (field_of(find_job(answer, job_name(j)), "state") != "Finished") return false;
+          }
+          return true;
+        },
+        60s))
+        << serve.get("/api/jobs").body << serve.log();
+    const json::value answer = serve.get_json("/api/jobs");
+    EXPECT_EQ(answer.at("jobs").as_array().size(), static_cast<std::size_t>(jobs));
+    for (int j = 0; j < jobs; ++j) {
+      const json::object& job = *find_job(answer, job_name(j));
+      EXPECT_EQ(job.at("last_step").as_int64(), kSteps - 1) << job_name(j);
+      const json::object& vanishing = rule_of(job, "VanishingGradient");
+      EXPECT_EQ(vanishing.at("status").as_string(), "IssuesFound") << job_name(j);
+      EXPECT_EQ(vanishing.at("firings").as_int64(), kSteps - simulators[j]->fault_step())
+          << job_name(j);
+      EXPECT_EQ(rule_of(job, "NonFinite").at("status").as_string(), "NoIssuesFound");
+      EXPECT_NE(field_of(&job, "instance"), not_on) << job_name(j);
+    }
+    const auto metrics = testing::parse_prometheus_text(serve.get("/metrics").body);
+    EXPECT_EQ(metrics.value("rulestream_jobs", {{"state", "Finished"}}), jobs);
+    EXPECT_EQ(metrics.value("rulestream_coordinator_leases_held"), 0);
+  }
+};
+
+TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePerId) {
+  TempDir root;
+  TempDir out;
+  std::vector<std::unique_ptr<ServeProcess>> instances;
+  for (int i = 0; i < kInstances; ++i) {
+    instances.push_back(start_instance(root, out, i));
+    ASSERT_NE(instances.back()->port(), 0);
+  }
+  const auto simulators = simulators_for(root, kJobs);
   std::atomic<int> written{0};
   std::vector<std::thread> writers;
-  for (int j = 0; j < kJobs; ++j) {
-    writers.emplace_back([&, j] {
-      simulators[j]->run();
+  for (const auto& simulator : simulators) {
+    writers.emplace_back([&] {
+      simulator->run();
       ++written;
     });
   }
@@ -183,32 +308,8 @@ TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePe
   // Every job ends with the right statuses, on every living instance: the taken-over jobs
   // replayed from their start, so their firings count every step from the fault on.
   for (ServeProcess* survivor : survivors) {
-    ASSERT_TRUE(survivor->wait_for_jobs(
-        [&](const json::value& answer) {
-          for (int j = 0; j < kJobs; ++j) {
-            if (field_of(find_job(answer, job_name(j)), "state") != "Finished") return false;
-          }
-          return true;
-        },
-        60s))
-        << survivor->get("/api/jobs").body << survivor->log();
-    const json::value answer = survivor->get_json("/api/jobs");
-    EXPECT_EQ(answer.at("jobs").as_array().size(), static_cast<std::size_t>(kJobs));
-    for (int j = 0; j < kJobs; ++j) {
-      const json::object& job = *find_job(answer, job_name(j));
-      EXPECT_EQ(job.at("last_step").as_int64(), kSteps - 1) << job_name(j);
-      const json::object& vanishing = rule_of(job, "VanishingGradient");
-      EXPECT_EQ(vanishing.at("status").as_string(), "IssuesFound") << job_name(j);
-      EXPECT_EQ(vanishing.at("firings").as_int64(), kSteps - simulators[j]->fault_step())
-          << job_name(j);
-      EXPECT_EQ(rule_of(job, "NonFinite").at("status").as_string(), "NoIssuesFound");
-      EXPECT_NE(field_of(&job, "instance"), instance_name(victim)) << job_name(j);
-    }
-    const auto metrics = testing::parse_prometheus_text(survivor->get("/metrics").body);
-    EXPECT_EQ(metrics.value("rulestream_jobs", {{"state", "Finished"}}), kJobs);
-    EXPECT_EQ(metrics.value("rulestream_coordinator_leases_held"), 0);
+    expect_jobs_finished(*survivor, simulators, instance_name(victim));
   }
-
   // The taken-over jobs were leased twice (their fencing counters say so), the others once.
   RedisConnection redis(redis_->endpoint());
   for (int j = 0; j < kJobs; ++j) {
@@ -217,72 +318,96 @@ TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePe
               taken ? "2" : "1")
         << job_name(j);
   }
-  // Every event delivered and acknowledged (the dead instance's unacknowledged ones claimed).
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (redis.command({"XLEN", "rulestream:events"}).as_integer() != 0 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(100ms);
-  }
-  EXPECT_EQ(redis.command({"XLEN", "rulestream:events"}).as_integer(), 0);
+  expect_stream_drained(redis);  // the dead instance's unacknowledged entries claimed too
   for (ServeProcess* survivor : survivors) EXPECT_EQ(survivor->stop(), 0) << survivor->log();
-
-  // What each job should have said, worked out from the simulator's fault step: a
-  // VanishingGradient firing at every step from it on, and each rule's status.
-  std::set<std::string> expected;
-  for (int j = 0; j < kJobs; ++j) {
-    for (std::int64_t step = simulators[j]->fault_step(); step < kSteps; ++step) {
-      expected.insert(job_name(j) + "/VanishingGradient/" + std::to_string(step) + "/0");
-    }
-    expected.insert(job_name(j) + "/VanishingGradient/status");
-    expected.insert(job_name(j) + "/NonFinite/status");
-  }
-  // Published into the stream once per id, replays or not.
-  std::set<std::string> published;
-  for (int j = 0; j < kJobs; ++j) {
-    const RedisReply members =
-        redis.command({"SMEMBERS", "rulestream:job:" + job_name(j) + ":published"});
-    for (const RedisReply& member : members.as_array()) {
-      published.insert(member.as_string().substr(2));  // "0 ": service sink 0
-    }
-  }
-  EXPECT_EQ(published, expected);
-  // And added to the stream once each: Redis counts every entry ever added.
-  const RedisReply info = redis.command({"XINFO", "STREAM", "rulestream:events"});
-  std::int64_t entries_added = -1;
-  for (std::size_t i = 0; i + 1 < info.as_array().size(); i += 2) {
-    if (info.as_array()[i].as_string() == "entries-added") {
-      entries_added = info.as_array()[i + 1].as_integer();
-    }
-  }
-  EXPECT_EQ(entries_added, static_cast<std::int64_t>(expected.size()));
-  // Arrived at the sinks (each instance's file, the dead one's too): every id, and each once.
-  // A copy more is the at-least-once case, and only that: the dead instance wrote it and was
-  // killed before it acknowledged it, so a survivor delivered it again.
-  std::map<std::string, int> arrived;
-  std::set<std::string> in_victims_file;
-  for (int i = 0; i < kInstances; ++i) {
-    std::ifstream file(out.path() / (instance_name(i) + ".jsonl"));
-    for (std::string line; std::getline(file, line);) {
-      const std::string id = id_of(json::parse(line).as_object());
-      ++arrived[id];
-      if (i == victim) in_victims_file.insert(id);
-    }
-  }
-  // The dead instance read at most one batch (100 entries) it did not acknowledge.
-  std::set<std::string> ids;
-  int delivered_again = 0;
-  for (const auto& [id, count] : arrived) {
-    ids.insert(id);
-    if (count == 1) continue;
-    if (count == 2 && in_victims_file.count(id) != 0) {
-      std::cerr << id << " delivered again after the kill (at least once)\n";
-      ++delivered_again;
-      continue;
-    }
-    ADD_FAILURE() << id << " arrived " << count << " times";
-  }
-  EXPECT_LE(delivered_again, 100);
-  EXPECT_EQ(ids, expected);
+  const std::set<std::string> expected = expected_ids(simulators);
+  expect_published_once(redis, expected, kJobs);
+  expect_arrived_once(out, kInstances, victim, expected);
 }
+
+TEST_F(ServeFailover, AnOwnerPausedPastItsLeaseWakesFencedAndHandsItsJobOver) {
+  TempDir root;
+  TempDir out;
+  const auto simulators = simulators_for(root, 1);
+  std::thread writer([&] { simulators[0]->run(); });
+  // The first instance alone takes the job; the second comes once it runs.
+  auto first = start_instance(root, out, 0);
+  const bool running =
+      first && first->port() != 0 &&
+      first->wait_for_jobs(
+          [](const json::value& answer) {
+            const json::object* job = find_job(answer, job_name(0));
+            return field_of(job, "state") == "Running" && job &&
+                   rule_of(*job, "VanishingGradient").at("firings").as_int64() >= 5;
+          },
+          30s);
+  std::unique_ptr<ServeProcess> second;
+  if (running) second = start_instance(root, out, 1);
+  if (!running || second->port() == 0) writer.join();
+  ASSERT_TRUE(running) << first->log();
+  ASSERT_NE(second->port(), 0);
+
+  // The owner stops answering for twice its lease: the other instance takes the job over.
+  first->pause();
+  const bool taken_over = second->wait_for_jobs(
+      [](const json::value& answer) {
+        return field_of(find_job(answer, job_name(0)), "instance") == instance_name(1);
+      },
+      30s);
+  if (taken_over) std::this_thread::sleep_for(kLeaseTtl);  // and runs on with it
+  // It wakes: its rules go on where they were, but nothing it publishes is the job's any more
+  // (its token is fenced), its heartbeat finds the lease gone, and it hands the job over.
+  first->resume();
+  writer.join();
+  ASSERT_TRUE(taken_over) << second->get("/api/jobs").body;
+  expect_jobs_finished(*second, simulators, instance_name(0));
+  expect_jobs_finished(*first, simulators, instance_name(0));
+  EXPECT_NE(first->log().find("job " + job_name(0) + " handed over"), std::string::npos)
+      << first->log();
+
+  RedisConnection redis(redis_->endpoint());
+  EXPECT_EQ(redis.command({"GET", "rulestream:job:" + job_name(0) + ":fence"}).as_string(), "2");
+  expect_stream_drained(redis);
+  EXPECT_EQ(first->stop(), 0) << first->log();
+  EXPECT_EQ(second->stop(), 0) << second->log();
+  const std::set<std::string> expected = expected_ids(simulators);
+  expect_published_once(redis, expected, 1);
+  expect_arrived_once(out, 2, 0, expected);
+}
+
+TEST(ServeCoordinator, RefusesACoordinatorItCannotUseNamingIt) {
+  TempDir root;
+  const auto serve = [&](std::vector<std::string> more) {
+    std::vector<std::string> args{"--jobs",    root.path().string(), "--rule",
+                                  "NonFinite", "--listen",           "127.0.0.1:0"};
+    args.insert(args.end(), more.begin(), more.end());
+    return testing::run_cli("serve", args);
+  };
+  auto outcome = serve({"--coordinator", "http://127.0.0.1:6379"});
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_NE(outcome.err.find("--coordinator must be redis://HOST:PORT[/DB]"), std::string::npos)
+      << outcome.err;
+  outcome = serve({"--coordinator", "redis://user:hunter2@127.0.0.1:6379"});
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_EQ(outcome.err.find("hunter2"), std::string::npos) << outcome.err;
+  // Nobody listens there: the server is named, and serve does not start.
+  const std::string nobody = "127.0.0.1:" + std::to_string(testing::free_port());
+  outcome = serve({"--coordinator", "redis://" + nobody});
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_NE(outcome.err.find("redis " + nobody + ": cannot connect"), std::string::npos)
+      << outcome.err;
+  outcome = serve({"--coordinator", "redis://" + nobody, "--instance", "a#b"});
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_NE(outcome.err.find("--instance must be a non-empty name without '#'"), std::string::npos)
+      << outcome.err;
+  outcome = serve({"--instance", "a"});
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_NE(outcome.err.find("--instance is for --coordinator"), std::string::npos) << outcome.err;
+  outcome = serve({"--coordinator", "redis://" + nobody, "--lease-ttl", "0"});
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_NE(outcome.err.find("--lease-ttl must be a positive number of seconds"), std::string::npos)
+      << outcome.err;
+}
+
 }  // namespace
 }  // namespace rulestream
