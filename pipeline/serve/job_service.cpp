@@ -48,11 +48,14 @@ void JobService::stop() {
 }
 
 void JobService::supervise() {
+  std::string said;  // the last failure logged: a coordinator that stays away is said once
   for (;;) {
     try {
       tick();
+      said.clear();
     } catch (const std::exception& error) {  // nothing may leave the thread; next tick retries
-      log_(std::string("supervising the jobs failed: ") + error.what());
+      if (said != error.what()) log_(std::string("supervising the jobs failed: ") + error.what());
+      said = error.what();
     }
     ready_ = true;
     std::unique_lock lock(mutex_);
