@@ -18,8 +18,8 @@ JobLeaseOptions lease_options(const CoordinatorOptions& options) {
 std::string default_instance_name() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  std::random_device random;
-  const unsigned suffix = random() & 0xffffffu;
+  std::random_device entropy;
+  const unsigned suffix = entropy() & 0xffffffu;
   char text[16];
   std::snprintf(text, sizeof text, "%06x", suffix);
   std::string name = std::string(host) + ":" + std::to_string(::getpid()) + ":" + text;
