@@ -33,9 +33,11 @@ using testing::TempDir;
 constexpr int kInstances = 3;
 constexpr int kJobs = 4;
 constexpr int kMaxRunning = 2;  // 3 x 2 slots for 4 jobs: the survivors have room for the dead's
-constexpr std::int64_t kSteps = 150;
-constexpr auto kStepDelay = 40ms;  // 150 steps: about 6 s of writing
-constexpr auto kLeaseTtl = 2s;
+constexpr std::int64_t kSteps = 200;
+constexpr auto kStepDelay = 40ms;  // 200 steps: about 8 s of writing
+// Long enough that a heartbeat (every second) is not missed on a loaded two-core machine, where
+// a lapse would be a legitimate takeover that these tests do not expect.
+constexpr auto kLeaseTtl = 3s;
 constexpr auto kPollInterval = 200ms;
 
 const json::object& rule_of(const json::object& job, const std::string& configuration) {
@@ -92,7 +94,7 @@ class ServeFailover : public testing::RedisServerTest {
         "--rule",          "VanishingGradient",
         "--rule",          "NonFinite",
         "--coordinator",   redis_->url(),
-        "--lease-ttl",     "2",
+        "--lease-ttl",     std::to_string(kLeaseTtl.count()),
         "--instance",      instance_name(i),
         "--max-running",   std::to_string(kMaxRunning),
         "--poll-interval", "0.2",
@@ -210,6 +212,7 @@ class ServeFailover : public testing::RedisServerTest {
     const auto metrics = testing::parse_prometheus_text(serve.get("/metrics").body);
     EXPECT_EQ(metrics.value("rulestream_jobs", {{"state", "Finished"}}), jobs);
     EXPECT_EQ(metrics.value("rulestream_coordinator_leases_held"), 0);
+    if (HasFailure()) std::cerr << "the instance said:\n" << serve.log();
   }
 };
 
@@ -323,6 +326,9 @@ TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePe
   const std::set<std::string> expected = expected_ids(simulators);
   expect_published_once(redis, expected, kJobs);
   expect_arrived_once(out, kInstances, victim, expected);
+  if (HasFailure()) {
+    for (ServeProcess* survivor : survivors) std::cerr << "a survivor said:\n" << survivor->log();
+  }
 }
 
 TEST_F(ServeFailover, AnOwnerPausedPastItsLeaseWakesFencedAndHandsItsJobOver) {
@@ -373,6 +379,7 @@ TEST_F(ServeFailover, AnOwnerPausedPastItsLeaseWakesFencedAndHandsItsJobOver) {
   const std::set<std::string> expected = expected_ids(simulators);
   expect_published_once(redis, expected, 1);
   expect_arrived_once(out, 2, 0, expected);
+  if (HasFailure()) std::cerr << "the paused instance said:\n" << first->log();
 }
 
 TEST(ServeCoordinator, RefusesACoordinatorItCannotUseNamingIt) {
