@@ -87,9 +87,10 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
       "rulestream-rules.json replaces them), and answers HTTP: /healthz, /readyz, /metrics\n"
       "(Prometheus), /api/jobs, /api/jobs/ID, /api/jobs/ID/events, /jobs/ID/report.\n"
       "With --coordinator, instances sharing a Redis share the jobs: each job runs on one\n"
-      "instance (a lease), is taken over when that instance dies, and the service sinks get\n"
-      "every event once per event id whichever instance delivers it; give every instance the\n"
-      "same roots, rules and --sink list.\n"
+      "instance (a lease), is taken over when that instance dies, and each of its events is\n"
+      "published once (a takeover's replay included) and delivered to the service sinks at\n"
+      "least once by whichever instance reads it; give every instance the same roots, rules\n"
+      "and --sink list. Redis should persist (AOF): fencing counters lost with it are reused.\n"
       "Runs until SIGINT or SIGTERM. Exit status: 0 stopped, 2 an error.\n\noptions");
   visible.add_options()("help,h", "show this help")(
       "jobs", po::value<std::vector<std::string>>()->value_name("ROOT")->multitoken(),
