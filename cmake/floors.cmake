@@ -44,16 +44,21 @@ rulestream_floor(graph pipeline/graph
 rulestream_floor(report pipeline/report
   USES model format reduce open store trial rules sinks graph tensorboard)
 
+# Scale-out on Redis (issue 24): a hiredis connection, job leases with fencing tokens and
+# their heartbeat. On the model floor alone (its errors), below the service that uses it, so
+# that it knows nothing of jobs' pipelines and is tested on its own against a redis-server.
+rulestream_floor(coordination pipeline/coordination USES model PRIVATE_DEPS PkgConfig::HIREDIS)
+
 # The service (issue 24): finds the jobs under its roots, runs each one's rules, keeps where
 # every job stands and answers HTTP (Boost.Beast, header-only) about it.
 rulestream_floor(serve pipeline/serve
-  USES model source_common open store trial rules sinks graph tensorboard report
+  USES model source_common open store trial rules sinks graph tensorboard report coordination
   PUBLIC_DEPS Boost::headers PRIVATE_DEPS Boost::url)
 
 rulestream_floor(simulator pipeline/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(commands pipeline/cli
   USES model format reduce source_common s3 open store trial rules sinks graph simulator
-       tensorboard report serve
+       tensorboard report serve coordination
   PRIVATE_DEPS Boost::program_options)
 
 # The top floor: the Python module's bindings (python/src; its entry point, module.cpp, is the

@@ -19,6 +19,9 @@ packages=(
   # with libxml2, render it in headless Chromium and decode the screenshot with libpng.
   libjs-chart.js
   libxml2-dev libpng-dev chromium
+  # `serve --coordinator redis://...` talks to Redis with hiredis; the coordinator's tests start
+  # a redis-server of their own on 127.0.0.1.
+  libhiredis-dev redis-server
 )
 
 SUDO=""

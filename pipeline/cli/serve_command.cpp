@@ -15,6 +15,7 @@
 #include "pipeline/cli/path_command_line.hpp"
 #include "pipeline/cli/rule_cli_options.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
+#include "pipeline/coordination/redis_endpoint.hpp"
 #include "pipeline/graph/configuration_check.hpp"
 #include "pipeline/graph/rules_file.hpp"
 #include "pipeline/graph/sink_factory.hpp"
@@ -85,6 +86,11 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
       "or TensorBoard logdirs), new ones as they appear, with the rules given (a job's own\n"
       "rulestream-rules.json replaces them), and answers HTTP: /healthz, /readyz, /metrics\n"
       "(Prometheus), /api/jobs, /api/jobs/ID, /api/jobs/ID/events, /jobs/ID/report.\n"
+      "With --coordinator, instances sharing a Redis share the jobs: each job runs on one\n"
+      "instance (a lease), is taken over when that instance dies, and each of its events is\n"
+      "published once (a takeover's replay included) and delivered to the service sinks at\n"
+      "least once by whichever instance reads it; give every instance the same roots, rules\n"
+      "and --sink list. Redis should persist (AOF): fencing counters lost with it are reused.\n"
       "Runs until SIGINT or SIGTERM. Exit status: 0 stopped, 2 an error.\n\noptions");
   visible.add_options()("help,h", "show this help")(
       "jobs", po::value<std::vector<std::string>>()->value_name("ROOT")->multitoken(),
@@ -111,7 +117,14 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
       "events-per-job", po::value<std::size_t>()->value_name("N")->default_value(1000),
       "latest rule events kept per job")(
       "max-memory", po::value<std::size_t>()->value_name("MB")->default_value(64),
-      "each job's memory for decoded values held as copies (see 'watch --help')");
+      "each job's memory for decoded values held as copies (see 'watch --help')")(
+      "coordinator", po::value<std::string>()->value_name("redis://HOST:PORT[/DB]"),
+      "share the jobs with the other instances using this Redis")(
+      "lease-ttl", po::value<double>()->value_name("SECONDS")->default_value(15),
+      "with --coordinator: a dead instance's jobs are taken over this long after its last "
+      "heartbeat (renewed every third of it)")(
+      "instance", po::value<std::string>()->value_name("NAME"),
+      "with --coordinator: this instance's name, unique among them (default HOST:PID:RANDOM)");
   add_storage_options(visible);
   auto parsed = parse_path_command_line(args, visible, prefix, out, err);
   if (const int* done = std::get_if<int>(&parsed)) return *done;
@@ -151,6 +164,19 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
     service.history = options["history"].as<std::size_t>();
     service.events_per_job = options["events-per-job"].as<std::size_t>();
     if (service.max_running == 0) throw std::invalid_argument("--max-running must be at least 1");
+    if (options.count("coordinator")) {
+      CoordinatorOptions coordinator;
+      coordinator.endpoint = parse_redis_url(options["coordinator"].as<std::string>());
+      coordinator.lease_ttl = seconds_option(options, "lease-ttl");
+      coordinator.instance = options.count("instance") ? options["instance"].as<std::string>()
+                                                       : default_instance_name();
+      if (coordinator.instance.empty() || coordinator.instance.find('#') != std::string::npos) {
+        throw std::invalid_argument("--instance must be a non-empty name without '#'");
+      }
+      service.coordinator = std::move(coordinator);
+    } else if (options.count("instance")) {
+      throw std::invalid_argument("--instance is for --coordinator");
+    }
     const auto [host, port] = parse_listen(options["listen"].as<std::string>());
     const std::string token =
         options.count("token-file") ? read_token(options["token-file"].as<std::string>()) : "";

@@ -115,6 +115,20 @@ void JobRegistry::fail(const std::string& id, const std::string& reason) {
   }
 }
 
+void JobRegistry::requeue(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  Entry* entry = find(id);
+  if (!entry) return;
+  std::erase(ended_, id);
+  JobSnapshot found;  // Queued, nothing read, no rules
+  found.id = entry->job.id;
+  found.path = entry->job.path;
+  found.format = entry->job.format;
+  found.found = entry->job.found;
+  entry->job = std::move(found);
+  entry->events.clear();
+}
+
 std::vector<JobSnapshot> JobRegistry::jobs() const {
   std::lock_guard lock(mutex_);
   std::vector<JobSnapshot> jobs;

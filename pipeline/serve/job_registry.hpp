@@ -73,6 +73,9 @@ class JobRegistry {
   void set_last_step(const std::string& id, std::int64_t step);
   void finish(const std::string& id);
   void fail(const std::string& id, const std::string& reason);
+  // Queued again, as found, its rules and events forgotten: the job was handed over to another
+  // instance (sharing a Redis), so what this one saw of it no longer says where it stands.
+  void requeue(const std::string& id);
 
   std::vector<JobSnapshot> jobs() const;  // by id
   std::optional<JobSnapshot> job(const std::string& id) const;

@@ -8,6 +8,7 @@
 #include "pipeline/graph/sink_factory.hpp"
 #include "pipeline/graph/tensorboard_pipeline.hpp"
 #include "pipeline/serve/job_sinks.hpp"
+#include "pipeline/serve/stream_sink.hpp"
 
 namespace rulestream {
 // While it lives, check() and request_stop() reach the running pipeline (one asked to stop
@@ -33,8 +34,12 @@ class JobRunner::Published {
   JobRunner& runner_;
 };
 
-JobRunner::JobRunner(FoundJob job, const JobRunnerContext& context, std::function<void()> on_done)
-    : job_(std::move(job)), context_(context), on_done_(std::move(on_done)) {
+JobRunner::JobRunner(FoundJob job, const JobRunnerContext& context, std::function<void()> on_done,
+                     std::shared_ptr<JobEventPublisher> publisher)
+    : job_(std::move(job)),
+      context_(context),
+      on_done_(std::move(on_done)),
+      publisher_(std::move(publisher)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -62,6 +67,11 @@ std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& co
                                                         RegistrySink** registry_sink) const {
   std::vector<std::unique_ptr<Sink>> sinks;
   for (std::size_t i = 0; i < config.sinks.size(); ++i) {
+    if (i < context_.service_sinks.size() && publisher_) {  // delivered by whoever reads it
+      sinks.push_back(std::make_unique<StreamSink>(
+          publisher_, i, context_.service_sinks[i]->describe(), *context_.metrics));
+      continue;
+    }
     // The service's, or the job's own rules file's: its own, as a watch of it would have.
     std::shared_ptr<Sink> sink = i < context_.service_sinks.size()
                                      ? context_.service_sinks[i]

@@ -28,6 +28,7 @@
 
 namespace rulestream {
 
+class JobEventPublisher;
 class RegistrySink;
 class RulePipeline;
 class TensorBoardPipeline;
@@ -55,7 +56,10 @@ struct JobRunnerContext {
 class JobRunner {
  public:
   // Starts the job's thread at once. `on_done` is called on it when the job has ended.
-  JobRunner(FoundJob job, const JobRunnerContext& context, std::function<void()> on_done);
+  // `publisher`, when instances share a Redis: the service sinks' events go through its stream
+  // (StreamSink) instead of to the sinks.
+  JobRunner(FoundJob job, const JobRunnerContext& context, std::function<void()> on_done,
+            std::shared_ptr<JobEventPublisher> publisher = nullptr);
   ~JobRunner();
   JobRunner(const JobRunner&) = delete;
   JobRunner& operator=(const JobRunner&) = delete;
@@ -66,6 +70,7 @@ class JobRunner {
   void check(std::chrono::steady_clock::time_point now);
   void request_stop();
   bool done() const { return done_; }
+  const FoundJob& job() const { return job_; }
 
  private:
   class Published;
@@ -98,6 +103,7 @@ class JobRunner {
   const FoundJob job_;
   const JobRunnerContext& context_;
   const std::function<void()> on_done_;
+  const std::shared_ptr<JobEventPublisher> publisher_;
 
   std::mutex mutex_;  // guards what follows, and the pipelines' lifetime against check()
   RulePipeline* smdebug_ = nullptr;

@@ -1,5 +1,10 @@
 #include "pipeline/serve/job_service.hpp"
 
+#include <boost/json/serialize.hpp>
+
+#include "pipeline/serve/job_json.hpp"
+#include "pipeline/serve/stream_sink.hpp"
+
 namespace rulestream {
 
 JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Sink>> service_sinks,
@@ -19,6 +24,11 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
   // Tracked for the service's life, so that /metrics shows them from the start, and their
   // counts stay exact between jobs.
   for (const auto& sink : context_.service_sinks) metrics_.track_sink(*sink);
+  if (options.coordinator) {
+    coordinator_ = std::make_unique<JobCoordinator>(*options.coordinator);
+    delivery_ = std::make_unique<EventDelivery>(*options.coordinator, context_.service_sinks,
+                                                metrics_, log_);
+  }
 }
 
 JobService::~JobService() {
@@ -38,14 +48,18 @@ void JobService::stop() {
   }
   wake_.notify_all();
   if (supervisor_.joinable()) supervisor_.join();
+  delivery_.reset();  // what it read is delivered and acknowledged
 }
 
 void JobService::supervise() {
+  std::string said;  // the last failure logged: a coordinator that stays away is said once
   for (;;) {
     try {
       tick();
+      said.clear();
     } catch (const std::exception& error) {  // nothing may leave the thread; next tick retries
-      log_(std::string("supervising the jobs failed: ") + error.what());
+      if (said != error.what()) log_(std::string("supervising the jobs failed: ") + error.what());
+      said = error.what();
     }
     ready_ = true;
     std::unique_lock lock(mutex_);
@@ -53,9 +67,21 @@ void JobService::supervise() {
     job_ended_ = false;
     if (stopping_) break;
   }
-  // Every running job drains and reports; the queued ones never started.
-  for (auto& runner : running_) runner->request_stop();
-  running_.clear();  // joins each
+  // Every running job drains and reports; the queued ones never started. With a coordinator,
+  // the running ones are handed over instead: another instance goes on with them.
+  for (Running& running : running_) {
+    if (running.lease && !running.runner->done()) hand_over(running);
+    running.runner->request_stop();
+  }
+  for (Running& running : running_) {
+    running.runner.reset();  // joins
+    try {
+      settle(running);
+    } catch (const std::exception& error) {  // its lease lapses; another instance takes it
+      log_(std::string("handing over the jobs failed: ") + error.what());
+    }
+  }
+  running_.clear();
 }
 
 void JobService::tick() {
@@ -70,19 +96,115 @@ void JobService::tick() {
   for (const std::string& problem : problems) {
     if (said_.insert(problem).second) log_(problem);
   }
-  running_.remove_if([](const std::unique_ptr<JobRunner>& runner) { return runner->done(); });
-  while (running_.size() < max_running_ && !queued_.empty()) {
-    running_.push_back(std::make_unique<JobRunner>(std::move(queued_.front()), context_, [this] {
-      {
-        std::lock_guard lock(mutex_);
-        job_ended_ = true;
-      }
-      wake_.notify_all();
-    }));
-    queued_.pop_front();
+  for (auto running = running_.begin(); running != running_.end();) {
+    if (!running->runner->done()) {
+      ++running;
+      continue;
+    }
+    settle(*running);  // a Redis that cannot be reached: kept, and settled next tick
+    running = running_.erase(running);
   }
+  start_jobs();
   const auto now = std::chrono::steady_clock::now();
-  for (auto& runner : running_) runner->check(now);
+  for (Running& running : running_) running.runner->check(now);
+  if (coordinator_) coordinate();
+}
+
+void JobService::start_jobs() {
+  if (!coordinator_) {
+    while (running_.size() < max_running_ && !queued_.empty()) {
+      start_job(std::move(queued_.front()), std::nullopt);
+      queued_.pop_front();
+    }
+    return;
+  }
+  // Each queued job once: taken if its lease is free, dropped if it ended (elsewhere), else
+  // kept for a later tick (another instance runs it).
+  for (std::size_t tries = queued_.size(); tries > 0 && running_.size() < max_running_; --tries) {
+    const std::string& id = queued_.front().id;
+    std::optional<JobLease> lease = coordinator_->try_acquire(id);
+    const std::optional<std::string> ended = lease ? std::nullopt : coordinator_->ended(id);
+    FoundJob job = std::move(queued_.front());
+    queued_.pop_front();
+    if (lease) {
+      log_("job " + job.id + " is this instance's (fencing token " + std::to_string(lease->token) +
+           ")");
+      start_job(std::move(job), std::move(lease));
+    } else if (ended) {
+      // Shown as its owner published it; here it ends too, so that history bounds it.
+      if (*ended == job_state_name(JobState::Error)) {
+        registry_.fail(job.id, "ended in Error on another instance");
+      } else {
+        registry_.finish(job.id);
+      }
+    } else {
+      queued_.push_back(std::move(job));
+    }
+  }
+}
+
+void JobService::start_job(FoundJob job, std::optional<JobLease> lease) {
+  Running running;
+  if (lease) {
+    const CoordinatorOptions& options = coordinator_->options();
+    running.publisher = std::make_shared<JobEventPublisher>(options.endpoint, *lease,
+                                                            options.lease_ttl, options.prefix);
+  }
+  running.lease = std::move(lease);
+  running.runner = std::make_unique<JobRunner>(
+      std::move(job), context_,
+      [this] {
+        {
+          std::lock_guard lock(mutex_);
+          job_ended_ = true;
+        }
+        wake_.notify_all();
+      },
+      running.publisher);
+  running_.push_back(std::move(running));
+}
+
+void JobService::hand_over(Running& running) {
+  if (running.handed_over) return;
+  running.handed_over = true;
+  running.publisher->silence();
+  running.runner->request_stop();
+}
+
+void JobService::settle(Running& running) {
+  if (!running.lease) return;
+  const std::string& id = running.lease->job;
+  if (running.handed_over) {
+    coordinator_->hand_over(*running.lease);
+    registry_.requeue(id);
+    if (running.runner) queued_.push_back(running.runner->job());  // to take again if it lapses
+    log_("job " + id + " handed over");
+    return;
+  }
+  const auto job = registry_.job(id);
+  const JobState state = job ? job->state : JobState::Error;
+  coordinator_->finish(*running.lease, std::string(job_state_name(state)), document(id));
+}
+
+void JobService::coordinate() {
+  const std::set<std::string> lost = coordinator_->take_lost();
+  for (Running& running : running_) {
+    if (!running.lease || running.handed_over || running.runner->done()) continue;
+    if (lost.count(running.lease->job) != 0) {
+      log_("job " + running.lease->job + ": its lease was lost; handing it over");
+      hand_over(running);
+    } else if (!coordinator_->publish(*running.lease, document(running.lease->job))) {
+      log_("job " + running.lease->job + " was taken over by another instance");
+      hand_over(running);
+    }
+  }
+  coordinator_->refresh_documents();
+}
+
+std::string JobService::document(const std::string& id) const {
+  const auto job = registry_.job(id);
+  if (!job) return "{}";
+  return boost::json::serialize(job_json(*job, coordinator_->options().instance));
 }
 
 }  // namespace rulestream

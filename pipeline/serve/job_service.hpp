@@ -5,6 +5,15 @@
 // the order they were found), checks the running ones (progress, idle timeout) and lets go of
 // the ended ones. A job that fails (a rules file that does not parse, storage that refuses it)
 // ends in Error on its own thread; the others go on.
+//
+// With a coordinator (`serve --coordinator redis://...`), several instances share the jobs
+// under the same roots: every instance finds every job, but runs only those it holds a lease on
+// (job_coordinator.hpp); a job another instance holds waits here, Queued, and is taken over
+// when that lease lapses (its owner died): its pipeline reads the job from its start again
+// (a replay, as fast as the disk allows) and goes on following it, and the events it had
+// published already are not published again. The service sinks get their events through the
+// Redis stream (event_delivery.hpp). A job's state is published for the other instances each
+// poll. Stopping hands the running jobs over (their leases released) instead of ending them.
 
 #include <atomic>
 #include <condition_variable>
@@ -14,11 +23,14 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "pipeline/serve/event_delivery.hpp"
+#include "pipeline/serve/job_coordinator.hpp"
 #include "pipeline/serve/job_discovery.hpp"
 #include "pipeline/serve/job_registry.hpp"
 #include "pipeline/serve/job_runner.hpp"
@@ -36,13 +48,16 @@ struct JobServiceOptions {
   std::size_t history = 1000;         // ended jobs kept
   std::size_t events_per_job = 1000;  // rule events kept per job
   std::string job_rules_file = "rulestream-rules.json";
+  // Set: the instances sharing this Redis share the jobs. Unset: this one runs all it finds.
+  std::optional<CoordinatorOptions> coordinator;
 };
 
 // Thread-safe: registry(), metrics() and ready() from any thread; start() and stop() from the
 // owning thread. The destructor stops.
 class JobService {
  public:
-  // StorageError naming a root that is not a folder.
+  // StorageError naming a root that is not a folder; RedisError naming the coordinator's
+  // server when it cannot be reached.
   // `service_sinks` match options.base.sinks; stdout sinks of a job's own rules file write to
   // `out`; `log` gets one line for each job found and each problem of a scan.
   JobService(JobServiceOptions options, std::vector<std::shared_ptr<Sink>> service_sinks,
@@ -59,10 +74,31 @@ class JobService {
   bool ready() const { return ready_; }
   const JobRegistry& registry() const { return registry_; }
   const ServiceMetrics& metrics() const { return metrics_; }
+  // Null without a coordinator.
+  const JobCoordinator* coordinator() const { return coordinator_.get(); }
 
  private:
+  // A job running here; with a coordinator, under its lease.
+  struct Running {
+    std::unique_ptr<JobRunner> runner;
+    std::optional<JobLease> lease;
+    std::shared_ptr<JobEventPublisher> publisher;
+    bool handed_over = false;  // stopped for another instance to take (stopping, lease lost)
+  };
+
   void supervise();
   void tick();
+  void start_jobs();
+  void start_job(FoundJob job, std::optional<JobLease> lease);
+  // Stops a running job without ending it: its events and state are no longer published.
+  void hand_over(Running& running);
+  // What a coordinated job that has stopped leaves: ended (its state and end published), or
+  // handed over (its lease released and the job Queued here again).
+  void settle(Running& running);
+  // With a coordinator: each running job's state published (one that is fenced is handed
+  // over), the leases lost handed over, and every instance's documents read.
+  void coordinate();
+  std::string document(const std::string& id) const;
 
   const std::chrono::milliseconds poll_interval_;
   const std::size_t max_running_;
@@ -71,10 +107,12 @@ class JobService {
   ServiceMetrics metrics_;
   JobRunnerContext context_;  // points at registry_ and metrics_
   JobDiscovery discovery_;
+  std::unique_ptr<JobCoordinator> coordinator_;
+  std::unique_ptr<EventDelivery> delivery_;
 
   // Touched by the supervisor thread only.
   std::deque<FoundJob> queued_;
-  std::list<std::unique_ptr<JobRunner>> running_;
+  std::list<Running> running_;
   std::set<std::string> said_;  // scan problems already logged
 
   std::mutex mutex_;

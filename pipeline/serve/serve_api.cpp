@@ -4,46 +4,13 @@
 #include <boost/url/parse.hpp>
 #include <sstream>
 
-#include "pipeline/report/report_json.hpp"
 #include "pipeline/report/report_page.hpp"
+#include "pipeline/serve/job_json.hpp"
 
 namespace rulestream {
 namespace {
 
 namespace json = boost::json;
-
-json::object job_json(const JobSnapshot& job) {
-  json::object out;
-  out["id"] = job.id;
-  out["path"] = job.path;
-  out["format"] = trial_format_name(job.format);
-  out["state"] = job_state_name(job.state);
-  if (!job.error.empty()) out["error"] = job.error;
-  if (job.last_step >= 0) {
-    out["last_step"] = job.last_step;
-  } else {
-    out["last_step"] = nullptr;
-  }
-  out["found"] = iso_time(job.found);
-  if (job.ended) out["ended"] = iso_time(*job.ended);
-  json::array rules;
-  for (const RuleProgress& rule : job.rules) {
-    json::object entry;
-    entry["rule_configuration"] = rule.rule_configuration;
-    entry["rule"] = rule.rule;
-    entry["status"] = rule.status ? rule_status_name(*rule.status) : "InProgress";
-    entry["firings"] = rule.firings;
-    if (rule.last_finding_step) {
-      entry["last_finding"] = rule.last_finding;
-      entry["last_finding_step"] = *rule.last_finding_step;
-    }
-    if (!rule.status_message.empty()) entry["message"] = rule.status_message;
-    rules.push_back(std::move(entry));
-  }
-  out["rules"] = std::move(rules);
-  out["events_dropped"] = job.events_dropped;
-  return out;
-}
 
 HttpResponse json_response(unsigned status, const json::value& body) {
   return {status, "application/json", json::serialize(body) + "\n", {}};
@@ -96,21 +63,24 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
     return refused;
   }
   const JobRegistry& registry = service_.registry();
+  const JobCoordinator* coordinator = service_.coordinator();
   if (path == std::vector<std::string>{"metrics"}) {
+    std::optional<std::size_t> leases;
+    if (coordinator) leases = coordinator->leases_held();
     return {200,
             "text/plain; version=0.0.4; charset=utf-8",
-            service_.metrics().render(registry.count_by_state()),
+            service_.metrics().render(count_by_state(jobs_json(registry, coordinator)), leases),
             {}};
   }
   if (path.size() >= 2 && path[0] == "api" && path[1] == "jobs") {
     if (path.size() == 2) {
       json::array jobs;
-      for (const JobSnapshot& job : registry.jobs()) jobs.push_back(job_json(job));
+      for (json::object& job : jobs_json(registry, coordinator)) jobs.push_back(std::move(job));
       return json_response(200, json::object{{"jobs", std::move(jobs)}});
     }
     const std::string& id = path[2];
     if (path.size() == 3) {
-      if (const auto job = registry.job(id)) return json_response(200, job_json(*job));
+      if (auto job = job_json(registry, coordinator, id)) return json_response(200, *job);
       return error_response(404, "no job " + id);
     }
     if (path.size() == 4 && path[3] == "events") {

@@ -140,13 +140,20 @@ void ServiceMetrics::observe_event_latency(double seconds) {
   ++latency_count_;
 }
 
-std::string ServiceMetrics::render(const std::map<JobState, std::size_t>& jobs) const {
+std::string ServiceMetrics::render(const std::map<JobState, std::size_t>& jobs,
+                                   std::optional<std::size_t> leases_held) const {
   std::ostringstream out;
-  header(out, "rulestream_jobs", "gauge", "Jobs the service knows, by state.");
+  header(out, "rulestream_jobs", "gauge",
+         "Jobs the service knows, by state (sharing a Redis: every instance's jobs).");
   for (const JobState state : kAllJobStates) {
     const auto found = jobs.find(state);
     out << "rulestream_jobs{state=\"" << job_state_name(state) << "\"} "
         << (found == jobs.end() ? 0 : found->second) << '\n';
+  }
+  if (leases_held) {
+    header(out, "rulestream_coordinator_leases_held", "gauge",
+           "Job leases this instance holds (the jobs it runs for the instances sharing a Redis).");
+    out << "rulestream_coordinator_leases_held " << *leases_held << '\n';
   }
   std::lock_guard lock(mutex_);
   header(out, "rulestream_jobs_found_total", "counter", "Jobs found under the roots.");

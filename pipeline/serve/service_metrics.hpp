@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -54,8 +55,10 @@ class ServiceMetrics {
   void observe_event_latency(double seconds);
 
   // Every metric, with `jobs` (a count by state, as JobRegistry::count_by_state) as the
-  // rulestream_jobs gauge.
-  std::string render(const std::map<JobState, std::size_t>& jobs) const;
+  // rulestream_jobs gauge and, when instances share a Redis, `leases_held` (this instance's)
+  // as rulestream_coordinator_leases_held.
+  std::string render(const std::map<JobState, std::size_t>& jobs,
+                     std::optional<std::size_t> leases_held = std::nullopt) const;
 
  private:
   using RuleKey = std::pair<std::string, std::string>;  // configuration, rule

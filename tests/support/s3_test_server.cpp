@@ -1,10 +1,7 @@
 #include "tests/support/s3_test_server.hpp"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +19,7 @@
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/shared_bytes.hpp"
 #include "sources/local/local_storage.hpp"
+#include "tests/support/loopback_ports.hpp"
 
 extern char** environ;
 
@@ -151,34 +149,6 @@ c = boto3.client("sts", **session).assume_role(RoleArn=role["Role"]["Arn"],
                                                 RoleSessionName="tests")["Credentials"]
 print(c["AccessKeyId"], c["SecretAccessKey"], c["SessionToken"])
 )PY";
-
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  std::uint16_t port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
-bool accepts_connections(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  const bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  ::close(fd);
-  return connected;
-}
 
 std::string tail_of(const std::filesystem::path& log) {
   std::string text = read_text_file(log);

@@ -69,6 +69,11 @@ std::optional<int> ServeProcess::stop() {
   return child_.wait_for_exit(ChildProcess::Clock::now() + std::chrono::seconds(30));
 }
 
+void ServeProcess::kill() {
+  child_.signal(SIGKILL);
+  child_.wait_for_exit(ChildProcess::Clock::now() + std::chrono::seconds(30));
+}
+
 const boost::json::object* find_job(const boost::json::value& jobs, const std::string& id) {
   for (const auto& job : jobs.at("jobs").as_array()) {
     if (job.at("id").as_string() == id) return &job.as_object();

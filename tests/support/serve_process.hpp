@@ -5,6 +5,7 @@
 
 #include <boost/json/value.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -34,6 +35,12 @@ class ServeProcess {
   const std::string& log() const { return child_.err(); }
   // SIGTERM, then its exit status (nullopt if it did not exit within 30 s).
   std::optional<int> stop();
+  // SIGKILL, as a machine that dies: nothing of it runs after this returns.
+  void kill();
+  // SIGSTOP and SIGCONT: a process that stops answering for a while (a long pause, a machine
+  // that hangs) and then goes on as if nothing happened.
+  void pause() { child_.signal(SIGSTOP); }
+  void resume() { child_.signal(SIGCONT); }
 
  private:
   ChildProcess child_;

@@ -102,5 +102,36 @@ TEST(JobRegistry, ForgetsTheOldestEndedJobsBeyondItsHistoryButNeverARunningOne) 
   EXPECT_EQ(registry.jobs()[0].id, "a");  // by id
 }
 
+TEST(JobRegistry, AJobHandedOverIsQueuedAgainAsFound) {
+  JobRegistry registry(1, 10);
+  registry.add("a", "/jobs/a", TrialFormat::TensorBoard);
+  const auto found = registry.job("a")->found;
+  registry.start("a", two_rules());
+  registry.record("a", condition_met("VG", 7));
+  registry.set_last_step("a", 7);
+  registry.finish("a");  // its rules drained as the service stopped
+  registry.requeue("a");
+  const JobSnapshot job = *registry.job("a");
+  EXPECT_EQ(job.state, JobState::Queued);
+  EXPECT_EQ(job.path, "/jobs/a");
+  EXPECT_EQ(job.format, TrialFormat::TensorBoard);
+  EXPECT_EQ(job.found, found);
+  EXPECT_EQ(job.last_step, -1);
+  EXPECT_TRUE(job.rules.empty());
+  EXPECT_FALSE(job.ended);
+  EXPECT_EQ(job.config, nullptr);
+  EXPECT_TRUE(registry.events("a")->empty());
+  // No longer in the history of ended jobs: ending another (history 1) does not forget it.
+  registry.add("b", "/jobs/b", TrialFormat::Smdebug);
+  registry.start("b", two_rules());
+  registry.finish("b");
+  EXPECT_TRUE(registry.job("a").has_value());
+  // Taken again later, it runs and ends as any job.
+  registry.start("a", two_rules());
+  registry.finish("a");
+  EXPECT_EQ(registry.job("a")->state, JobState::Finished);
+  EXPECT_FALSE(registry.job("b").has_value());
+}
+
 }  // namespace
 }  // namespace rulestream

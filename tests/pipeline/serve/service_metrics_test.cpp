@@ -100,6 +100,16 @@ TEST(ServiceMetrics, SinkDeliveriesAreReadFromTheSinkWhileTrackedAndKeptAfter) {
   EXPECT_EQ(text.family("rulestream_sink_deliveries_total")->samples.size(), 1u);
 }
 
+TEST(ServiceMetrics, LeasesHeldAreAGaugeOnlyWithACoordinator) {
+  ServiceMetrics metrics;
+  const auto alone = testing::parse_prometheus_text(metrics.render({}));
+  EXPECT_EQ(alone.family("rulestream_coordinator_leases_held"), nullptr);
+  const auto shared = testing::parse_prometheus_text(metrics.render({}, 3));
+  ASSERT_NE(shared.family("rulestream_coordinator_leases_held"), nullptr);
+  EXPECT_EQ(shared.family("rulestream_coordinator_leases_held")->type, "gauge");
+  EXPECT_EQ(shared.value("rulestream_coordinator_leases_held"), 3);
+}
+
 TEST(ServiceMetrics, LatencyIsAHistogramWithCumulativeBuckets) {
   ServiceMetrics metrics;
   // By hand: 0.003 s falls in le=0.005; 0.2 twice in le=0.25; 100 s only in +Inf.

@@ -1,0 +1,77 @@
+#include "pipeline/serve/event_delivery.hpp"
+
+#include <set>
+
+#include "pipeline/coordination/rule_event_codec.hpp"
+
+namespace rulestream {
+namespace {
+
+constexpr std::chrono::milliseconds kReadBlock{1000};
+constexpr std::size_t kBatch = 100;
+
+// A blocking read must not time out on the socket first.
+RedisConnectionOptions delivery_connection() {
+  RedisConnectionOptions options;
+  options.command_timeout = kReadBlock + std::chrono::milliseconds(2000);
+  return options;
+}
+
+}  // namespace
+
+EventDelivery::EventDelivery(const CoordinatorOptions& options,
+                             std::vector<std::shared_ptr<Sink>> sinks, ServiceMetrics& metrics,
+                             std::function<void(const std::string&)> log)
+    : claim_after_(options.lease_ttl),
+      log_(std::move(log)),
+      redis_(options.endpoint, delivery_connection()),
+      consumer_(redis_, options.instance, options.prefix) {
+  for (auto& sink : sinks) sinks_.push_back(std::make_unique<CountedSink>(std::move(sink), metrics));
+  consumer_.ensure_group();
+  thread_ = std::thread([this] { run(); });
+}
+
+EventDelivery::~EventDelivery() {
+  stopping_ = true;
+  thread_.join();
+}
+
+void EventDelivery::run() {
+  std::string said;  // the last failure logged: a Redis that stays away is said once
+  while (!stopping_) {
+    try {
+      deliver(consumer_.claim_stale(claim_after_, kBatch));
+      deliver(consumer_.read(kBatch, kReadBlock));
+      said.clear();
+    } catch (const RedisError& error) {
+      if (said != error.what()) log_(std::string("delivering rule events: ") + error.what());
+      said = error.what();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+}
+
+void EventDelivery::deliver(const std::vector<StreamEntry>& entries) {
+  if (entries.empty()) return;
+  std::set<std::size_t> written;
+  std::vector<std::string> done;
+  for (const StreamEntry& entry : entries) {
+    done.push_back(entry.entry_id);
+    if (entry.sink >= sinks_.size()) {
+      // Another instance was given more sinks than this one: the instances must share theirs.
+      log_("rule event " + entry.event_id + " is for service sink " + std::to_string(entry.sink) +
+           ", which this instance does not have (give every instance the same --sink list)");
+      continue;
+    }
+    try {
+      sinks_[entry.sink]->write(decode_rule_event(entry.payload));
+      written.insert(entry.sink);
+    } catch (const std::invalid_argument& error) {
+      log_("rule event " + entry.event_id + " in the stream cannot be read: " + error.what());
+    }
+  }
+  for (const std::size_t sink : written) sinks_[sink]->flush();
+  consumer_.acknowledge(done);
+}
+
+}  // namespace rulestream

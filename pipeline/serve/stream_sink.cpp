@@ -1,0 +1,64 @@
+#include "pipeline/serve/stream_sink.hpp"
+
+#include <thread>
+
+#include "pipeline/coordination/rule_event_codec.hpp"
+
+namespace rulestream {
+
+std::string rule_event_id(const std::string& job, const RuleEvent& event, std::int64_t occurrence) {
+  const std::string configuration =
+      event.rule_configuration.empty() ? event.rule : event.rule_configuration;
+  if (event.kind == RuleEvent::Kind::Status) return job + "/" + configuration + "/status";
+  return job + "/" + configuration + "/" + std::to_string(event.global_step) + "/" +
+         std::to_string(occurrence);
+}
+
+JobEventPublisher::JobEventPublisher(RedisEndpoint endpoint, JobLease lease,
+                                     std::chrono::milliseconds retry_for, std::string prefix)
+    : endpoint_(std::move(endpoint)),
+      lease_(std::move(lease)),
+      retry_for_(retry_for),
+      prefix_(std::move(prefix)) {}
+
+JobEventPublisher::Outcome JobEventPublisher::publish(std::size_t sink, const RuleEvent& event) {
+  if (silenced_) return Outcome::NotTheOwner;
+  std::lock_guard lock(mutex_);
+  if (fenced_) return Outcome::NotTheOwner;
+  std::int64_t occurrence = 0;
+  if (event.kind == RuleEvent::Kind::ConditionMet) {
+    occurrence = occurrences_[{sink, event.rule_configuration, event.global_step}]++;
+  }
+  const std::string id = rule_event_id(lease_.job, event, occurrence);
+  const std::string payload = encode_rule_event(event);
+  const auto give_up = std::chrono::steady_clock::now() + retry_for_;
+  for (;;) {
+    try {
+      if (!redis_) {
+        redis_.emplace(endpoint_);
+        publisher_.emplace(*redis_, prefix_);
+      }
+      const auto outcome = publisher_->publish(lease_, id, sink, payload);
+      fenced_ = outcome == EventPublisher::Outcome::Fenced;
+      return fenced_ ? Outcome::NotTheOwner : Outcome::Published;
+    } catch (const RedisError&) {
+      // Unreachable for now (the connection reconnects on the next try). Past the TTL the lease
+      // has lapsed: another instance replays the job and publishes this event.
+      if (silenced_) return Outcome::NotTheOwner;
+      if (std::chrono::steady_clock::now() >= give_up) return Outcome::Unreachable;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+StreamSink::StreamSink(std::shared_ptr<JobEventPublisher> publisher, std::size_t index,
+                       std::string name, ServiceMetrics& metrics)
+    : publisher_(std::move(publisher)), index_(index), name_(std::move(name)), metrics_(metrics) {}
+
+void StreamSink::write(const RuleEvent& event) {
+  if (publisher_->publish(index_, event) == JobEventPublisher::Outcome::Unreachable) {
+    metrics_.add_sink_failure(name_);
+  }
+}
+
+}  // namespace rulestream

@@ -1,0 +1,87 @@
+#pragma once
+
+// A job's events for the service's sinks when instances share a Redis: instead of writing to
+// the sinks, the owner publishes each event into the stream (pipeline/coordination/
+// event_stream.hpp) under its lease's fence, with an id that a replay of the job gives the same
+// event again, and whichever instance reads it delivers it (event_delivery.hpp).
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "pipeline/coordination/event_stream.hpp"
+#include "pipeline/coordination/job_leases.hpp"
+#include "pipeline/coordination/redis_connection.hpp"
+#include "pipeline/serve/service_metrics.hpp"
+#include "sinks/sink.hpp"
+
+namespace rulestream {
+
+// The stable id of a rule event of `job`: "JOB/CONFIGURATION/STEP/N" for the Nth condition met
+// (from 0) of the rule configuration at that step (a rule may fire twice at a step, for two
+// series), "JOB/CONFIGURATION/status" for its status. Rules see steps in order and decide the
+// same way each time, so a replay of the job gives each event the same id.
+std::string rule_event_id(const std::string& job, const RuleEvent& event, std::int64_t occurrence);
+
+// One job's publishing, shared by its StreamSinks (one per service sink). Thread-safe: rule
+// nodes publish in parallel (one connection, under a mutex: publishing is a round trip to
+// Redis, far below what the rules cost); silence() from the supervisor's thread.
+class JobEventPublisher {
+ public:
+  // Connects on the first event (a job whose rules never fire costs no connection). A
+  // publication that cannot reach Redis is retried for `retry_for` (the lease's TTL: past it,
+  // the lease is lost and a takeover's replay publishes the event).
+  JobEventPublisher(RedisEndpoint endpoint, JobLease lease, std::chrono::milliseconds retry_for,
+                    std::string prefix);
+
+  enum class Outcome {
+    Published,    // or already published (by a former owner, whose replay this is)
+    NotTheOwner,  // silenced, or fenced: the job was taken over; the event is not this one's
+    Unreachable,  // Redis could not be reached for `retry_for`: the event is not published
+  };
+  // The event for service sink `sink`.
+  Outcome publish(std::size_t sink, const RuleEvent& event);
+  // From now on nothing is published: the job is handed over (the service stops, or the lease
+  // was lost), so the events of its rules' drain are not the job's.
+  void silence() { silenced_ = true; }
+
+ private:
+  const RedisEndpoint endpoint_;
+  const JobLease lease_;
+  const std::chrono::milliseconds retry_for_;
+  const std::string prefix_;
+  std::atomic<bool> silenced_{false};
+
+  std::mutex mutex_;  // guards what follows
+  std::optional<RedisConnection> redis_;
+  std::optional<EventPublisher> publisher_;
+  bool fenced_ = false;
+  // Conditions met so far per (sink, rule configuration, step): the N of the id.
+  std::map<std::tuple<std::size_t, std::string, std::int64_t>, std::int64_t> occurrences_;
+};
+
+// Service sink `index` of a job, through the stream. Counted in the metrics as a failure of
+// that sink when its event could not be published.
+class StreamSink final : public Sink {
+ public:
+  StreamSink(std::shared_ptr<JobEventPublisher> publisher, std::size_t index, std::string name,
+             ServiceMetrics& metrics);
+  std::string describe() const override { return name_; }
+  void write(const RuleEvent& event) override;
+  // Delivery is the deliverer's: nothing of this job's waits here.
+  void flush() override {}
+
+ private:
+  std::shared_ptr<JobEventPublisher> publisher_;
+  const std::size_t index_;
+  const std::string name_;
+  ServiceMetrics& metrics_;
+};
+
+}  // namespace rulestream
