@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -153,17 +154,29 @@ void* RecordArena::allocate(std::size_t bytes, std::size_t alignment) {
   if (chunk.next == 0 || aligned > chunk.end || chunk.end - aligned < bytes) {
     // The rest of the chunk is left unused: regions are never reused, so what comes next is
     // still zero.
-    const auto start = reinterpret_cast<std::uintptr_t>(allocate_locked(kChunkBytes, 64));
+    std::size_t chunk_bytes = 0;
+    const auto start = reinterpret_cast<std::uintptr_t>(allocate_chunk(chunk_bytes));
     chunk.next = start;
-    chunk.end = start + kChunkBytes;
+    chunk.end = start + chunk_bytes;
     aligned = round_up(chunk.next, alignment);
   }
   chunk.next = aligned + bytes;
   return reinterpret_cast<void*>(aligned);
 }
 
+void* RecordArena::allocate_chunk(std::size_t& bytes) {
+  std::size_t handed_out = 0;
+  {
+    std::lock_guard lock(mutex_);
+    handed_out = handed_out_;
+  }
+  bytes = std::clamp(round_up(handed_out / 64, 64), kFirstChunkBytes, kChunkBytes);
+  return allocate_locked(bytes, 64);
+}
+
 void* RecordArena::allocate_locked(std::size_t bytes, std::size_t alignment) {
   std::lock_guard lock(mutex_);
+  handed_out_ += bytes;
   if (bytes > region_bytes_ / 4) {
     const std::size_t rounded = round_up(bytes, kHugePage);
     std::byte* region = map_region(rounded, Pages::Small);

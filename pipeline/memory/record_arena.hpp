@@ -33,9 +33,12 @@ namespace rulestream {
 //
 // Safe to allocate from many threads at once. Small allocations (the loaders' reductions, one
 // per record, and the store's per-step entries) come from a chunk each thread takes from the
-// region under the mutex, kChunkBytes at a time, and then bumps through without it: with one
+// region under the mutex, a chunk at a time, and then bumps through without it: with one
 // mutex per allocation, sixteen threads queued on it (issue 23). A thread leaves at most a
-// chunk unused per arena.
+// chunk unused per arena each time it moves on. Chunks grow with what the arena has handed
+// out (1/64 of it, from kFirstChunkBytes to kChunkBytes): a store of a small job, one of a
+// thousand a service follows with threads going from job to job, wastes little, and a
+// replay's big store soon takes chunks large enough to pass the mutex rarely.
 class RecordArena {
  public:
   static constexpr std::size_t kDefaultRegionBytes = std::size_t{32} << 20;
@@ -52,6 +55,7 @@ class RecordArena {
 
   // What a thread takes at a time for small allocations, and the most one may be.
   static constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
+  static constexpr std::size_t kFirstChunkBytes = std::size_t{2} << 10;
   static constexpr std::size_t kMostFromChunk = 1024;
 
   // Bytes of the regions mapped so far, the spare included (address space; pages count in RSS
@@ -75,6 +79,9 @@ class RecordArena {
   void prefault_loop();
   // allocate() under the mutex: large requests, and chunks.
   void* allocate_locked(std::size_t bytes, std::size_t alignment);
+  // A chunk for a thread's small allocations, sized by what the arena handed out so far; its
+  // size in `bytes`.
+  void* allocate_chunk(std::size_t& bytes);
 
   // Tells this arena's chunks apart from those of an arena that lived at the same address
   // before it (threads keep theirs in a thread_local cache keyed by it).
@@ -83,6 +90,7 @@ class RecordArena {
   std::size_t region_bytes_;
   mutable std::mutex mutex_;
   std::vector<std::pair<std::byte*, std::size_t>> regions_;
+  std::size_t handed_out_ = 0;  // bytes allocate_locked() gave, chunks included
   std::byte* next_ = nullptr;
   std::byte* end_ = nullptr;
 

@@ -222,6 +222,26 @@ TEST(RecordArenaTest, EachArenaHandsOutItsOwnMemoryFromAThreadsChunks) {
   for (const std::uintptr_t region : first_regions) EXPECT_FALSE(second_regions.contains(region));
 }
 
+// A thread's chunk is small while the arena has handed out little (a small job's store, one of
+// many a service keeps, wastes at most that much per thread that moves on), and grows with it.
+TEST(RecordArenaTest, ChunksGrowWithWhatTheArenaHandedOut) {
+  RecordArena arena(2 << 20);
+  const auto first = reinterpret_cast<std::uintptr_t>(arena.allocate(64, 8));
+  std::uintptr_t other = 0;
+  std::thread([&] { other = reinterpret_cast<std::uintptr_t>(arena.allocate(64, 8)); }).join();
+  EXPECT_EQ(other - first, RecordArena::kFirstChunkBytes);  // the first thread's chunk is 2 KiB
+  // 1 MiB more handed out in large pieces: a new thread's chunk is now a 64th of it all.
+  for (int i = 0; i < 4; ++i) arena.allocate(256 << 10, 64);
+  std::uintptr_t third = 0;
+  std::uintptr_t fourth = 0;
+  std::thread([&] { third = reinterpret_cast<std::uintptr_t>(arena.allocate(64, 8)); }).join();
+  std::thread([&] { fourth = reinterpret_cast<std::uintptr_t>(arena.allocate(64, 8)); }).join();
+  // Handed out before the third thread's chunk: two chunks of 2,048 and 4 x 262,144 bytes,
+  // 1,052,672 in all; a 64th of it is 16,448, a multiple of 64 already. The fourth thread's
+  // chunk follows the third's.
+  EXPECT_EQ(fourth - third, 16448u);
+}
+
 TEST(ArenaAllocatorTest, AVectorWithAnArenaGrowsInsideIt) {
   RecordArena arena(2 << 20);
   std::vector<std::string, ArenaAllocator<std::string>> names{ArenaAllocator<std::string>(&arena)};
