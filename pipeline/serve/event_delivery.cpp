@@ -26,7 +26,8 @@ EventDelivery::EventDelivery(const CoordinatorOptions& options,
       log_(std::move(log)),
       redis_(options.endpoint, delivery_connection()),
       consumer_(redis_, options.instance, options.prefix) {
-  for (auto& sink : sinks) sinks_.push_back(std::make_unique<CountedSink>(std::move(sink), metrics));
+  for (auto& sink : sinks)
+    sinks_.push_back(std::make_unique<CountedSink>(std::move(sink), metrics));
   consumer_.ensure_group();
   thread_ = std::thread([this] { run(); });
 }
