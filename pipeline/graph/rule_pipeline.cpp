@@ -99,25 +99,24 @@ class RulePipeline::Impl {
       others_.push_back(
           Trial::open_deferred(open_storage(config_.paths[i], config_.storage), other));
     }
-    for (const auto& rule_config : config_.rules) {
-      // Each rule's handles count apart: rules run in parallel, and every Tensor a rule makes
-      // copies its handle (one shared counter was 3% of an all-rules replay).
+    // Each rule instance's handles count apart: instances run in parallel, and every Tensor one
+    // makes copies its handle (one shared counter was 3% of an all-rules replay).
+    const auto own_context = [this] {
       std::vector<Trial> others;
       for (const Trial& other : others_) others.push_back(other.separately_counted());
-      const RuleContext context{base_->separately_counted(), others};
+      return RuleContext{base_->separately_counted(), std::move(others)};
+    };
+    for (const auto& rule_config : config_.rules) {
       ConfiguredRule configured =
-          configure_rule(rule_config, context, config_.default_stop_actions, registry);
+          configure_rule(rule_config, own_context(), config_.default_stop_actions, registry);
       // A rule that judges each step on its own evaluates as many steps at once as there are
       // threads, each on an instance of its own (RuleStage).
       std::vector<std::unique_ptr<Rule>> replicas;
       const Rule& rule = *configured.rule;
       if (rule.evaluates_steps_independently() && !rule.check_interval()) {
         for (std::size_t i = 1; i < parallelism(); ++i) {
-          std::vector<Trial> replica_others;
-          for (const Trial& other : others_) replica_others.push_back(other.separately_counted());
-          replicas.push_back(registry.create(
-              rule_config.rule, RuleContext{base_->separately_counted(), replica_others},
-              rule_config.parameters));
+          replicas.push_back(
+              registry.create(rule_config.rule, own_context(), rule_config.parameters));
         }
       }
       runners_.push_back(
