@@ -12,8 +12,9 @@ namespace rulestream {
 // one of kSlots padded counters (picked by thread), where std::shared_mutex has every reader
 // write the same word. A store is read millions of times a replay (a lookup per tensor per rule
 // per step) from every thread, and written once per index file; with one shared word, sixteen
-// threads spent more time passing its cache line around than reading (the serial nodes' CPU time
-// grew fivefold from one thread to sixteen, measured with pipeline_e2e --threads-sweep).
+// threads spent more time passing its cache line around than reading (on 16 cores, the serial
+// nodes of two rules that read a reduction per tensor took ten times their one-thread CPU time,
+// measured with pipeline_e2e --threads-sweep).
 //
 // Readers: lock_shared() adds one to the thread's slot, then checks for a writer; if one holds or
 // is waiting for the lock, it takes its count back and waits for the writer to finish. Writers:
