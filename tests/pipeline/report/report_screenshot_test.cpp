@@ -85,14 +85,24 @@ TEST(ReportScreenshotTest, ChromiumDrawsTheCurvesAndTheFirings) {
 
 // Moves the mouse over the middle point of the first curve of the first chart (the losses), as a
 // person would, and writes what Chart.js' tooltip then holds into the page (the test's own
-// script, added to a copy of the page; the report's script is untouched).
+// script, added to a copy of the page; the report's script is untouched). Chart.js lays a chart
+// out once its canvas has a size, which on a loaded machine (a sanitizer build) can come after
+// the page's load event: the probe waits for the point to have a place (at most 4 s of the
+// browser's virtual time), and says so in the page if it never does.
 constexpr const char* kHoverProbe = R"(<script>
-window.addEventListener('load', () => {
+function hoverWhenLaidOut(triesLeft) {
   const canvas = document.querySelector('canvas[data-chart]');
-  const chart = Chart.getChart(canvas);
-  const set = chart.data.datasets[0];
-  const index = Math.floor(set.data.length / 2);
-  const point = chart.getDatasetMeta(0).data[index];
+  const chart = canvas && Chart.getChart(canvas);
+  const set = chart && chart.data.datasets[0];
+  const index = set ? Math.floor(set.data.length / 2) : 0;
+  const point = chart && chart.getDatasetMeta(0).data[index];
+  if (!point || !Number.isFinite(point.x) || !Number.isFinite(point.y)) {
+    if (triesLeft > 0) return setTimeout(() => hoverWhenLaidOut(triesLeft - 1), 50);
+    const out = document.createElement('pre');
+    out.id = 'hover';
+    out.textContent = 'the first chart was never laid out';
+    return document.body.appendChild(out);
+  }
   const box = canvas.getBoundingClientRect();
   canvas.dispatchEvent(new MouseEvent('mousemove', {
     clientX: box.left + point.x, clientY: box.top + point.y, bubbles: true }));
@@ -104,7 +114,8 @@ window.addEventListener('load', () => {
       title: chart.tooltip.title, body: chart.tooltip.body.map((part) => part.lines).flat() });
     document.body.appendChild(out);
   }, 300);
-});
+}
+window.addEventListener('load', () => hoverWhenLaidOut(80));
 </script>)";
 
 TEST(ReportScreenshotTest, HoveringACurveShowsItsStepAndValue) {
