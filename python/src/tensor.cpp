@@ -72,7 +72,12 @@ py::dict values(const Tensor& self, py::handle mode, const Worker& worker) {
     read = self.values(m, worker);
   }
   py::dict result;
-  for (const auto& [step, step_value] : read) result[py::int_(step)] = to_numpy(step_value);
+  for (const auto& [step, step_value] : read) {
+    const py::int_ key(step);
+    if (PyDict_SetItem(result.ptr(), key.ptr(), to_numpy(step_value).ptr()) != 0) {
+      throw py::error_already_set();
+    }
+  }
   return result;
 }
 
