@@ -1,6 +1,5 @@
 """smdebug's ``smdebug.rules``: ``Rule`` to subclass, ``invoke_rule`` (seed 000), and
 rulestream's built-in rules by name (``create_rule``)."""
-import logging
 from abc import ABC, abstractmethod
 
 from . import _rulestream
@@ -8,7 +7,14 @@ from .exceptions import (RuleConfigError, RuleEvaluationConditionMet, StepUnavai
                          TensorUnavailable, TensorUnavailableForStep)
 from .trials import no_refresh
 
-logger = logging.getLogger("rulestream")
+
+
+def _logger():
+    """The "rulestream" logger. `logging` is imported on first use, not with the package: it
+    was about a tenth of `import rulestream` (python3 -X importtime), which counts towards the
+    time a notebook waits for its first value, and reading values never logs."""
+    import logging
+    return logging.getLogger("rulestream")
 
 
 class Rule(ABC):
@@ -30,7 +36,7 @@ class Rule(ABC):
         self.base_trial = base_trial
         self.other_trials = other_trials
         self.trials = [base_trial] + list(other_trials or [])
-        self.logger = logger
+        self.logger = _logger()
         self.rule_name = type(self).__name__
 
     def set_required_tensors(self, step):
@@ -62,6 +68,7 @@ def invoke_rule(rule_obj, start_step=0, end_step=None, raise_eval_cond=False):
     NoMoreData that the first step past the end of the job raises.
     """
     step = start_step if start_step is not None else 0
+    logger = _logger()
     logger.info("Started execution of rule %s at step %d", type(rule_obj).__name__, step)
     while end_step is None or step < end_step:
         try:

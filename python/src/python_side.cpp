@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string_view>
+#include <unordered_map>
 
 namespace rulestream::python {
 namespace {
@@ -97,10 +98,21 @@ py::list int_list(const std::vector<std::int64_t>& values) {
   return list;
 }
 
-py::list str_list(const std::vector<std::string>& values) {
-  py::list list(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(i), py::str(values[i]).release().ptr());
+py::list worker_list(const std::vector<std::string>& workers) {
+  // Guarded by the GIL. Held for the life of the process, as PythonSide; bounded, since a
+  // process may open many jobs: past the bound, names are made anew each time.
+  static std::unordered_map<std::string, PyObject*> kept;
+  constexpr std::size_t kMostKept = 4096;
+  py::list list(workers.size());
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    PyObject* name = nullptr;
+    if (const auto found = kept.find(workers[i]); found != kept.end()) {
+      name = Py_NewRef(found->second);
+    } else {
+      name = py::str(workers[i]).release().ptr();
+      if (kept.size() < kMostKept) kept.emplace(workers[i], Py_NewRef(name));
+    }
+    PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(i), name);
   }
   return list;
 }

@@ -30,6 +30,9 @@ py::object optional_int(std::optional<std::int64_t> value);  // None for nullopt
 // smdebug's step lists and worker lists as Python lists (faster than pybind11's generic caster
 // for the long step lists a notebook asks for again and again).
 py::list int_list(const std::vector<std::int64_t>& values);
-py::list str_list(const std::vector<std::string>& values);
+// Each worker name is made a Python str once and handed out again (strings are immutable): a
+// notebook asks for a tensor's workers at every step, and making new strings each time cost
+// about as much as reading a small value (callgrind).
+py::list worker_list(const std::vector<std::string>& workers);
 
 }  // namespace rulestream::python

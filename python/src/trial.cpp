@@ -12,6 +12,7 @@
 #include "pipeline/model/storage_options.hpp"
 #include "pipeline/trial/tensor.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/fast_calls.hpp"
 #include "python/src/python_side.hpp"
 #include "python/src/trial_handle.hpp"
 
@@ -137,6 +138,20 @@ py::object tensor_of(TrialHandle& self, const py::str& tname) {
   return tensor;
 }
 
+// trial.tensor(name) past pybind11's dispatcher (fast_calls.hpp): a notebook reading step by
+// step asks for it once per name and step.
+PyObject* fast_tensor(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static const FastSignature signature("tensor", {"tname"}, 1);
+  return call_fast<TrialHandle, 1>(
+      self, signature, args, nargs, kwnames, [](TrialHandle& handle, const auto& slot) {
+        if (!PyUnicode_Check(slot[0])) {
+          throw py::type_error(std::string("tname: expected a str, got ") +
+                               Py_TYPE(slot[0])->tp_name);
+        }
+        return tensor_of(handle, py::reinterpret_borrow<py::str>(slot[0]));
+      });
+}
+
 void bind_collection(py::module_& module) {
   py::class_<ReductionConfig>(module, "ReductionConfig",
                               "Which reductions a collection saves (smdebug's ReductionConfig).")
@@ -170,8 +185,9 @@ void bind_collection(py::module_& module) {
 void bind_trial(py::module_& module) {
   bind_collection(module);
 
-  py::class_<TrialHandle>(module, "Trial",
-                          "A training job's saved tensors, as smdebug's Trial (seed 001).")
+  py::class_<TrialHandle> trial_class(
+      module, "Trial", "A training job's saved tensors, as smdebug's Trial (seed 001).");
+  trial_class
       .def_property_readonly("name", [](const TrialHandle& self) { return self.trial().name(); })
       .def_property_readonly("path", [](const TrialHandle& self) { return self.trial().path(); })
       .def("tensor_names", &tensor_names, arg("step") = py::none(), arg("mode") = py::none(),
@@ -180,7 +196,6 @@ void bind_trial(py::module_& module) {
       // The name seed 000's example rule uses (smdebug's older spelling of tensor_names).
       .def("tensors", &tensor_names, arg("step") = py::none(), arg("mode") = py::none(),
            arg("regex") = py::none(), arg("collection") = py::none())
-      .def("tensor", &tensor_of, arg("tname"))
       .def(
           "has_tensor",
           [](const TrialHandle& self, const std::string& tname) {
@@ -242,7 +257,7 @@ void bind_trial(py::module_& module) {
             return optional_int(self.current().global_step(mode_argument(mode), mode_step));
           },
           arg("mode"), arg("mode_step"))
-      .def("workers", [](const TrialHandle& self) { return str_list(self.current().workers()); })
+      .def("workers", [](const TrialHandle& self) { return worker_list(self.current().workers()); })
       .def_property_readonly("num_workers",
                              [](const TrialHandle& self) { return self.current().num_workers(); })
       .def("collections", [](const TrialHandle& self) { return self.current().collections(); })
@@ -294,6 +309,9 @@ void bind_trial(py::module_& module) {
       .def("__repr__", [](const TrialHandle& self) {
         return "<rulestream Trial " + self.trial().name() + " at " + self.trial().path() + ">";
       });
+
+  add_fast_method(trial_class, "tensor", &fast_tensor,
+                  "tensor($self, /, tname)\n--\n\nThe tensor named `tname` (one object per name).");
 
   module.def("_open_trial", &open_trial, arg("path"), arg("name") = py::none(),
              arg("range_steps") = py::none());

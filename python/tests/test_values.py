@@ -123,6 +123,34 @@ def test_values_of_a_mode_are_every_step_of_it():
     assert sorted(loss.values()) == loss.steps()
 
 
+@pytest.mark.parametrize("name", ["pt-ddp-2workers", "pt-mlp-reductions"])
+def test_values_of_a_worker_are_its_value_at_every_step(name):
+    # values() reads every step's record together; each entry must be what value() reads at
+    # that step for the same worker, and where value() raises at some step, values() raises
+    # the same exception (smdebug's values() calls value() step by step).
+    trial = create_trial(trial_path(name))
+    checked = raised = 0
+    for tname in trial.tensor_names():
+        tensor = trial.tensor(tname)
+        for worker in [None] + trial.workers():
+            errors = {error_name(lambda: tensor.value(s, worker=worker)) for s in tensor.steps()}
+            errors.discard(None)
+            if errors:
+                assert error_name(lambda: tensor.values(worker=worker)) in errors, (tname, worker)
+                raised += 1
+                continue
+            values = tensor.values(worker=worker)
+            assert list(values) == tensor.steps(), (tname, worker)
+            for step, value in values.items():
+                wanted = tensor.value(step, worker=worker)
+                assert value.dtype == wanted.dtype and value.shape == wanted.shape
+                assert np.array_equal(value, wanted, equal_nan=True), (tname, worker, step)
+                checked += 1
+    assert checked > 0
+    if name == "pt-mlp-reductions":
+        assert raised > 0  # it saved only reductions of some tensors at some steps
+
+
 def test_prev_steps():
     trial = create_trial(trial_path("pt-mlp-basic"))
     weights = trial.tensor("MLP_fc1.weight")

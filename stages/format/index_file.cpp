@@ -8,6 +8,7 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/python_json.hpp"
+#include "stages/format/index_file_canonical.hpp"
 #include "stages/format/index_file_sax.hpp"
 #include "stages/format/json_document.hpp"
 
@@ -79,6 +80,7 @@ std::vector<ShapeEntry> parse_shape_payload(const JsonFieldReader& reader,
 }  // namespace
 
 IndexFile parse_index_file(std::string_view json, const std::string& path) {
+  if (std::optional<IndexFile> index = parse_index_file_canonical(json)) return std::move(*index);
   if (std::optional<IndexFile> index = parse_index_file_fast(json)) return std::move(*index);
   return parse_index_file_document(json, path);
 }

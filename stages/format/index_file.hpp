@@ -43,14 +43,15 @@ struct IndexFile {
 // Parses an index file. A missing tensor_payload means no tensors (older writers). Throws
 // FormatError naming `path` and the field at fault ("tensor_payload[3].start_idx") on malformed
 // JSON (with line, column and byte), a missing or mistyped field, an unknown mode, a negative
-// number, or tensors without meta.event_file_name. Reads the file off parser events first
-// (parse_index_file_fast, no document built) and falls back to parse_index_file_document
-// whenever that is unsure, so results and messages are always the document reader's.
+// number, or tensors without meta.event_file_name. Reads smdebug's own spelling byte by byte
+// first (parse_index_file_canonical), anything else off parser events (parse_index_file_fast,
+// no document built), and falls back to parse_index_file_document whenever those are unsure,
+// so results and messages are always the document reader's.
 IndexFile parse_index_file(std::string_view json, const std::string& path);
 
-// The reference reader: builds a Boost.JSON document and walks it. parse_index_file_fast must
-// agree with it on every file it accepts (tests/stages/format/index_file_sax_test.cpp compares
-// them).
+// The reference reader: builds a Boost.JSON document and walks it. parse_index_file_canonical
+// and parse_index_file_fast must agree with it on every file they accept
+// (tests/stages/format/index_file_sax_test.cpp compares them).
 IndexFile parse_index_file_document(std::string_view json, const std::string& path);
 
 // Serialises as smdebug does (Python json.dumps with default separators, one line), so a

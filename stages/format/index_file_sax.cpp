@@ -422,10 +422,11 @@ class IndexFileHandler {
   ShortText mode_;
 };
 
-// Every entry is an object, so the braces bound the entries (less the top and meta objects),
-// and reserving that many spares the vectors' regrowth. memchr jumps from brace to brace (about
-// a hundred bytes apart): a byte-by-byte count cost a quarter of the whole parse.
-std::size_t count_braces(std::string_view json) {
+}  // namespace
+
+std::size_t index_entries_bound(std::string_view json) {
+  // memchr jumps from brace to brace (about a hundred bytes apart): a byte-by-byte count cost a
+  // quarter of the whole parse.
   std::size_t braces = 0;
   const char* at = json.data();
   const char* const end = json.data() + json.size();
@@ -435,15 +436,12 @@ std::size_t count_braces(std::string_view json) {
     ++braces;
     at = static_cast<const char*>(found) + 1;
   }
-  return braces;
+  return braces > 2 ? braces - 2 : 0;  // less the top object and meta
 }
 
-}  // namespace
-
 std::optional<IndexFile> parse_index_file_fast(std::string_view json) {
-  const std::size_t braces = count_braces(json);
   boost::json::basic_parser<IndexFileHandler> parser(boost::json::parse_options{},
-                                                     braces > 2 ? braces - 2 : 0);
+                                                     index_entries_bound(json));
   boost::system::error_code ec;
   // Like boost::json::parser::write: the final buffer, and nothing may follow the value.
   const std::size_t consumed = parser.write_some(false, json.data(), json.size(), ec);
