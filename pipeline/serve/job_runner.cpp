@@ -9,6 +9,7 @@
 #include "pipeline/graph/tensorboard_pipeline.hpp"
 #include "pipeline/serve/job_sinks.hpp"
 #include "pipeline/serve/stream_sink.hpp"
+#include "sources/open/storage_factory.hpp"
 
 namespace rulestream {
 // While it lives, check() and request_stop() reach the running pipeline (one asked to stop
@@ -52,9 +53,11 @@ std::shared_ptr<const PipelineConfig> JobRunner::job_config() const {
   auto config = std::make_shared<PipelineConfig>(context_.base);
   config->paths = {job_.path.string()};
   config->follow = true;
-  const std::filesystem::path own_rules = job_.path / context_.job_rules_file;
-  if (std::filesystem::exists(own_rules)) {
-    RulesFile file = read_rules_file(own_rules.string());
+  // Through the job's storage, so that a job on S3 has its own rules file too.
+  const auto storage = open_storage(job_.path.string(), context_.base.storage);
+  if (storage->exists(context_.job_rules_file)) {
+    RulesFile file = parse_rules_file(storage->read(context_.job_rules_file).as_string_view(),
+                                      (job_.path / context_.job_rules_file).string());
     config->rules = std::move(file.rules);
     config->tensorboard_names = std::move(file.tensorboard_names);
     for (auto& sink : file.sinks) config->sinks.push_back(std::move(sink));

@@ -22,22 +22,10 @@ namespace {
 
 namespace json = boost::json;
 using testing::find_job;
+using testing::rule_of;
 using testing::ServeProcess;
+using testing::state_of;
 using testing::TempDir;
-
-// Rule rule_configuration of the job's answer.
-const json::object& rule_of(const json::object& job, const std::string& configuration) {
-  for (const auto& rule : job.at("rules").as_array()) {
-    if (rule.at("rule_configuration").as_string() == configuration) return rule.as_object();
-  }
-  throw std::out_of_range("job " + std::string(job.at("id").as_string()) + " has no rule " +
-                          configuration);
-}
-
-std::string state_of(const json::value& jobs, const std::string& id) {
-  const json::object* job = find_job(jobs, id);
-  return job ? std::string(job->at("state").as_string()) : "";
-}
 
 std::uint64_t bytes_under(const std::filesystem::path& folder) {
   std::uint64_t bytes = 0;
@@ -494,9 +482,10 @@ TEST(Serve, RefusesWhatItCannotServe) {
   outcome = serve({"--jobs", (root.path() / "absent").string(), "--rule", "NonFinite"});
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_NE(outcome.err.find("absent: no such folder of jobs"), std::string::npos) << outcome.err;
-  outcome = serve({"--jobs", "s3://bucket/jobs", "--rule", "NonFinite"});
+  // Bucket names are lower case: the URI is named before any request is made.
+  outcome = serve({"--jobs", "s3://Team_Bucket/jobs", "--rule", "NonFinite"});
   EXPECT_EQ(outcome.exit_code, 2);
-  EXPECT_NE(outcome.err.find("S3 roots are not served yet"), std::string::npos) << outcome.err;
+  EXPECT_NE(outcome.err.find("s3://Team_Bucket/jobs: "), std::string::npos) << outcome.err;
   outcome = serve({"--jobs", root.path().string(), "--rule", "NonFinite", "--listen", "localhost"});
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_NE(outcome.err.find("--listen must be HOST:PORT"), std::string::npos) << outcome.err;
