@@ -413,6 +413,41 @@ TEST(Serve, AJobsOwnRulesFileReplacesTheRulesAndAJobWithoutEndMarkerEndsWhenIdle
 
 // Two jobs without their end markers, one running at a time (--max-running 1): the second
 // waits, Queued, until the first has been idle for the timeout.
+// A job that had ended an hour before serve found it (its end marker's time set back) is
+// replayed rather than followed: the same statuses, firings and steps read as a follow gives
+// (every gradient tiny from the fault step on, each of the 40 steps read once).
+TEST(Serve, AnArchivedJobIsReplayedWithWhatAFollowFinds) {
+  TempDir root;
+  JobSimulatorOptions options;
+  options.output = root.path() / "archived";
+  options.scenario = JobScenario::VanishingGradients;
+  options.steps = 40;
+  const JobSimulator simulator(options);
+  simulator.run();
+  const auto marker = options.output / "training_job_end.ts";
+  std::filesystem::last_write_time(
+      marker, std::filesystem::last_write_time(marker) - std::chrono::hours(1));
+  ServeProcess serve({"--jobs", root.path().string(), "--rule", "VanishingGradient", "--rule",
+                      "NonFinite", "--idle-timeout", "60", "--poll-interval", "0.2"});
+  ASSERT_NE(serve.port(), 0);
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) { return state_of(jobs, "archived") == "Finished"; },
+      std::chrono::seconds(30)))
+      << serve.get("/api/jobs").body << "\n"
+      << serve.log();
+  const json::value jobs = serve.get_json("/api/jobs");
+  const json::object& job = *find_job(jobs, "archived");
+  EXPECT_EQ(job.at("last_step").as_int64(), options.steps - 1);
+  EXPECT_EQ(rule_of(job, "VanishingGradient").at("status").as_string(), "IssuesFound");
+  EXPECT_EQ(rule_of(job, "VanishingGradient").at("firings").as_int64(),
+            options.steps - simulator.fault_step());
+  EXPECT_EQ(rule_of(job, "NonFinite").at("status").as_string(), "NoIssuesFound");
+  EXPECT_EQ(testing::parse_prometheus_text(serve.get("/metrics").body)
+                .value("rulestream_steps_read_total", {{"format", "smdebug"}}),
+            options.steps);
+  EXPECT_EQ(serve.stop(), 0);
+}
+
 TEST(Serve, JobsBeyondMaxRunningWaitQueuedAndRunInTurn) {
   TempDir root;
   for (const std::string name : {"a", "b"}) {
