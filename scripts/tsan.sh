@@ -30,7 +30,8 @@ cd "$(dirname "$0")/.."
 TBB_SUITES='S3ReplayTest.*:S3TensorBoardTest.*:CombinedReductions*:JobSimulatorTest.*'
 TBB_SUITES+=':LiveBlockChecks*:RecordSizes/ValuesKeptForRules.*:ReplayAndWatch/RewrittenEventFile.*'
 TBB_SUITES+=':RuleActions*:RulePipeline*:RuleStage.*:Samples/*'
-TBB_SUITES+=':StalledTrainingInThePipeline*:TensorBoardPipelineTest.*:Trial.*:TrialValues*'
+TBB_SUITES+=':StalledTrainingInThePipeline*:TensorBoardPipelineTest.*:Trial.*:TrialStoreIngest.*:TrialValues*'
+TBB_SUITES+=':FilteredTensorNames.*'
 
 if [ "${1:-}" = "--ci" ]; then
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -14,7 +14,6 @@
 #include <thread>
 #include <variant>
 
-#include "pipeline/graph/busy_timer.hpp"
 #include "pipeline/graph/configuration_check.hpp"
 #include "pipeline/graph/file_tracker.hpp"
 #include "pipeline/graph/retired_landings.hpp"
@@ -22,6 +21,7 @@
 #include "pipeline/graph/rule_stage.hpp"
 #include "pipeline/graph/sink_routing.hpp"
 #include "pipeline/graph/stop_action.hpp"
+#include "pipeline/model/busy_timer.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "pipeline/store/trial_store.hpp"
@@ -543,15 +543,21 @@ PipelineReport RulePipeline::Impl::run_in_arena() {
   Assembler assembler(
       graph, flow::serial,
       [this](const AssemblerInput& input, Assembler::output_ports_type& ports) {
-        BusyTimer busy(assembler_busy_);
-        try {
-          assemble(input, ports);
-        } catch (const std::exception& error) {
-          const auto* landing = std::get_if<LandingPtr>(&input);
-          report_problem(landing ? (*landing)->path : "",
-                         std::string("assembling steps: ") + error.what());
-          if (landing) files_.landed_or_dropped((*landing)->step);
+        // The store spreads a large file's ingestion over the arena's threads: what this
+        // thread did of that is parallel work, not the node's own.
+        const auto parallel_before = store_->parallel_ingest_cpu();
+        {
+          BusyTimer busy(assembler_busy_);
+          try {
+            assemble(input, ports);
+          } catch (const std::exception& error) {
+            const auto* landing = std::get_if<LandingPtr>(&input);
+            report_problem(landing ? (*landing)->path : "",
+                           std::string("assembling steps: ") + error.what());
+            if (landing) files_.landed_or_dropped((*landing)->step);
+          }
         }
+        assembler_busy_ -= store_->parallel_ingest_cpu() - parallel_before;
       },
       kDownstreamFirst);
   flow::make_edge(flow::output_port<0>(loader), assembler);

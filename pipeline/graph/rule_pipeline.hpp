@@ -25,7 +25,9 @@ struct PipelineReport {
   // are evaluated in parallel (RuleStage).
   std::vector<std::chrono::nanoseconds> rule_serial_busy;
   // CPU time the step assembler (a serial node: steps across workers, the store's ingestion)
-  // spent on its inputs: with rule_serial_busy, what bounds the speedup more threads can give.
+  // spent on its inputs, less its share of the ingestion the store spreads over the threads
+  // (TrialStore::parallel_ingest_cpu): with rule_serial_busy, what bounds the speedup more
+  // threads can give.
   std::chrono::nanoseconds assembler_busy{};
   std::int64_t conditions_met = 0;
   bool rule_errors = false;

@@ -1,6 +1,6 @@
 #include "pipeline/graph/rule_runner.hpp"
 
-#include "pipeline/graph/busy_timer.hpp"
+#include "pipeline/model/busy_timer.hpp"
 #include "pipeline/model/exceptions.hpp"
 
 namespace rulestream {

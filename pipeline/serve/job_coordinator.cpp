@@ -87,6 +87,12 @@ void JobCoordinator::refresh_documents() {
   documents_ = std::move(documents);
 }
 
+JobEventLog::Events JobCoordinator::events(const std::string& job) const {
+  std::lock_guard lock(readers_mutex_);
+  if (!readers_redis_) readers_redis_.emplace(options_.endpoint);
+  return JobEventLog(*readers_redis_, options_.prefix).read(job);
+}
+
 std::map<std::string, std::string> JobCoordinator::documents() const {
   std::lock_guard lock(mutex_);
   return documents_;

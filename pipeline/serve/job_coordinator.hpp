@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/coordination/job_event_log.hpp"
 #include "pipeline/coordination/job_leases.hpp"
 #include "pipeline/coordination/job_states.hpp"
 #include "pipeline/coordination/lease_heartbeat.hpp"
@@ -60,6 +61,11 @@ class JobCoordinator {
   // Supervisor only. Reads every instance's job documents for documents().
   void refresh_documents();
 
+  // Any thread (a connection of its own for them, under a lock). The job's event log, as its
+  // owners appended it (pipeline/coordination/job_event_log.hpp). RedisError when Redis cannot
+  // be reached.
+  JobEventLog::Events events(const std::string& job) const;
+
   // Any thread.
   std::map<std::string, std::string> documents() const;
   bool holds(const std::string& job) const;
@@ -71,6 +77,9 @@ class JobCoordinator {
   RedisConnection redis_;  // the supervisor's
   JobLeases leases_;
   JobStates states_;
+
+  mutable std::mutex readers_mutex_;  // guards the readers' connection, made when first asked
+  mutable std::optional<RedisConnection> readers_redis_;
 
   mutable std::mutex mutex_;  // guards what follows
   std::set<std::string> lost_;

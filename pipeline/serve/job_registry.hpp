@@ -82,6 +82,7 @@ class JobRegistry {
   // The job's kept rule events, oldest first; nullopt for an unknown id.
   std::optional<std::vector<RuleEvent>> events(const std::string& id) const;
   std::map<JobState, std::size_t> count_by_state() const;
+  std::size_t events_per_job() const { return events_per_job_; }
 
  private:
   struct Entry {

@@ -105,6 +105,11 @@ std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& co
                                      : make_sink(config.sinks[i], *context_.out);
     sinks.push_back(std::make_unique<CountedSink>(std::move(sink), *context_.metrics));
   }
+  // Sharing a Redis, every instance shows the job's events: the owner logs them there too.
+  if (publisher_) {
+    sinks.push_back(
+        std::make_unique<EventLogSink>(publisher_, context_.registry->events_per_job()));
+  }
   auto registry = std::make_unique<RegistrySink>(job_.id, *context_.registry, *context_.metrics);
   if (registry_sink) *registry_sink = registry.get();
   sinks.push_back(std::move(registry));

@@ -4,6 +4,7 @@
 #include <boost/url/parse.hpp>
 #include <sstream>
 
+#include "pipeline/coordination/rule_event_codec.hpp"
 #include "pipeline/report/report_page.hpp"
 #include "pipeline/serve/job_json.hpp"
 
@@ -83,25 +84,57 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
       if (auto job = job_json(registry, coordinator, id)) return json_response(200, *job);
       return error_response(404, "no job " + id);
     }
-    if (path.size() == 4 && path[3] == "events") {
-      const auto job = registry.job(id);
-      const auto events = registry.events(id);
-      if (!job || !events) return error_response(404, "no job " + id);
-      json::array list;
-      for (const RuleEvent& event : *events) list.push_back(json::parse(event.to_json()));
-      return json_response(
-          200,
-          json::object{{"job", id}, {"events", std::move(list)}, {"dropped", job->events_dropped}});
-    }
+    if (path.size() == 4 && path[3] == "events") return job_events(id);
   }
   if (path.size() == 3 && path[0] == "jobs" && path[2] == "report") return report_page(path[1]);
   return error_response(404, "nothing at " + request.target);
 }
 
+HttpResponse ServeApi::job_events(const std::string& id) const {
+  const auto job = service_.registry().job(id);
+  const auto events = service_.registry().events(id);
+  if (!job || !events) return error_response(404, "no job " + id);
+  json::array list;
+  std::int64_t dropped = job->events_dropped;
+  if (const JobCoordinator* coordinator = service_.coordinator()) {
+    // Whichever instance runs (or ran) the job, its owners logged its events in Redis: this
+    // instance's registry holds only those of the jobs it ran itself, and since its start.
+    JobEventLog::Events logged;
+    try {
+      logged = coordinator->events(id);
+    } catch (const RedisError& error) {
+      return error_response(503, "the events of job " + id +
+                                     " are in Redis, which could not be "
+                                     "reached: " +
+                                     error.what());
+    }
+    for (const std::string& payload : logged.payloads) {
+      list.push_back(json::parse(decode_rule_event(payload).to_json()));
+    }
+    dropped = logged.total - static_cast<std::int64_t>(logged.payloads.size());
+  } else {
+    for (const RuleEvent& event : *events) list.push_back(json::parse(event.to_json()));
+  }
+  return json_response(
+      200, json::object{{"job", id}, {"events", std::move(list)}, {"dropped", dropped}});
+}
+
 HttpResponse ServeApi::report_page(const std::string& id) const {
   const auto job = service_.registry().job(id);
   if (!job) return error_response(404, "no job " + id);
-  if (!job->config) return error_response(409, "job " + id + " has not started yet");
+  if (!job->config) {
+    // Sharing a Redis, the page is made where the job runs (or ran): say which instance that is.
+    if (const JobCoordinator* coordinator = service_.coordinator()) {
+      const auto shown = job_json(service_.registry(), coordinator, id);
+      if (shown && shown->contains("instance") && shown->at("instance").is_string() &&
+          shown->at("instance").as_string() != coordinator->options().instance) {
+        return error_response(409, "job " + id + " runs on instance " +
+                                       std::string(shown->at("instance").as_string()) +
+                                       ": its /jobs/" + id + "/report has the page");
+      }
+    }
+    return error_response(409, "job " + id + " has not started yet");
+  }
   std::ostringstream page;
   try {
     write_report_page(*job->config, page);  // a replay of what the job holds now

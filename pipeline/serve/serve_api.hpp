@@ -9,7 +9,9 @@
 //                                ended, rules [{rule_configuration, rule, status (InProgress,
 //                                IssuesFound, NoIssuesFound, Error), firings, last_finding,
 //                                last_finding_step, message}], events_dropped
-//   GET /api/jobs/{id}/events    {"job": id, "events": [rule event...], "dropped": n}, newest last
+//   GET /api/jobs/{id}/events    {"job": id, "events": [rule event...], "dropped": n}, newest last;
+//                                sharing a Redis, the same on every instance (read from the job's
+//                                event log there; 503 when Redis cannot be reached)
 //   GET /jobs/{id}/report        the job's report page (`rulestream report`), made on request
 // With a token, every path but /healthz and /readyz (probes carry no credentials) needs
 // "Authorization: Bearer TOKEN"; 401 otherwise. Nothing answered names a sink's target or the
@@ -33,6 +35,7 @@ class ServeApi {
 
  private:
   bool authorized(const HttpRequest& request) const;
+  HttpResponse job_events(const std::string& id) const;
   HttpResponse report_page(const std::string& id) const;
 
   const JobService& service_;

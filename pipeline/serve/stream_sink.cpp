@@ -21,25 +21,25 @@ JobEventPublisher::JobEventPublisher(RedisEndpoint endpoint, JobLease lease,
       retry_for_(retry_for),
       prefix_(std::move(prefix)) {}
 
-JobEventPublisher::Outcome JobEventPublisher::publish(std::size_t sink, const RuleEvent& event) {
-  if (silenced_) return Outcome::NotTheOwner;
-  std::lock_guard lock(mutex_);
-  if (fenced_) return Outcome::NotTheOwner;
+std::string JobEventPublisher::event_id(std::size_t route, const RuleEvent& event) {
   std::int64_t occurrence = 0;
   if (event.kind == RuleEvent::Kind::ConditionMet) {
-    occurrence = occurrences_[{sink, event.rule_configuration, event.global_step}]++;
+    occurrence = occurrences_[{route, event.rule_configuration, event.global_step}]++;
   }
-  const std::string id = rule_event_id(lease_.job, event, occurrence);
-  const std::string payload = encode_rule_event(event);
+  return rule_event_id(lease_.job, event, occurrence);
+}
+
+template <typename Attempt>
+JobEventPublisher::Outcome JobEventPublisher::send(const Attempt& attempt) {
   const auto give_up = std::chrono::steady_clock::now() + retry_for_;
   for (;;) {
     try {
       if (!redis_) {
         redis_.emplace(endpoint_);
         publisher_.emplace(*redis_, prefix_);
+        log_.emplace(*redis_, prefix_);
       }
-      const auto outcome = publisher_->publish(lease_, id, sink, payload);
-      fenced_ = outcome == EventPublisher::Outcome::Fenced;
+      fenced_ = !attempt();
       return fenced_ ? Outcome::NotTheOwner : Outcome::Published;
     } catch (const RedisError&) {
       // Unreachable for now (the connection reconnects on the next try). Past the TTL the lease
@@ -49,6 +49,27 @@ JobEventPublisher::Outcome JobEventPublisher::publish(std::size_t sink, const Ru
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
+}
+
+JobEventPublisher::Outcome JobEventPublisher::publish(std::size_t sink, const RuleEvent& event) {
+  if (silenced_) return Outcome::NotTheOwner;
+  std::lock_guard lock(mutex_);
+  if (fenced_) return Outcome::NotTheOwner;
+  const std::string id = event_id(sink, event);
+  const std::string payload = encode_rule_event(event);
+  return send([&] {
+    return publisher_->publish(lease_, id, sink, payload) != EventPublisher::Outcome::Fenced;
+  });
+}
+
+JobEventPublisher::Outcome JobEventPublisher::log(const RuleEvent& event, std::size_t keep) {
+  if (silenced_) return Outcome::NotTheOwner;
+  std::lock_guard lock(mutex_);
+  if (fenced_) return Outcome::NotTheOwner;
+  const std::string id = event_id(kLogRoute, event);
+  const std::string payload = encode_rule_event(event);
+  return send(
+      [&] { return log_->append(lease_, id, payload, keep) != JobEventLog::Outcome::Fenced; });
 }
 
 StreamSink::StreamSink(std::shared_ptr<JobEventPublisher> publisher, std::size_t index,

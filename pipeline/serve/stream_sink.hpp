@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "pipeline/coordination/event_stream.hpp"
+#include "pipeline/coordination/job_event_log.hpp"
 #include "pipeline/coordination/job_leases.hpp"
 #include "pipeline/coordination/redis_connection.hpp"
 #include "pipeline/serve/service_metrics.hpp"
@@ -47,11 +48,23 @@ class JobEventPublisher {
   };
   // The event for service sink `sink`.
   Outcome publish(std::size_t sink, const RuleEvent& event);
+  // The event into the job's event log, which keeps the newest `keep` (what /api/jobs/ID/events
+  // shows on every instance: pipeline/coordination/job_event_log.hpp).
+  Outcome log(const RuleEvent& event, std::size_t keep);
   // From now on nothing is published: the job is handed over (the service stops, or the lease
   // was lost), so the events of its rules' drain are not the job's.
   void silence() { silenced_ = true; }
 
  private:
+  // The id of the event as sent to `route` (a sink's index, or kLogRoute), counting the
+  // conditions met per route, rule configuration and step (under mutex_).
+  std::string event_id(std::size_t route, const RuleEvent& event);
+  // Runs `attempt` (one round trip, true when the job is still ours) until it answers, retrying
+  // an unreachable Redis for retry_for_ (under mutex_).
+  template <typename Attempt>
+  Outcome send(const Attempt& attempt);
+  static constexpr std::size_t kLogRoute = static_cast<std::size_t>(-2);
+
   const RedisEndpoint endpoint_;
   const JobLease lease_;
   const std::chrono::milliseconds retry_for_;
@@ -61,9 +74,25 @@ class JobEventPublisher {
   std::mutex mutex_;  // guards what follows
   std::optional<RedisConnection> redis_;
   std::optional<EventPublisher> publisher_;
+  std::optional<JobEventLog> log_;
   bool fenced_ = false;
-  // Conditions met so far per (sink, rule configuration, step): the N of the id.
+  // Conditions met so far per (route, rule configuration, step): the N of the id.
   std::map<std::tuple<std::size_t, std::string, std::int64_t>, std::int64_t> occurrences_;
+};
+
+// A job's events into its event log in Redis (JobEventPublisher::log), for /api/jobs/ID/events on
+// every instance. Beside the registry's sink: it gets every event the registry gets.
+class EventLogSink final : public Sink {
+ public:
+  EventLogSink(std::shared_ptr<JobEventPublisher> publisher, std::size_t keep)
+      : publisher_(std::move(publisher)), keep_(keep) {}
+  std::string describe() const override { return "the job's event log in Redis"; }
+  void write(const RuleEvent& event) override { publisher_->log(event, keep_); }
+  void flush() override {}
+
+ private:
+  std::shared_ptr<JobEventPublisher> publisher_;
+  const std::size_t keep_;
 };
 
 // Service sink `index` of a job, through the stream. Counted in the metrics as a failure of

@@ -13,6 +13,8 @@
 
 namespace rulestream {
 
+struct TensorHistory;  // pipeline/store/trial_store.hpp
+
 // Remembers which tensor names pass a name filter (a query's regexes, a collection's names and
 // include_regex), so that rules asking the same question at every step of a long job match
 // each name once instead of running the regexes over every name at every step.
@@ -23,6 +25,13 @@ class NameFilterCache {
   // Names are the store's own strings (its tensor map's keys: one per tensor, never moved or
   // freed while the store lives), and are remembered by address: rules ask about every tensor
   // at every step, and hashing each name was most of what a filtered query cost.
+  // The tensors of a store that pass a filter, in name order (the store's names and
+  // histories), as worked out when the store held `of_tensors` tensors.
+  struct PassingTensors {
+    std::size_t of_tensors = 0;
+    std::vector<std::pair<const std::string*, const TensorHistory*>> tensors;
+  };
+
   class Verdicts {
    public:
     std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
@@ -34,6 +43,10 @@ class NameFilterCache {
         const std::shared_ptr<const StepLayout>& layout,
         const std::function<bool(const std::string&)>& decide);
 
+    // Kept for the filter, under lock(): Trial::tensor_refs works them out again when the
+    // store holds more tensors than they were worked out from.
+    PassingTensors& passing_tensors() { return passing_tensors_; }
+
    private:
     // Layouts remembered (most recent last); each entry keeps its layout alive, so an address
     // is never mistaken for a later layout's.
@@ -44,6 +57,7 @@ class NameFilterCache {
     std::vector<std::pair<std::shared_ptr<const StepLayout>,
                           std::shared_ptr<const std::vector<std::uint32_t>>>>
         layouts_;
+    PassingTensors passing_tensors_;
   };
 
   // The verdicts for the filter `key` (which must identify the filter exactly: its regexes and

@@ -149,6 +149,12 @@ class TrialStore {
               std::vector<TrialProblem> problems, bool training_ended, bool all_loaded);
   // One index file, as a pipeline's step assembler ingests them (without copying it).
   void ingest(const IndexLanding& index);
+  // CPU time the threads calling ingest() spent in the parallel sections of ingesting index
+  // files, their own share of them: a pipeline's serial assembler subtracts it from its busy
+  // time, since those sections run on every thread of the arena. Safe from any thread.
+  std::chrono::nanoseconds parallel_ingest_cpu() const {
+    return std::chrono::nanoseconds(parallel_ingest_nanoseconds_.load(std::memory_order_relaxed));
+  }
   void set_externally_fed() { externally_fed_ = true; }
   // How many steps the job is known to have so far (a replay lists them all before loading):
   // each tensor's history is sized for them once, rather than grown (and copied) step by step.
@@ -230,7 +236,30 @@ class TrialStore {
   std::string describe_record(const RecordRef& ref, const std::string& tensor) const;
 
  private:
+  using TensorEntry = std::pair<const std::string, TensorHistory>;
+  // One index file's tensors into the histories (trial_store_ingest.cpp), under mutex_ held
+  // exclusively. A file of many tensors is spread over the threads of the calling arena.
   void add_index(const IndexLanding& index, std::uint64_t generation);
+  // One position of the index file being ingested, as its sections find it.
+  struct Placement {
+    TensorEntry* entry = nullptr;  // the tensor's; null until made for a name never seen
+    RecordRef ref;
+    std::optional<ReductionKey> reduction;  // a saved reduction of the entry's tensor
+    std::uint8_t shard = 0;                 // which task writes the entry's saves
+  };
+  // add_index's sections (trial_store_ingest.cpp says what runs where, and on which threads).
+  void place(const IndexLanding& pending, std::vector<TensorEntry*>& layout, FileId file_id,
+             std::size_t begin, std::size_t end);
+  void make_new_entries(const IndexLanding& pending, std::uint64_t generation,
+                        std::vector<TensorEntry*>& layout);
+  bool save_shard(const IndexLanding& pending, std::uint64_t generation, const std::string* worker,
+                  std::size_t shard);
+  // The entry of a tensor never seen (made serially).
+  TensorEntry& new_entry(const std::string& name, std::uint64_t generation);
+  // The worker's save at the file's step in the entry's history, made when missing; `changed`
+  // set when the history gains the step. Touches that history and the arena only.
+  WorkerSave& save_at(TensorEntry& entry, const IndexLanding& pending, std::uint64_t generation,
+                      const std::string* worker, bool& changed);
   // read_record without asking the value cache first (read_records asked it already).
   TensorValue read_uncached(const RecordRef& ref, const std::string& tensor) const;
   // Frames and decodes the record `ref` from exactly its bytes, and caches the value.
@@ -279,7 +308,6 @@ class TrialStore {
   std::uint64_t generation_ = 0;
   std::vector<TrialStatus> statuses_{TrialStatus{}};  // by generation
   std::map<std::string, TensorHistory> tensors_;
-  using TensorEntry = std::pair<const std::string, TensorHistory>;
   // tensors_ by hash, keyed by views of tensors_'s own keys (map nodes never move).
   std::unordered_map<std::string_view, TensorEntry*> tensor_index_;
   // By worker (a view of workers_'s key): the entry of each position of its last index file.
@@ -297,6 +325,10 @@ class TrialStore {
   std::vector<std::pair<std::uint64_t, TrialProblem>> problems_;
   // What RecordRef::reductions point into.
   std::vector<std::shared_ptr<const LandedReductions>> landed_reductions_;
+  // add_index's scratch, one per position of the file being ingested (guarded by mutex_).
+  std::vector<Placement> placements_;
+  // CPU time the ingesting thread spent in add_index's parallel sections (its share of them).
+  std::atomic<std::int64_t> parallel_ingest_nanoseconds_{0};
 
   // Refresh bookkeeping (guarded by refresh_mutex_).
   std::map<std::string, bool> seen_index_files_;

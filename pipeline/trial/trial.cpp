@@ -29,6 +29,10 @@ std::string_view step_state_name(StepState state) {
 
 namespace {
 
+// A filtered query at a step looks at the tensors its filter picks, one by one, when they are
+// at most one in this many of the trial's; otherwise at the step's shared list of tensors.
+constexpr std::size_t kFewOfMany = 16;
+
 std::string default_trial_name(const std::string& path) {
   std::string trimmed = path;
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
@@ -142,6 +146,10 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
   // store's own keys (its map nodes never move or go).
   std::vector<TensorRef> candidates;
   std::shared_ptr<const StepTensorList> step_tensors;  // for a query at a step that exists
+  // A filtered query at a step that exists: its step list is taken below, once the filter's
+  // verdicts say whether it picks so few tensors that looking at those alone costs less.
+  const bool filtered = !query.regex.empty() || collection != nullptr;
+  std::optional<std::pair<std::int64_t, std::uint64_t>> step_to_list;  // global step, changed
   {
     auto lock = store_->read_lock();
     const auto take_where = [&](const auto& visible) {
@@ -173,7 +181,11 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
       if (global) {
         if (auto it = store_->steps().find(*global);
             it != store_->steps().end() && it->second.generation <= g) {
-          step_tensors = tensors_at(*global, it->second.tensors_changed);
+          if (filtered) {
+            step_to_list.emplace(*global, it->second.tensors_changed);
+          } else {
+            step_tensors = tensors_at(*global, it->second.tensors_changed);
+          }
         }
       }
     }
@@ -227,6 +239,40 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
             (collection->tensor_names.contains(name) || any_found_in(*collection_regexes, name)));
   };
   auto lock = verdicts.lock();
+  if (step_to_list) {
+    const auto [global, changed] = *step_to_list;
+    // Lock order: a filter's verdicts, then the store. Nothing takes them the other way round
+    // (the first block above lets the store go before the verdicts are taken).
+    auto store_lock = store_->read_lock();
+    const auto& all = store_->tensors();
+    NameFilterCache::PassingTensors& passing = verdicts.passing_tensors();
+    if (passing.of_tensors != all.size()) {  // tensors only ever come: a count says it all
+      passing.tensors.clear();
+      for (const auto& [name, history] : all) {
+        if (verdicts.passes(name, decide)) passing.tensors.emplace_back(&name, &history);
+      }
+      passing.of_tensors = all.size();
+    }
+    // A filter that picks a few of many tensors (a rule over the losses) looks at those alone:
+    // the step's whole list is a walk through every tensor, which the first rule to ask about
+    // a step pays for, and a serial rule must not pay it for the parallel ones (issue 23).
+    if (passing.tensors.size() * kFewOfMany <= all.size()) {
+      std::vector<TensorRef> result;
+      for (const auto& [name, history] : passing.tensors) {
+        if (history->generation > g) continue;
+        const TensorStep* saved = history->steps.find(global);
+        if (saved == nullptr || saved->saves.empty()) continue;
+        // Seen from the generation of the step's first save (tensors_at's visible_from).
+        std::uint64_t first_save = saved->saves.front().generation;
+        for (const WorkerSave& save : saved->saves) {
+          first_save = std::min(first_save, save.generation);
+        }
+        if (first_save <= g) result.push_back(TensorRef(*store_, *name, *history));
+      }
+      return result;
+    }
+    step_tensors = tensors_at(global, changed);
+  }
   if (step_tensors) return at_step(verdicts.passing(step_tensors->layout, decide).get());
   std::vector<TensorRef> result;
   for (const TensorRef& candidate : candidates) {

@@ -202,6 +202,20 @@ class ServeFailover : public testing::RedisServerTest {
       EXPECT_EQ(rule_of(job, "NonFinite").at("status").as_string(), "NoIssuesFound");
       EXPECT_NE(field_of(&job, "instance"), not_on) << job_name(j);
     }
+    // Each job's events, on this instance whether it ran the job or not: every one its rules
+    // made, once, a takeover's replay notwithstanding (the owners' event log in Redis).
+    const std::set<std::string> expected = expected_ids(simulators);
+    for (int j = 0; j < jobs; ++j) {
+      const json::value events = serve.get_json("/api/jobs/" + job_name(j) + "/events");
+      std::multiset<std::string> ids;
+      for (const auto& event : events.at("events").as_array()) ids.insert(id_of(event.as_object()));
+      std::multiset<std::string> expected_here;
+      for (const std::string& id : expected) {
+        if (id.starts_with(job_name(j) + "/")) expected_here.insert(id);
+      }
+      EXPECT_EQ(ids, expected_here) << job_name(j);
+      EXPECT_EQ(events.at("dropped").as_int64(), 0) << job_name(j);
+    }
     // A job's runner ends (Finished here) a moment before the supervisor ends its lease.
     const auto leases_held = [&serve] {
       return testing::parse_prometheus_text(serve.get("/metrics").body)
@@ -314,6 +328,16 @@ TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePe
   // replayed from their start, so their firings count every step from the fault on.
   for (ServeProcess* survivor : survivors) {
     expect_jobs_finished(*survivor, simulators, instance_name(victim));
+  }
+  // A job's report page is made where it ran; another instance says which one that is.
+  const int first_survivor = victim == 0 ? 1 : 0;
+  const json::value shown = survivors[0]->get_json("/api/jobs");
+  for (int j = 0; j < kJobs; ++j) {
+    const std::string owner = field_of(find_job(shown, job_name(j)), "instance");
+    if (owner == instance_name(first_survivor)) continue;
+    const auto page = survivors[0]->get("/jobs/" + job_name(j) + "/report");
+    EXPECT_EQ(page.status, 409u) << job_name(j);
+    EXPECT_NE(page.body.find("runs on instance " + owner), std::string::npos) << page.body;
   }
   // The taken-over jobs were leased twice (their fencing counters say so), the others once.
   RedisConnection redis(redis_->endpoint());

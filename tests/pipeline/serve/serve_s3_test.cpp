@@ -91,14 +91,16 @@ TEST_F(ServeS3Test, FindsJobsUploadedWhileItRunsAndEndsEachWithItsStatuses) {
   small.output = scratch_.path() / "broken";
   small.steps = 4;
   JobSimulator(small).run();
-  testing::write_text_file(small.output / "rulestream-rules.json", "{\"rules\": [");
+  // Its rules file goes up first: a job's own rules are read when it starts, which is as soon
+  // as its first trial file is listed.
+  client_->put(bucket_, "team/jobs/broken/rulestream-rules.json",
+               testing::bytes_of("{\"rules\": ["));
   upload(small.output, "team/jobs/broken");
 
   // A job still being written (no end marker yet), whose prefix may not be listed: its first
   // look (is there an end marker, a collections/ object?) is refused.
   server_->refuse_listings_under(bucket_, "team/jobs/refused/");
   std::filesystem::remove(small.output / "training_job_end.ts");
-  std::filesystem::remove(small.output / "rulestream-rules.json");
   upload(small.output, "team/jobs/refused");
 
   // The other root's "vg", once this root's has its id.
