@@ -82,9 +82,10 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
   const std::string prefix = "rulestream serve: ";
   po::options_description visible(
       "rulestream serve --jobs ROOT... (--rules FILE | --rule NAME...) [options]\n\n"
-      "Follows every job under each ROOT (a local folder whose sub-folders are smdebug trials\n"
-      "or TensorBoard logdirs), new ones as they appear, with the rules given (a job's own\n"
-      "rulestream-rules.json replaces them), and answers HTTP: /healthz, /readyz, /metrics\n"
+      "Follows every job under each ROOT (a local folder whose sub-folders, or an\n"
+      "s3://bucket/prefix whose sub-prefixes, are smdebug trials or TensorBoard logdirs), new\n"
+      "ones as they appear, with the rules given (a job's own rulestream-rules.json replaces\n"
+      "them), and answers HTTP: /healthz, /readyz, /metrics\n"
       "(Prometheus), /api/jobs, /api/jobs/ID, /api/jobs/ID/events, /jobs/ID/report.\n"
       "With --coordinator, instances sharing a Redis share the jobs: each job runs on one\n"
       "instance (a lease), is taken over when that instance dies, and each of its events is\n"
@@ -94,7 +95,8 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
       "Runs until SIGINT or SIGTERM. Exit status: 0 stopped, 2 an error.\n\noptions");
   visible.add_options()("help,h", "show this help")(
       "jobs", po::value<std::vector<std::string>>()->value_name("ROOT")->multitoken(),
-      "folders whose sub-folders are jobs (repeatable)");
+      "folders whose sub-folders, or s3://bucket/prefix whose sub-prefixes, are jobs "
+      "(repeatable)");
   add_rule_options(visible);
   visible.add_options()(
       "listen", po::value<std::string>()->value_name("HOST:PORT")->default_value("127.0.0.1:8080"),
@@ -135,17 +137,13 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return kExitError;
   }
   if (!options.count("jobs")) {
-    err << prefix << "missing --jobs ROOT (a folder whose sub-folders are jobs)\n";
+    err << prefix
+        << "missing --jobs ROOT (a folder whose sub-folders are jobs, or an s3:// prefix)\n";
     return kExitError;
   }
   try {
     JobServiceOptions service;
-    for (const auto& root : options["jobs"].as<std::vector<std::string>>()) {
-      if (root.starts_with("s3://")) {
-        throw std::invalid_argument(root + ": S3 roots are not served yet; give a local folder");
-      }
-      service.roots.emplace_back(root);
-    }
+    service.roots = options["jobs"].as<std::vector<std::string>>();
     PipelineConfig& base = service.base;
     read_rule_options(options, base);
     if (options.count("sink")) {
@@ -180,10 +178,11 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const auto [host, port] = parse_listen(options["listen"].as<std::string>());
     const std::string token =
         options.count("token-file") ? read_token(options["token-file"].as<std::string>()) : "";
-    // A bad rule, parameter or action fails here, before any job is looked at (as for a job
-    // under the first root: the check builds the rules as for a trial).
+    // A bad rule, parameter or action fails here, before any job is looked at (the check
+    // builds the rules as for a trial at the first root, reading nothing: an S3 root's
+    // credentials are found, or their absence said, naming the root).
     PipelineConfig checked = base;
-    checked.paths = {(service.roots.front() / "job").string()};
+    checked.paths = {service.roots.front()};
     check_configuration(checked);
 
     std::vector<std::shared_ptr<Sink>> sinks;

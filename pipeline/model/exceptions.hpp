@@ -136,6 +136,14 @@ class StorageError : public RulestreamError {
   using RulestreamError::RulestreamError;
 };
 
+// Storage that refused these credentials (S3's 403 AccessDenied, a rejected session token):
+// trying again will not help until someone grants the access, so a caller that retries what
+// may pass (a service looking at its jobs every poll) gives up on this one and says why.
+class StorageAccessDenied : public StorageError {
+ public:
+  using StorageError::StorageError;
+};
+
 // Something wrong with the data that was reported and skipped (never silently ignored).
 struct TrialProblem {
   std::string path;

@@ -1,59 +1,52 @@
 #include "pipeline/serve/job_discovery.hpp"
 
-#include <algorithm>
-#include <system_error>
-
 #include "pipeline/model/exceptions.hpp"
-#include "sources/open/storage_factory.hpp"
 
 namespace rulestream {
 
-JobDiscovery::JobDiscovery(std::vector<std::filesystem::path> roots, StorageOptions storage)
-    : roots_(std::move(roots)), storage_(std::move(storage)) {
-  for (const auto& root : roots_) {
-    std::error_code error;
-    if (!std::filesystem::is_directory(root, error)) {
-      throw StorageError(root.string() + ": no such folder of jobs");
-    }
-  }
+JobDiscovery::JobDiscovery(const std::vector<std::string>& roots, const StorageOptions& storage) {
+  for (const auto& root : roots) roots_.push_back(open_job_root(root, storage));
 }
 
 std::vector<FoundJob> JobDiscovery::scan(std::vector<std::string>& problems) {
   std::vector<FoundJob> found;
   for (const auto& root : roots_) {
-    std::error_code error;
-    std::filesystem::directory_iterator entries(root, error);
-    if (error) {
-      problems.push_back(root.string() + ": cannot list the folder of jobs: " + error.message());
+    std::vector<JobFolder> folders;
+    try {
+      folders = root->list();  // in name order: ids handed out in a stable order
+    } catch (const std::exception& failure) {
+      problems.push_back(failure.what());  // names the root
       continue;
     }
-    std::vector<std::filesystem::path> folders;
-    for (const auto& entry : entries) {
-      std::error_code type_error;
-      if (entry.is_directory(type_error) && !known_.contains(entry.path())) {
-        folders.push_back(entry.path());
+    for (const JobFolder& folder : folders) {
+      if (known_.contains(folder.location)) continue;
+      std::optional<FoundJob> job = look_at(*root, folder, problems);
+      if (!job) continue;
+      known_.insert(folder.location);
+      for (int suffix = 2; ids_.contains(job->id); ++suffix) {
+        job->id = folder.name + "-" + std::to_string(suffix);
       }
-    }
-    std::sort(folders.begin(), folders.end());  // ids handed out in a stable order
-    for (const auto& folder : folders) {
-      std::optional<TrialFormat> format;
-      try {
-        format = detect_format(*open_storage(folder.string(), storage_));
-      } catch (const std::exception& failure) {
-        problems.push_back(folder.string() + ": " + failure.what());
-        continue;
-      }
-      if (!format) continue;
-      known_.insert(folder);
-      std::string id = folder.filename().string();
-      for (int suffix = 2; ids_.contains(id); ++suffix) {
-        id = folder.filename().string() + "-" + std::to_string(suffix);
-      }
-      ids_.insert(id);
-      found.push_back({id, folder, *format});
+      ids_.insert(job->id);
+      found.push_back(std::move(*job));
     }
   }
   return found;
+}
+
+std::optional<FoundJob> JobDiscovery::look_at(const JobRoot& root, const JobFolder& folder,
+                                              std::vector<std::string>& problems) {
+  FoundJob job{folder.name, folder.location, TrialFormat::Smdebug, {}};
+  try {
+    const std::optional<TrialFormat> format = detect_format(*root.open(folder));
+    if (!format) return std::nullopt;
+    job.format = *format;
+  } catch (const StorageAccessDenied& refused) {
+    job.refused = folder.location + ": " + refused.what();  // S3 names only the bucket
+  } catch (const std::exception& failure) {
+    problems.push_back(folder.location + ": " + failure.what());
+    return std::nullopt;
+  }
+  return job;
 }
 
 }  // namespace rulestream

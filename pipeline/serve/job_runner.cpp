@@ -7,10 +7,32 @@
 #include "pipeline/graph/rules_file.hpp"
 #include "pipeline/graph/sink_factory.hpp"
 #include "pipeline/graph/tensorboard_pipeline.hpp"
+#include "pipeline/model/trial_layout.hpp"
 #include "pipeline/serve/job_sinks.hpp"
 #include "pipeline/serve/stream_sink.hpp"
+#include "sources/open/storage_factory.hpp"
 
 namespace rulestream {
+namespace {
+
+// Whether the job's end-of-job marker landed at least `grace` ago (by its modification time;
+// false when there is none, or its time is unknown or ahead of this clock). Nothing more will
+// land in such a job: a follow of it would read it all and then wait out the grace for files
+// that do not come, a second per job, which bounded a service replaying archived jobs at
+// --max-running jobs a second however many cores it had (benchmarks/serve_scaleout.py).
+bool ended_before(const Storage& storage, std::chrono::milliseconds grace) {
+  const std::vector<StoredObject> marker = storage.list(kEndOfJobMarker);
+  if (marker.empty() || marker.front().path != kEndOfJobMarker) return false;
+  if (marker.front().modified_ns <= 0) return false;
+  const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  return now_ns - marker.front().modified_ns >=
+         std::chrono::duration_cast<std::chrono::nanoseconds>(grace).count();
+}
+
+}  // namespace
+
 // While it lives, check() and request_stop() reach the running pipeline (one asked to stop
 // before it started is asked now); however run() ends, they let go of it before it goes.
 class JobRunner::Published {
@@ -51,10 +73,15 @@ JobRunner::~JobRunner() {
 std::shared_ptr<const PipelineConfig> JobRunner::job_config() const {
   auto config = std::make_shared<PipelineConfig>(context_.base);
   config->paths = {job_.path.string()};
-  config->follow = true;
-  const std::filesystem::path own_rules = job_.path / context_.job_rules_file;
-  if (std::filesystem::exists(own_rules)) {
-    RulesFile file = read_rules_file(own_rules.string());
+  // Through the job's storage, so that a job on S3 has its own rules file too.
+  const auto storage = open_storage(job_.path.string(), context_.base.storage);
+  // An archived smdebug job is replayed; any other is followed until its end (a logdir has no
+  // end marker).
+  config->follow =
+      job_.format != TrialFormat::Smdebug || !ended_before(*storage, config->end_of_job_grace);
+  if (storage->exists(context_.job_rules_file)) {
+    RulesFile file = parse_rules_file(storage->read(context_.job_rules_file).as_string_view(),
+                                      (job_.path / context_.job_rules_file).string());
     config->rules = std::move(file.rules);
     config->tensorboard_names = std::move(file.tensorboard_names);
     for (auto& sink : file.sinks) config->sinks.push_back(std::move(sink));

@@ -2,8 +2,9 @@
 
 // One job followed by its rules: a RulePipeline (smdebug) or a TensorBoardPipeline (a logdir)
 // in follow mode, on a thread of its own, until the job's end-of-job marker, an idle timeout or
-// the service stopping. What it reads and what its rules find goes to the registry and the
-// metrics as it happens.
+// the service stopping. An smdebug job that had ended before it started (its end marker older
+// than the end-of-job grace) is replayed instead. What it reads and what its rules find goes
+// to the registry and the metrics as it happens.
 //
 // Threads: the runner's thread blocks in the pipeline's run() (an smdebug pipeline's decoding
 // and rules run as tasks in TBB's one shared arena; a logdir's follow reads on the runner's

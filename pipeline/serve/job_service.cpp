@@ -89,6 +89,11 @@ void JobService::tick() {
   for (FoundJob& job : discovery_.scan(problems)) {
     if (!registry_.add(job.id, job.path.string(), job.format)) continue;
     metrics_.add_jobs_found(1);
+    if (!job.refused.empty()) {  // never runs: shown in Error with the reason
+      log_("found job " + job.id + " at " + job.path.string() + ", which may not be read");
+      registry_.fail(job.id, job.refused);
+      continue;
+    }
     log_("found job " + job.id + " (" + std::string(trial_format_name(job.format)) + ") at " +
          job.path.string());
     queued_.push_back(std::move(job));

@@ -39,7 +39,7 @@
 namespace rulestream {
 
 struct JobServiceOptions {
-  std::vector<std::filesystem::path> roots;
+  std::vector<std::string> roots;  // folders, or s3://bucket/prefix
   // Rules, sink configurations (matching the service sinks), storage options, TensorBoard tag
   // names and the poll interval (how often roots are scanned and jobs looked at).
   PipelineConfig base;
@@ -56,8 +56,8 @@ struct JobServiceOptions {
 // owning thread. The destructor stops.
 class JobService {
  public:
-  // StorageError naming a root that is not a folder; RedisError naming the coordinator's
-  // server when it cannot be reached.
+  // StorageError naming a root that cannot be listed (JobDiscovery); RedisError naming the
+  // coordinator's server when it cannot be reached.
   // `service_sinks` match options.base.sinks; stdout sinks of a job's own rules file write to
   // `out`; `log` gets one line for each job found and each problem of a scan.
   JobService(JobServiceOptions options, std::vector<std::shared_ptr<Sink>> service_sinks,

@@ -221,7 +221,7 @@ class S3Client::Impl {
                            error.code == "TokenRefreshRequired";
     if (response.status == 403 || bad_token) {
       const auto& credentials = response.signed_with ? response.signed_with : current();
-      throw StorageError(
+      throw StorageAccessDenied(
           where + ": " + (bad_token ? "S3 refused the session token" : "access denied by S3") +
           " (" + status + message + ")" +
           (response.token_renewed ? " again after the credentials were renewed" : "") +
@@ -241,6 +241,27 @@ class S3Client::Impl {
                          endpoint_.region + "? set AWS_REGION to its region)");
     }
     throw StorageError(where + ": S3 answered " + status + message + tries);
+  }
+
+  // One page of ListObjectsV2; `delimiter` empty: every key under `prefix`.
+  S3ListPage list_page(std::string_view bucket, std::string_view prefix,
+                       std::string_view start_after, std::string_view continuation_token,
+                       int max_keys, std::string_view delimiter) const {
+    std::vector<std::pair<std::string, std::string>> parameters{{"list-type", "2"},
+                                                                {"prefix", std::string(prefix)}};
+    if (!start_after.empty()) parameters.emplace_back("start-after", std::string(start_after));
+    if (!continuation_token.empty()) {
+      parameters.emplace_back("continuation-token", std::string(continuation_token));
+    }
+    if (!delimiter.empty()) parameters.emplace_back("delimiter", std::string(delimiter));
+    if (max_keys != 1000) parameters.emplace_back("max-keys", std::to_string(max_keys));
+    Request listing = request(Method::Get, bucket, {});
+    listing.query = canonical_query(std::move(parameters));
+    ++lists_;
+    const Response response = execute_one(listing);
+    if (response.code != CURLE_OK || response.status != 200) fail(listing, response);
+    return parse_list_objects_v2(response.body,
+                                 "s3://" + std::string(bucket) + "/" + std::string(prefix));
   }
 
   Request request(Method method, std::string_view bucket, std::string_view key) const {
@@ -425,20 +446,7 @@ S3Client::~S3Client() = default;
 S3ListPage S3Client::list_page(std::string_view bucket, std::string_view prefix,
                                std::string_view start_after, std::string_view continuation_token,
                                int max_keys) const {
-  std::vector<std::pair<std::string, std::string>> parameters{{"list-type", "2"},
-                                                              {"prefix", std::string(prefix)}};
-  if (!start_after.empty()) parameters.emplace_back("start-after", std::string(start_after));
-  if (!continuation_token.empty()) {
-    parameters.emplace_back("continuation-token", std::string(continuation_token));
-  }
-  if (max_keys != 1000) parameters.emplace_back("max-keys", std::to_string(max_keys));
-  Request request = impl_->request(Method::Get, bucket, {});
-  request.query = canonical_query(std::move(parameters));
-  ++impl_->lists_;
-  const Response response = impl_->execute_one(request);
-  if (response.code != CURLE_OK || response.status != 200) impl_->fail(request, response);
-  return parse_list_objects_v2(response.body,
-                               "s3://" + std::string(bucket) + "/" + std::string(prefix));
+  return impl_->list_page(bucket, prefix, start_after, continuation_token, max_keys, {});
 }
 
 std::vector<S3ObjectInfo> S3Client::list(std::string_view bucket, std::string_view prefix,
@@ -451,6 +459,20 @@ std::vector<S3ObjectInfo> S3Client::list(std::string_view bucket, std::string_vi
     if (requests != nullptr) ++*requests;
     std::move(page.objects.begin(), page.objects.end(), std::back_inserter(objects));
     if (!page.truncated) return objects;
+    token = std::move(page.next_continuation_token);
+  }
+}
+
+std::vector<std::string> S3Client::list_prefixes(std::string_view bucket, std::string_view prefix,
+                                                 std::uint64_t* requests, int page_size) const {
+  std::vector<std::string> prefixes;
+  std::string token;
+  while (true) {
+    S3ListPage page = impl_->list_page(bucket, prefix, {}, token, page_size, "/");
+    if (requests != nullptr) ++*requests;
+    std::move(page.common_prefixes.begin(), page.common_prefixes.end(),
+              std::back_inserter(prefixes));
+    if (!page.truncated) return prefixes;
     token = std::move(page.next_continuation_token);
   }
 }

@@ -102,6 +102,14 @@ class S3Client {
                                  std::string_view start_after = {},
                                  std::uint64_t* requests = nullptr) const;
 
+  // The sub-prefixes directly under `prefix` (ListObjectsV2 with delimiter '/': its
+  // CommonPrefixes, "prefix/NAME/"), in key order, following continuations; adds the LIST
+  // requests it made to `*requests` when given. Objects directly under `prefix` are not listed.
+  // `page_size`: entries (objects and prefixes) per page, at most 1000.
+  std::vector<std::string> list_prefixes(std::string_view bucket, std::string_view prefix,
+                                         std::uint64_t* requests = nullptr,
+                                         int page_size = 1000) const;
+
   // nullopt when there is no such key (the bucket must exist).
   std::optional<S3ObjectInfo> head(std::string_view bucket, std::string_view key) const;
 

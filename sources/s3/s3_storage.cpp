@@ -67,6 +67,24 @@ std::vector<StoredObject> S3Storage::list(std::string_view prefix, std::string_v
   return objects;  // S3 lists in key order, which is path order
 }
 
+std::vector<std::string> S3Storage::list_folders() const {
+  std::vector<std::string> names;
+  for (const std::string& prefix : client_->list_prefixes(location_.bucket, location_.prefix)) {
+    // "PREFIX" "NAME" "/": S3 hands back the listing's prefix and the delimiter with the name.
+    if (!prefix.starts_with(location_.prefix) || !prefix.ends_with('/')) continue;
+    std::string name =
+        prefix.substr(location_.prefix.size(), prefix.size() - location_.prefix.size() - 1);
+    if (name.empty() || name == "." || name == "..") continue;
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+std::shared_ptr<S3Storage> S3Storage::child(std::string_view name) const {
+  return std::make_shared<S3Storage>(
+      S3TrialLocation{location_.bucket, location_.prefix + std::string(name) + "/"}, client_);
+}
+
 bool S3Storage::exists(std::string_view path) const {
   return client_->head(location_.bucket, key_of(path)).has_value();
 }

@@ -37,6 +37,15 @@ class S3Storage final : public Storage {
   // The same, adding the LIST requests it made to `requests` (a watcher's cost per poll).
   std::vector<StoredObject> list(std::string_view prefix, std::string_view start_after,
                                  std::uint64_t& requests) const;
+  // The names of the sub-prefixes directly under the root ("run-1" for
+  // s3://bucket/jobs/run-1/...), in name order: a listing with delimiter '/', which costs one
+  // LIST per 1000 of them however many objects they hold. A name that would not make a
+  // prefix of its own (empty, "." or "..", from keys such as "jobs//x") is left out.
+  std::vector<std::string> list_folders() const;
+  // The storage of the sub-prefix `name` (as list_folders() gives it), sharing this one's
+  // client, connections and credentials.
+  std::shared_ptr<S3Storage> child(std::string_view name) const;
+
   bool exists(std::string_view path) const override;
   SharedBytes read(std::string_view path) const override;
   SharedBytes read_range(std::string_view path, std::uint64_t offset,

@@ -45,6 +45,12 @@ S3ListPage parse_list_objects_v2(std::string_view xml, const std::string& where)
     object.modified_ns = parse_s3_timestamp(entry.child_value("LastModified"));
     page.objects.push_back(std::move(object));
   }
+  for (const pugi::xml_node common : result.children("CommonPrefixes")) {
+    std::string prefix = common.child_value("Prefix");
+    if (prefix.empty())
+      throw FormatError(where, "S3 listing has a CommonPrefixes without a Prefix");
+    page.common_prefixes.push_back(std::move(prefix));
+  }
   return page;
 }
 

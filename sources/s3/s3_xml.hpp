@@ -19,6 +19,9 @@ struct S3ObjectInfo {
 // One page of ListObjectsV2.
 struct S3ListPage {
   std::vector<S3ObjectInfo> objects;
+  // With a delimiter: the keys' prefixes up to and including the first delimiter after the
+  // listing's prefix ("jobs/run-1/" for "jobs/" and '/'), each once, in key order.
+  std::vector<std::string> common_prefixes;
   bool truncated = false;
   std::string next_continuation_token;  // set when truncated
 };

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <csignal>
 #include <regex>
+#include <stdexcept>
 
 #include "tests/support/test_support.hpp"
 
@@ -79,6 +80,20 @@ const boost::json::object* find_job(const boost::json::value& jobs, const std::s
     if (job.at("id").as_string() == id) return &job.as_object();
   }
   return nullptr;
+}
+
+std::string state_of(const boost::json::value& jobs, const std::string& id) {
+  const boost::json::object* job = find_job(jobs, id);
+  return job ? std::string(job->at("state").as_string()) : "";
+}
+
+const boost::json::object& rule_of(const boost::json::object& job,
+                                   const std::string& configuration) {
+  for (const auto& rule : job.at("rules").as_array()) {
+    if (rule.at("rule_configuration").as_string() == configuration) return rule.as_object();
+  }
+  throw std::out_of_range("job " + std::string(job.at("id").as_string()) + " has no rule " +
+                          configuration);
 }
 
 }  // namespace rulestream::testing

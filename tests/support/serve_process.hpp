@@ -49,5 +49,10 @@ class ServeProcess {
 
 // The job `id` in an /api/jobs answer, or null.
 const boost::json::object* find_job(const boost::json::value& jobs, const std::string& id);
+// The job's state ("Running", "Finished", ...), or "" when the answer has no such job.
+std::string state_of(const boost::json::value& jobs, const std::string& id);
+// The job's rule of that configuration name; std::out_of_range naming both when it has none.
+const boost::json::object& rule_of(const boost::json::object& job,
+                                   const std::string& configuration);
 
 }  // namespace rulestream::testing

@@ -27,6 +27,7 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using testing::find_job;
+using testing::rule_of;
 using testing::ServeProcess;
 using testing::TempDir;
 
@@ -39,14 +40,6 @@ constexpr auto kStepDelay = 40ms;  // 200 steps: about 8 s of writing
 // a lapse would be a legitimate takeover that these tests do not expect.
 constexpr auto kLeaseTtl = 3s;
 constexpr auto kPollInterval = 200ms;
-
-const json::object& rule_of(const json::object& job, const std::string& configuration) {
-  for (const auto& rule : job.at("rules").as_array()) {
-    if (rule.at("rule_configuration").as_string() == configuration) return rule.as_object();
-  }
-  throw std::out_of_range("job " + std::string(job.at("id").as_string()) + " has no rule " +
-                          configuration);
-}
 
 std::string field_of(const json::object* job, const char* field) {
   if (!job || !job->contains(field) || !job->at(field).is_string()) return "";

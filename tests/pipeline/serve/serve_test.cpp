@@ -22,22 +22,10 @@ namespace {
 
 namespace json = boost::json;
 using testing::find_job;
+using testing::rule_of;
 using testing::ServeProcess;
+using testing::state_of;
 using testing::TempDir;
-
-// Rule rule_configuration of the job's answer.
-const json::object& rule_of(const json::object& job, const std::string& configuration) {
-  for (const auto& rule : job.at("rules").as_array()) {
-    if (rule.at("rule_configuration").as_string() == configuration) return rule.as_object();
-  }
-  throw std::out_of_range("job " + std::string(job.at("id").as_string()) + " has no rule " +
-                          configuration);
-}
-
-std::string state_of(const json::value& jobs, const std::string& id) {
-  const json::object* job = find_job(jobs, id);
-  return job ? std::string(job->at("state").as_string()) : "";
-}
 
 std::uint64_t bytes_under(const std::filesystem::path& folder) {
   std::uint64_t bytes = 0;
@@ -425,6 +413,41 @@ TEST(Serve, AJobsOwnRulesFileReplacesTheRulesAndAJobWithoutEndMarkerEndsWhenIdle
 
 // Two jobs without their end markers, one running at a time (--max-running 1): the second
 // waits, Queued, until the first has been idle for the timeout.
+// A job that had ended an hour before serve found it (its end marker's time set back) is
+// replayed rather than followed: the same statuses, firings and steps read as a follow gives
+// (every gradient tiny from the fault step on, each of the 40 steps read once).
+TEST(Serve, AnArchivedJobIsReplayedWithWhatAFollowFinds) {
+  TempDir root;
+  JobSimulatorOptions options;
+  options.output = root.path() / "archived";
+  options.scenario = JobScenario::VanishingGradients;
+  options.steps = 40;
+  const JobSimulator simulator(options);
+  simulator.run();
+  const auto marker = options.output / "training_job_end.ts";
+  std::filesystem::last_write_time(
+      marker, std::filesystem::last_write_time(marker) - std::chrono::hours(1));
+  ServeProcess serve({"--jobs", root.path().string(), "--rule", "VanishingGradient", "--rule",
+                      "NonFinite", "--idle-timeout", "60", "--poll-interval", "0.2"});
+  ASSERT_NE(serve.port(), 0);
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) { return state_of(jobs, "archived") == "Finished"; },
+      std::chrono::seconds(30)))
+      << serve.get("/api/jobs").body << "\n"
+      << serve.log();
+  const json::value jobs = serve.get_json("/api/jobs");
+  const json::object& job = *find_job(jobs, "archived");
+  EXPECT_EQ(job.at("last_step").as_int64(), options.steps - 1);
+  EXPECT_EQ(rule_of(job, "VanishingGradient").at("status").as_string(), "IssuesFound");
+  EXPECT_EQ(rule_of(job, "VanishingGradient").at("firings").as_int64(),
+            options.steps - simulator.fault_step());
+  EXPECT_EQ(rule_of(job, "NonFinite").at("status").as_string(), "NoIssuesFound");
+  EXPECT_EQ(testing::parse_prometheus_text(serve.get("/metrics").body)
+                .value("rulestream_steps_read_total", {{"format", "smdebug"}}),
+            options.steps);
+  EXPECT_EQ(serve.stop(), 0);
+}
+
 TEST(Serve, JobsBeyondMaxRunningWaitQueuedAndRunInTurn) {
   TempDir root;
   for (const std::string name : {"a", "b"}) {
@@ -494,9 +517,10 @@ TEST(Serve, RefusesWhatItCannotServe) {
   outcome = serve({"--jobs", (root.path() / "absent").string(), "--rule", "NonFinite"});
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_NE(outcome.err.find("absent: no such folder of jobs"), std::string::npos) << outcome.err;
-  outcome = serve({"--jobs", "s3://bucket/jobs", "--rule", "NonFinite"});
+  // Bucket names are lower case: the URI is named before any request is made.
+  outcome = serve({"--jobs", "s3://Team_Bucket/jobs", "--rule", "NonFinite"});
   EXPECT_EQ(outcome.exit_code, 2);
-  EXPECT_NE(outcome.err.find("S3 roots are not served yet"), std::string::npos) << outcome.err;
+  EXPECT_NE(outcome.err.find("s3://Team_Bucket/jobs: "), std::string::npos) << outcome.err;
   outcome = serve({"--jobs", root.path().string(), "--rule", "NonFinite", "--listen", "localhost"});
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_NE(outcome.err.find("--listen must be HOST:PORT"), std::string::npos) << outcome.err;

@@ -65,8 +65,9 @@ TEST_F(S3ClientTest, AWrongSecretIsAClear403NamingBucketAndKeyButNotTheSecret) {
   EXPECT_THAT(error, Not(HasSubstr(id)));
   EXPECT_THAT(error, Not(HasSubstr("not-the-secret")));
   EXPECT_THAT(storage_error_of([&] { impostor.list(bucket_, "x/"); }), HasSubstr("access denied"));
-  // Not retried: it cannot pass.
+  // Not retried: it cannot pass; and typed so, for a caller that retries what may pass.
   EXPECT_EQ(impostor.counts().retries, 0u);
+  EXPECT_THROW(impostor.get(bucket_, "k.json"), StorageAccessDenied);
 }
 
 TEST_F(S3ClientTest, TemporaryCredentialsSendTheirSessionToken) {
@@ -168,6 +169,26 @@ TEST_F(S3ClientTest, ListingsOfMoreThanAThousandKeysFollowContinuations) {
   EXPECT_TRUE(page.truncated);
   const auto next = client_->list_page(bucket_, "many/", {}, page.next_continuation_token, 10);
   EXPECT_EQ(next.objects.front().key, expected[10]);
+}
+
+// A root's jobs (serve --jobs s3://...): the sub-prefixes one level down, each once however many
+// objects it holds, in key order, pages followed; objects at the top and deeper levels are not
+// prefixes of their own, nor is a prefix that merely starts like the root ("jobsarchive/").
+TEST_F(S3ClientTest, SubPrefixesAreListedOneLevelDownAcrossPages) {
+  for (const char* key : {"jobs/a/index/1.json", "jobs/a/index/2.json", "jobs/b/events/x",
+                          "jobs/c d+e/collections/c.json", "jobs/e/f/g/deep.json", "jobs/top.txt",
+                          "jobsarchive/z/old.json"}) {
+    client_->put(bucket_, key, bytes_of("{}"));
+  }
+  const std::vector<std::string> expected{"jobs/a/", "jobs/b/", "jobs/c d+e/", "jobs/e/"};
+  std::uint64_t requests = 0;
+  EXPECT_EQ(client_->list_prefixes(bucket_, "jobs/", &requests), expected);
+  EXPECT_EQ(requests, 1u);
+  // Two entries a page: the four prefixes and the one object take three pages.
+  requests = 0;
+  EXPECT_EQ(client_->list_prefixes(bucket_, "jobs/", &requests, 2), expected);
+  EXPECT_EQ(requests, 3u);
+  EXPECT_TRUE(client_->list_prefixes(bucket_, "none/").empty());
 }
 
 TEST_F(S3ClientTest, RangedReads) {

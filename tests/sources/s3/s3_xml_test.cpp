@@ -5,11 +5,42 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
+
+#include "pipeline/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {
 
 constexpr std::int64_t kSecond = 1'000'000'000;
+
+// A listing with delimiter '/' as S3 documents it (ListObjectsV2, "Listing keys
+// hierarchically"): objects at the prefix's level in Contents, the rest folded into
+// CommonPrefixes.
+TEST(S3ListParseTest, ReadsCommonPrefixes) {
+  const S3ListPage page = parse_list_objects_v2(
+      R"(<?xml version="1.0" encoding="UTF-8"?>
+<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+  <Name>team</Name><Prefix>jobs/</Prefix><Delimiter>/</Delimiter><KeyCount>3</KeyCount>
+  <MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>
+  <Contents><Key>jobs/README</Key><Size>9</Size>
+    <LastModified>2026-11-22T13:56:03.000Z</LastModified></Contents>
+  <CommonPrefixes><Prefix>jobs/run-1/</Prefix></CommonPrefixes>
+  <CommonPrefixes><Prefix>jobs/run-2/</Prefix></CommonPrefixes>
+</ListBucketResult>)",
+      "s3://team/jobs/");
+  ASSERT_EQ(page.objects.size(), 1u);
+  EXPECT_EQ(page.objects[0].key, "jobs/README");
+  EXPECT_EQ(page.common_prefixes, (std::vector<std::string>{"jobs/run-1/", "jobs/run-2/"}));
+  EXPECT_FALSE(page.truncated);
+}
+
+TEST(S3ListParseTest, ACommonPrefixWithoutItsPrefixIsAFormatError) {
+  EXPECT_THROW(parse_list_objects_v2("<ListBucketResult><IsTruncated>false</IsTruncated>"
+                                     "<CommonPrefixes></CommonPrefixes></ListBucketResult>",
+                                     "s3://team/jobs/"),
+               FormatError);
+}
 
 TEST(S3TimestampTest, ReadsIso8601WithAndWithoutAFraction) {
   // 2026-11-22T13:56:03Z is 1,795,355,763 s after the epoch (date -u -d ... +%s).
