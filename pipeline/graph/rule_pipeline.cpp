@@ -188,7 +188,10 @@ class RulePipeline::Impl {
   void report_problem(std::string path, std::string message);
   void finish_following();
   void rescan_into(Loader& loader);
-  void follow_source(Loader& loader, Assembler& assembler,
+  // Runs io_ (the source, its timers) on a thread of its own until following ends, while the
+  // calling thread works in the graph's arena. Rethrows what io_.run() threw.
+  void follow_beside(flow::graph& graph);
+  void follow_source(flow::graph& graph, Loader& loader, Assembler& assembler,
                      std::vector<std::unique_ptr<RuleStage>>& rule_stages);
   // run()'s work, inside the arena of config_.threads.
   PipelineReport run_in_arena();
@@ -233,7 +236,9 @@ class RulePipeline::Impl {
   bool job_ended_ = false;                     // likewise
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> end_marker_seen_{false};
-  bool following_ = false;
+  // Set on the calling thread before following, cleared on the follower's (finish_following),
+  // read by the loaders.
+  std::atomic<bool> following_{false};
 };
 
 void RulePipeline::Impl::report_problem(std::string path, std::string message) {
@@ -452,7 +457,35 @@ void RulePipeline::Impl::rescan_into(Loader& loader) {
 
 // Starts the source and runs the io_context: the whole job for a replay (the initial scan),
 // until the end marker's grace or a stop for a watch. Throws what the source throws.
-void RulePipeline::Impl::follow_source(Loader& loader, Assembler& assembler,
+void RulePipeline::Impl::follow_beside(flow::graph& graph) {
+  // The source is followed on a thread of its own, not on one of the run's: with one thread
+  // (--threads 1, or a container held to one CPU, where oneTBB gives no worker) following on
+  // it left none to decode or evaluate, and a watch never ended. The graph is kept waiting
+  // (reserve_wait) until following ends, so this thread works in the arena meanwhile, on what
+  // the follower's callbacks put into the graph.
+  std::exception_ptr failure;
+  graph.reserve_wait();
+  std::jthread follower([this, &graph, &failure] {
+    try {
+      io_.run();
+    } catch (...) {  // nothing may leave a thread: the caller rethrows it
+      failure = std::current_exception();
+    }
+    graph.release_wait();
+  });
+  try {
+    graph.wait_for_all();
+  } catch (...) {  // node bodies throw nothing; should the graph fail anyway, end following
+    boost::asio::post(io_, [this] { finish_following(); });
+    io_.stop();
+    follower.join();
+    throw;
+  }
+  follower.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+void RulePipeline::Impl::follow_source(flow::graph& graph, Loader& loader, Assembler& assembler,
                                        std::vector<std::unique_ptr<RuleStage>>& rule_stages) {
   // Files already there when watching began (the source's first batch, its initial scan)
   // arrived when they were written; later ones when the pipeline saw them.
@@ -486,7 +519,7 @@ void RulePipeline::Impl::follow_source(Loader& loader, Assembler& assembler,
       (*tick)();
     }
     start_time_checks(rule_stages);
-    io_.run();
+    follow_beside(graph);
   } else {
     io_.run();  // the initial scan
   }
@@ -495,9 +528,9 @@ void RulePipeline::Impl::follow_source(Loader& loader, Assembler& assembler,
 PipelineReport RulePipeline::Impl::run() {
   // The run's work uses parallelism() threads: the flow graph is made in this arena and runs
   // its tasks there (the trials rules compare with load beside it, in an arena of their own of
-  // the same size: run_in_arena()). The calling thread takes the arena's reserved slot: it
-  // works while it waits for the graph (a replay), and only follows the source while a watch
-  // runs (parallelism() - 1 threads then evaluate).
+  // the same size: run_in_arena()). The calling thread takes the arena's reserved slot and
+  // works while it waits for the graph; a watch follows its source on a thread of its own
+  // beside them (follow_beside).
   tbb::task_arena arena(static_cast<int>(parallelism()));
   return arena.execute([&] { return run_in_arena(); });
 }
@@ -574,7 +607,7 @@ PipelineReport RulePipeline::Impl::run_in_arena() {
   // could not be read to the end.
   std::string source_failure;
   try {
-    follow_source(loader, assembler, rule_stages);
+    follow_source(graph, loader, assembler, rule_stages);
   } catch (const std::exception& error) {
     source_failure = error.what();  // storage's errors name the trial's place
     report_problem("", "reading the job failed: " + source_failure);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -141,6 +142,57 @@ TEST(RulePipeline, WatchFollowsAJobBeingWrittenAndStopsAtItsEnd) {
   // Every step reaches the rules once, with both workers' files.
   EXPECT_EQ(report.late_landings, 0);
   EXPECT_EQ(report.incomplete_steps, 0);
+}
+
+// One thread (--threads 1, or a container held to one CPU, where oneTBB gives no worker): the
+// source is followed beside the run's one thread, which decodes and evaluates meanwhile. Before,
+// following took that thread, nothing was decoded, and the watch never ended.
+TEST(RulePipeline, AWatchOnOneThreadEvaluatesAsItFollowsAndEndsAtTheEndMarker) {
+  TempDir dir;
+  const auto root = dir.path() / "job";
+  std::filesystem::create_directories(root);
+  auto options = job(root, JobScenario::Exploding, 16, 8);
+  options.step_delay = 20ms;
+
+  RecordingSink* sink = nullptr;
+  PipelineConfig config = config_for(root, {{"ET", "ExplodingTensor", {}}}, true);
+  config.threads = 1;
+  RulePipeline pipeline(std::move(config), sinks_with(sink));
+  std::atomic<bool> written{false};
+  std::thread writer([&] {
+    std::this_thread::sleep_for(50ms);
+    JobSimulator(options).run();
+    written = true;
+  });
+  // Steps are evaluated while the job is written, not only once it has ended; and the run
+  // ends by itself (a watchdog stops it after 60 s, and says so, rather than hang the suite).
+  std::atomic<bool> evaluated_while_writing{false};
+  std::atomic<bool> ran{false};
+  std::atomic<bool> stopped_by_watchdog{false};
+  std::thread probe([&] {
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    while (!ran && std::chrono::steady_clock::now() < give_up) {
+      if (!written && pipeline.progress().steps_released > 0) evaluated_while_writing = true;
+      std::this_thread::sleep_for(2ms);
+    }
+    if (!ran) {
+      stopped_by_watchdog = true;
+      pipeline.request_stop();
+    }
+  });
+  const PipelineReport report = pipeline.run();
+  ran = true;
+  writer.join();
+  probe.join();
+  EXPECT_FALSE(stopped_by_watchdog) << "the watch did not end at the end marker";
+  EXPECT_TRUE(evaluated_while_writing);
+  EXPECT_EQ(report.steps_released, 16);
+  const auto fired = sink->steps_fired("ET");
+  ASSERT_FALSE(fired.empty());
+  EXPECT_EQ(fired.front(), 9);
+  EXPECT_EQ(fired.back(), 15);
+  ASSERT_EQ(report.statuses.size(), 1u);
+  EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
 }
 
 // The worker count comes from a collections file that may land after a step's first index
