@@ -17,6 +17,10 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
   context_.registry = &registry_;
   context_.metrics = &metrics_;
   context_.base = std::move(options.base);
+  context_.base.inotify_hub = inotify_.hub();
+  if (!inotify_.hub()) {
+    log_(inotify_.problem() + "; each job will try an inotify instance of its own");
+  }
   context_.service_sinks = std::move(service_sinks);
   context_.out = &out;
   context_.job_rules_file = std::move(options.job_rules_file);

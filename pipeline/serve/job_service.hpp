@@ -35,6 +35,7 @@
 #include "pipeline/serve/job_registry.hpp"
 #include "pipeline/serve/job_runner.hpp"
 #include "pipeline/serve/service_metrics.hpp"
+#include "pipeline/serve/shared_inotify.hpp"
 
 namespace rulestream {
 
@@ -105,6 +106,8 @@ class JobService {
   std::function<void(const std::string&)> log_;
   JobRegistry registry_;
   ServiceMetrics metrics_;
+  // Before context_: its hub (in context_.base, and every job's copy) goes before it does.
+  SharedInotify inotify_;
   JobRunnerContext context_;  // points at registry_ and metrics_
   JobDiscovery discovery_;
   std::unique_ptr<JobCoordinator> coordinator_;
