@@ -30,16 +30,19 @@ std::shared_ptr<InotifyHub> InotifyHub::open(boost::asio::any_io_executor execut
 }
 
 InotifyHub::InotifyHub(boost::asio::any_io_executor executor, int descriptor)
-    : descriptor_(std::move(executor)), buffer_(kEventBufferSize), native_(descriptor) {
+    : executor_(std::move(executor)),
+      descriptor_(std::in_place, executor_),
+      buffer_(kEventBufferSize),
+      native_(descriptor) {
   boost::system::error_code error;
-  descriptor_.assign(descriptor, error);  // registers it with the reactor, which can fail too
+  descriptor_->assign(descriptor, error);  // registers it with the reactor, which can fail too
   if (error) {
     ::close(descriptor);
     throw StorageError("cannot start inotify: " + error.message());
   }
 }
 
-InotifyHub::~InotifyHub() = default;  // the descriptor closes with descriptor_
+InotifyHub::~InotifyHub() = default;  // an open descriptor closes with descriptor_
 
 InotifyHub::Subscriber InotifyHub::subscribe(boost::asio::any_io_executor executor,
                                              Handler handler) {
@@ -103,11 +106,8 @@ void InotifyHub::close() {
     subscribers_of_watch_.clear();
     for (auto& [subscriber, subscription] : subscriptions_) subscription.watches.clear();
   }
-  // The descriptor belongs to the reading executor: closed there, which cancels the read.
-  boost::asio::post(descriptor_.get_executor(), [self = shared_from_this()] {
-    boost::system::error_code ignored;
-    self->descriptor_.close(ignored);
-  });
+  // The descriptor belongs to the reading executor: destroyed there, which cancels the read.
+  boost::asio::post(executor_, [self = shared_from_this()] { self->descriptor_.reset(); });
 }
 
 std::size_t InotifyHub::subscriber_count() const {
@@ -121,7 +121,8 @@ std::size_t InotifyHub::watch_count() const {
 }
 
 void InotifyHub::read() {
-  descriptor_.async_read_some(
+  if (!descriptor_) return;  // closed
+  descriptor_->async_read_some(
       boost::asio::buffer(buffer_.data() + buffered_, buffer_.size() - buffered_),
       [self = shared_from_this()](const boost::system::error_code& error, std::size_t count) {
         self->on_read(error, count);

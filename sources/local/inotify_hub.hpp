@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -63,7 +64,9 @@ class InotifyHub : public std::enable_shared_from_this<InotifyHub> {
   // The subscriber lets go of a watch it added; its later events are no longer handed to it.
   void remove_watch(Subscriber subscriber, int watch);
 
-  // Stops reading and closes the descriptor (every watch goes with it). Idempotent.
+  // Stops reading and closes the descriptor (every watch goes with it), on the reading executor:
+  // a hub that may outlive that executor's io_context must be closed while it still runs.
+  // Idempotent.
   void close();
 
   // For tests and metrics: live subscribers and watch descriptors.
@@ -87,8 +90,11 @@ class InotifyHub : public std::enable_shared_from_this<InotifyHub> {
   // mutex_.
   void release_watch(Subscriber subscriber, int watch);
 
-  // Read and parsed on the reading executor only (one read in flight at a time).
-  boost::asio::posix::stream_descriptor descriptor_;
+  // Read and parsed on the reading executor only (one read in flight at a time). close()
+  // destroys the descriptor there, so that a hub still held after its io_context is gone (by a
+  // job's configuration, say) holds nothing of it.
+  const boost::asio::any_io_executor executor_;
+  std::optional<boost::asio::posix::stream_descriptor> descriptor_;
   std::vector<char> buffer_;
   std::size_t buffered_ = 0;  // bytes of an incomplete record at the front of buffer_
 

@@ -56,7 +56,8 @@ bool is_followed_folder(std::string_view path) {
 
 }  // namespace
 
-// All members but `announcer_` are touched on `strand_` only.
+// All members but `announcer_` and those start() sets before the strand runs (hub_, owns_hub_,
+// subscriber_) are touched on `strand_` only.
 class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(boost::asio::io_context& io, std::filesystem::path root, Options options, Callback on_files)
@@ -71,6 +72,7 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
 
   void start() {
     if (started_.exchange(true)) throw std::logic_error("LocalWatcher::start() called twice");
+    if (options_.follow) open_inotify();
     boost::asio::dispatch(strand_, [self = shared_from_this()] { self->begin(); });
   }
 
@@ -81,6 +83,10 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
       return;
     }
     announcer_.close(true);  // waits for a callback in progress
+    // Let go of the hub here and now: the strand may never run again (a pipeline's io_context
+    // that has returned), and a shared hub must not keep this watcher's watches, nor its
+    // executor past its io_context.
+    unsubscribe();
     boost::asio::post(strand_, [self = shared_from_this()] { self->shut_down(); });
   }
 
@@ -91,7 +97,6 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
 
   void begin() {
     if (announcer_.closed()) return;
-    if (options_.follow) open_inotify();
     std::vector<TrialFile> found;
     cover("", found);
     if (options_.follow) schedule_rescan();
@@ -104,39 +109,48 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   // The shared hub when given one (serve), else an instance of the watcher's own, read on its
-  // strand. Subscribed either way: one code path follows both.
+  // strand. Subscribed either way: one code path follows both. On start()'s thread, before the
+  // strand runs anything of the watcher's: hub_ and subscriber_ never change after.
   void open_inotify() {
-    hub_ = options_.inotify_hub;
-    owns_hub_ = !hub_;
+    std::shared_ptr<InotifyHub> hub = options_.inotify_hub;
+    owns_hub_ = !hub;
     if (owns_hub_) {
       try {
-        hub_ = InotifyHub::open(strand_);
+        hub = InotifyHub::open(strand_);
       } catch (const StorageError& error) {
         report_polling(error.what());
         return;
       }
     }
-    subscriber_ =
-        hub_->subscribe(strand_, [weak = weak_from_this()](InotifyHub::Delivery delivery) {
-          if (const auto self = weak.lock()) self->on_delivery(std::move(delivery));
-        });
+    subscriber_ = hub->subscribe(strand_, [weak = weak_from_this()](InotifyHub::Delivery delivery) {
+      if (const auto self = weak.lock()) self->on_delivery(std::move(delivery));
+    });
+    hub_ = std::move(hub);
+    watching_ = true;
   }
 
-  bool watching() const { return hub_ != nullptr; }
+  bool watching() const { return watching_; }
 
-  // Its watches removed (a shared hub's other subscribers keep theirs), an own hub closed.
-  void let_go_of_inotify() {
+  // Removes its watches (a shared hub's other subscribers keep theirs) and closes an own hub.
+  // From any thread, any number of times: the hub's calls are thread-safe and idempotent.
+  void unsubscribe() {
     if (!hub_) return;
     hub_->unsubscribe(subscriber_);
     if (owns_hub_) hub_->close();
-    hub_.reset();
+  }
+
+  void let_go_of_inotify() {
+    if (!watching_) return;
+    watching_ = false;
+    unsubscribe();
     folder_of_watch_.clear();
     watch_of_folder_.clear();
   }
 
-  // Gives up on inotify for good; the rescan timer carries on alone.
+  // Gives up on inotify for good; the rescan timer carries on alone. A watcher stopped from
+  // another thread has been unsubscribed already: its watches are refused, silently.
   void fall_back_to_polling(const std::string& reason) {
-    if (!watching()) return;
+    if (!watching() || announcer_.closed()) return;
     report_polling(reason);
     let_go_of_inotify();
   }
@@ -322,9 +336,11 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   FileAnnouncer announcer_;
   boost::asio::steady_timer rescan_timer_;
   ReadinessTracker tracker_;
-  std::shared_ptr<InotifyHub> hub_;  // null: not following with inotify (any more)
+  // Set by start() and never changed: null when not following or no inotify could be had.
+  std::shared_ptr<InotifyHub> hub_;
   bool owns_hub_ = false;
   InotifyHub::Subscriber subscriber_ = 0;
+  bool watching_ = false;  // following with inotify (still); on the strand after start()
   std::unordered_map<int, std::string> folder_of_watch_;
   std::map<std::string, int> watch_of_folder_;  // ordered: a moved folder's subtree is a range
   std::unordered_set<std::string> listing_problems_;

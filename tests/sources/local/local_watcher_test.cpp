@@ -588,10 +588,10 @@ TEST(LocalWatcher, FallsBackToRescanningWithoutInotify) {
   TempDir dir;
   write_step(dir.path(), 0, "worker_0");
   WatcherOnThread running(dir.path(), following(20ms));
-  running.watcher().start();
 
   // No descriptor left for this process: inotify_init1 fails, as it does when the user's
-  // inotify instances run out. The first scan runs on this thread, under the limit.
+  // inotify instances run out. start() opens inotify on this thread; the first scan runs on the
+  // io thread, with descriptors again.
   ::testing::internal::CaptureStderr();
   rlimit saved{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
@@ -601,8 +601,9 @@ TEST(LocalWatcher, FallsBackToRescanningWithoutInotify) {
   rlimit lowered = saved;
   lowered.rlim_cur = static_cast<rlim_t>(lowest_free);
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
-  running.io().run_one();
+  running.watcher().start();
   ::setrlimit(RLIMIT_NOFILE, &saved);
+  running.io().run_one();
   const std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_THAT(said, HasSubstr("cannot start inotify: Too many open files; following " +
                               dir.path().string() + " by rescanning every 20 ms instead"));
