@@ -111,7 +111,7 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                     "a job without new data for this long is finished")(
       "poll-interval", po::value<double>()->value_name("SECONDS")->default_value(1),
       "how often roots are scanned for new jobs and jobs looked at")(
-      "max-running", po::value<std::size_t>()->value_name("N")->default_value(64),
+      "max-running", po::value<std::size_t>()->value_name("N")->default_value(1000),
       "jobs followed at once (each on a thread of its own); others wait, Queued")(
       "history", po::value<std::size_t>()->value_name("N")->default_value(1000),
       "ended jobs kept in /api/jobs")(

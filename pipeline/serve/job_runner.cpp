@@ -1,5 +1,6 @@
 #include "pipeline/serve/job_runner.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "pipeline/graph/configuration_check.hpp"
@@ -52,6 +53,12 @@ std::shared_ptr<const PipelineConfig> JobRunner::job_config() const {
   auto config = std::make_shared<PipelineConfig>(context_.base);
   config->paths = {job_.path.string()};
   config->follow = true;
+  // The poll stays what it is for a logdir (polling is how it is followed) and for storage
+  // that is not a local folder.
+  if (config->inotify_hub && job_.format == TrialFormat::Smdebug &&
+      std::filesystem::is_directory(job_.path)) {
+    config->poll_interval = std::max(config->poll_interval, context_.inotify_rescan_interval);
+  }
   const std::filesystem::path own_rules = job_.path / context_.job_rules_file;
   if (std::filesystem::exists(own_rules)) {
     RulesFile file = read_rules_file(own_rules.string());
