@@ -52,7 +52,7 @@ rulestream_floor(coordination pipeline/coordination USES model PRIVATE_DEPS PkgC
 # The service (issue 24): finds the jobs under its roots, runs each one's rules, keeps where
 # every job stands and answers HTTP (Boost.Beast, header-only) about it.
 rulestream_floor(serve pipeline/serve
-  USES model source_common open store trial rules sinks graph tensorboard report coordination
+  USES model source_common local open store trial rules sinks graph tensorboard report coordination
   PUBLIC_DEPS Boost::headers PRIVATE_DEPS Boost::url)
 
 rulestream_floor(simulator pipeline/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)

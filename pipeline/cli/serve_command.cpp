@@ -22,6 +22,7 @@
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/serve/http_server.hpp"
 #include "pipeline/serve/job_service.hpp"
+#include "pipeline/serve/open_file_limit.hpp"
 #include "pipeline/serve/serve_api.hpp"
 
 namespace rulestream::cli {
@@ -112,7 +113,7 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                     "a job without new data for this long is finished")(
       "poll-interval", po::value<double>()->value_name("SECONDS")->default_value(1),
       "how often roots are scanned for new jobs and jobs looked at")(
-      "max-running", po::value<std::size_t>()->value_name("N")->default_value(64),
+      "max-running", po::value<std::size_t>()->value_name("N")->default_value(1000),
       "jobs followed at once (each on a thread of its own); others wait, Queued")(
       "history", po::value<std::size_t>()->value_name("N")->default_value(1000),
       "ended jobs kept in /api/jobs")(
@@ -187,6 +188,10 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
     std::vector<std::shared_ptr<Sink>> sinks;
     for (const auto& sink : base.sinks) sinks.push_back(make_sink(sink, out));
+    // Each running job holds descriptors of its own (open_file_limit.hpp): said when raised.
+    if (const std::string said = raise_open_file_limit(); !said.empty()) {
+      err << prefix << said << "\n";
+    }
     std::mutex log_mutex;  // jobs log from their own threads
     JobService jobs(std::move(service), std::move(sinks), out, [&](const std::string& line) {
       std::lock_guard lock(log_mutex);

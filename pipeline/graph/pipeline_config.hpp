@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "pipeline/model/storage_options.hpp"
 
 namespace rulestream {
+
+class InotifyHub;
 
 // Stopping training when a rule fires (SageMaker's StopTraining action): a signal to a process,
 // or a command run through /bin/sh. Exactly one of pid and command is set.
@@ -73,6 +76,10 @@ struct PipelineConfig {
   // Stop actions for rules that ask to stop training (stop_training_on_fire) and configure no
   // stop action of their own (--stop-pid, --stop-command).
   std::vector<StopAction> default_stop_actions;
+  // A local trial followed by the service: its inotify watches go on this instance, shared by
+  // every job (sources/local/inotify_hub.hpp; an instance per job would run out at Linux's
+  // default of 128 per user). Null: the watcher opens an instance of its own.
+  std::shared_ptr<InotifyHub> inotify_hub;
 };
 
 }  // namespace rulestream

@@ -489,16 +489,18 @@ void RulePipeline::Impl::follow_source(flow::graph& graph, Loader& loader, Assem
                                        std::vector<std::unique_ptr<RuleStage>>& rule_stages) {
   // Files already there when watching began (the source's first batch, its initial scan)
   // arrived when they were written; later ones when the pipeline saw them.
-  watcher_ = make_trial_source(
-      io_, storage_,
-      TrialSourceOptions{.follow = following_, .poll_interval = config_.poll_interval},
-      [this, &loader, initial = true](std::vector<TrialFile> files) mutable {
-        std::optional<std::chrono::system_clock::time_point> seen_at;
-        if (following_ && !initial) seen_at = std::chrono::system_clock::now();
-        if (initial) expect_steps(files);
-        initial = false;
-        for (auto& file : files) announce(loader, std::move(file), seen_at);
-      });
+  watcher_ =
+      make_trial_source(io_, storage_,
+                        TrialSourceOptions{.follow = following_,
+                                           .poll_interval = config_.poll_interval,
+                                           .inotify_hub = config_.inotify_hub},
+                        [this, &loader, initial = true](std::vector<TrialFile> files) mutable {
+                          std::optional<std::chrono::system_clock::time_point> seen_at;
+                          if (following_ && !initial) seen_at = std::chrono::system_clock::now();
+                          if (initial) expect_steps(files);
+                          initial = false;
+                          for (auto& file : files) announce(loader, std::move(file), seen_at);
+                        });
   watcher_->start();
   if (following_) {
     if (config_.worker_grace.count() > 0) {

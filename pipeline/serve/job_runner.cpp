@@ -1,5 +1,6 @@
 #include "pipeline/serve/job_runner.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "pipeline/graph/configuration_check.hpp"
@@ -79,6 +80,13 @@ std::shared_ptr<const PipelineConfig> JobRunner::job_config() const {
   // end marker).
   config->follow =
       job_.format != TrialFormat::Smdebug || !ended_before(*storage, config->end_of_job_grace);
+  // Followed through the service's inotify instance, a local smdebug job rescans only as a
+  // safety net. The poll stays what it is for a logdir (polling is how it is followed) and for
+  // storage that is not a local folder.
+  if (config->inotify_hub && job_.format == TrialFormat::Smdebug &&
+      std::filesystem::is_directory(job_.path)) {
+    config->poll_interval = std::max(config->poll_interval, context_.inotify_rescan_interval);
+  }
   if (storage->exists(context_.job_rules_file)) {
     RulesFile file = parse_rules_file(storage->read(context_.job_rules_file).as_string_view(),
                                       (job_.path / context_.job_rules_file).string());

@@ -17,10 +17,15 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
   context_.registry = &registry_;
   context_.metrics = &metrics_;
   context_.base = std::move(options.base);
+  if (options.share_inotify) context_.base.inotify_hub = inotify_.hub();
+  if (!inotify_.hub()) {
+    log_(inotify_.problem() + "; each job will try an inotify instance of its own");
+  }
   context_.service_sinks = std::move(service_sinks);
   context_.out = &out;
   context_.job_rules_file = std::move(options.job_rules_file);
   context_.idle_timeout = options.idle_timeout;
+  context_.inotify_rescan_interval = options.inotify_rescan_interval;
   // Tracked for the service's life, so that /metrics shows them from the start, and their
   // counts stay exact between jobs.
   for (const auto& sink : context_.service_sinks) metrics_.track_sink(*sink);

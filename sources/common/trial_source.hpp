@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@
 #include "pipeline/model/trial_file.hpp"
 
 namespace rulestream {
+
+class InotifyHub;
 
 // Finds the files of a trial and announces each once, when it is complete: a local folder
 // (LocalWatcher: a scan, then inotify) or an S3 prefix (S3Watcher: ListObjectsV2 polling).
@@ -35,6 +38,9 @@ struct TrialSourceOptions {
   bool follow = true;  // false: what exists now, once (replay)
   // How often a live source looks again: LocalWatcher's rescan safety net, S3Watcher's poll.
   std::chrono::milliseconds poll_interval{2000};
+  // A local trial: follow through this shared inotify instance (sources/local/inotify_hub.hpp)
+  // rather than one of the watcher's own. Ignored for S3.
+  std::shared_ptr<InotifyHub> inotify_hub;
 };
 
 }  // namespace rulestream

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -28,6 +27,7 @@
 #include "sources/common/file_announcer.hpp"
 #include "sources/common/readiness_tracker.hpp"
 #include "sources/local/inotify_events.hpp"
+#include "sources/local/inotify_hub.hpp"
 
 namespace rulestream {
 namespace {
@@ -36,9 +36,6 @@ namespace {
 // in place, and new folders), and their own removal (IN_IGNORED follows it unasked).
 constexpr std::uint32_t kFolderEvents =
     IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE_SELF | IN_ONLYDIR;
-
-// Room for many records per read; one record needs at most sizeof(inotify_event) + NAME_MAX + 1.
-constexpr std::size_t kEventBufferSize = 64 * 1024;
 
 std::string error_text(int error) {
   return std::generic_category().message(error);
@@ -59,7 +56,8 @@ bool is_followed_folder(std::string_view path) {
 
 }  // namespace
 
-// All members but `announcer_` are touched on `strand_` only.
+// All members but `announcer_` and those start() sets before the strand runs (hub_, owns_hub_,
+// subscriber_) are touched on `strand_` only.
 class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(boost::asio::io_context& io, std::filesystem::path root, Options options, Callback on_files)
@@ -67,15 +65,14 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
         root_(root.string()),
         options_(options),
         announcer_(std::move(on_files)),
-        inotify_(strand_),
         rescan_timer_(strand_),
         // Rescans are rescan_interval apart; a folder's first listing may come right after the
         // initial scan, and must not count as the second look at a file being written.
-        tracker_(options.follow, options.rescan_interval / 2),
-        buffer_(kEventBufferSize) {}
+        tracker_(options.follow, options.rescan_interval / 2) {}
 
   void start() {
     if (started_.exchange(true)) throw std::logic_error("LocalWatcher::start() called twice");
+    if (options_.follow) open_inotify();
     boost::asio::dispatch(strand_, [self = shared_from_this()] { self->begin(); });
   }
 
@@ -86,6 +83,10 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
       return;
     }
     announcer_.close(true);  // waits for a callback in progress
+    // Let go of the hub here and now: the strand may never run again (a pipeline's io_context
+    // that has returned), and a shared hub must not keep this watcher's watches, nor its
+    // executor past its io_context.
+    unsubscribe();
     boost::asio::post(strand_, [self = shared_from_this()] { self->shut_down(); });
   }
 
@@ -96,46 +97,62 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
 
   void begin() {
     if (announcer_.closed()) return;
-    if (options_.follow) open_inotify();
     std::vector<TrialFile> found;
     cover("", found);
-    if (options_.follow) {
-      if (inotify_.is_open()) read_events();
-      schedule_rescan();
-    }
+    if (options_.follow) schedule_rescan();
     deliver(std::move(found));
   }
 
   void shut_down() {
     rescan_timer_.cancel();
-    boost::system::error_code ignored;
-    inotify_.close(ignored);
-    folder_of_watch_.clear();
-    watch_of_folder_.clear();
+    let_go_of_inotify();
   }
 
+  // The shared hub when given one (serve), else an instance of the watcher's own, read on its
+  // strand. Subscribed either way: one code path follows both. On start()'s thread, before the
+  // strand runs anything of the watcher's: hub_ and subscriber_ never change after.
   void open_inotify() {
-    const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (fd < 0) {
-      report_polling("cannot start inotify: " + error_text(errno));
-      return;
+    std::shared_ptr<InotifyHub> hub = options_.inotify_hub;
+    owns_hub_ = !hub;
+    if (owns_hub_) {
+      try {
+        hub = InotifyHub::open(strand_);
+      } catch (const StorageError& error) {
+        report_polling(error.what());
+        return;
+      }
     }
-    boost::system::error_code error;
-    inotify_.assign(fd, error);  // registers it with the reactor, which can fail too
-    if (error) {
-      ::close(fd);
-      report_polling("cannot start inotify: " + error.message());
-    }
+    subscriber_ = hub->subscribe(strand_, [weak = weak_from_this()](InotifyHub::Delivery delivery) {
+      if (const auto self = weak.lock()) self->on_delivery(std::move(delivery));
+    });
+    hub_ = std::move(hub);
+    watching_ = true;
   }
 
-  // Gives up on inotify for good; the rescan timer carries on alone.
-  void fall_back_to_polling(const std::string& reason) {
-    if (!inotify_.is_open()) return;
-    report_polling(reason);
-    boost::system::error_code ignored;
-    inotify_.close(ignored);
+  bool watching() const { return watching_; }
+
+  // Removes its watches (a shared hub's other subscribers keep theirs) and closes an own hub.
+  // From any thread, any number of times: the hub's calls are thread-safe and idempotent.
+  void unsubscribe() {
+    if (!hub_) return;
+    hub_->unsubscribe(subscriber_);
+    if (owns_hub_) hub_->close();
+  }
+
+  void let_go_of_inotify() {
+    if (!watching_) return;
+    watching_ = false;
+    unsubscribe();
     folder_of_watch_.clear();
     watch_of_folder_.clear();
+  }
+
+  // Gives up on inotify for good; the rescan timer carries on alone. A watcher stopped from
+  // another thread has been unsubscribed already: its watches are refused, silently.
+  void fall_back_to_polling(const std::string& reason) {
+    if (!watching() || announcer_.closed()) return;
+    report_polling(reason);
+    let_go_of_inotify();
   }
 
   void report_polling(const std::string& reason) const {
@@ -200,12 +217,11 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   void add_watch(const std::string& folder) {
-    if (!inotify_.is_open()) return;
+    if (!watching()) return;
     const std::string directory = full_path(folder);
-    const int watch =
-        ::inotify_add_watch(inotify_.native_handle(), directory.c_str(), kFolderEvents);
+    const int watch = hub_->add_watch(subscriber_, directory, kFolderEvents);
     if (watch < 0) {
-      const int error = errno;
+      const int error = -watch;
       if (is_absent(error)) return;  // removed since it was seen
       fall_back_to_polling("cannot watch " + directory + " with inotify: " + error_text(error));
       return;
@@ -232,7 +248,7 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   void forget_watches_under(const std::string& folder) {
     auto it = watch_of_folder_.lower_bound(folder);
     while (it != watch_of_folder_.end() && it->first.starts_with(folder)) {
-      ::inotify_rm_watch(inotify_.native_handle(), it->second);
+      hub_->remove_watch(subscriber_, it->second);
       folder_of_watch_.erase(it->second);
       it = watch_of_folder_.erase(it);
     }
@@ -255,53 +271,23 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
         TrialFile{.kind = *kind, .path = path, .size = seen.size, .modified_ns = seen.modified_ns});
   }
 
-  void read_events() {
-    inotify_.async_read_some(
-        boost::asio::buffer(buffer_.data() + buffered_, buffer_.size() - buffered_),
-        [self = shared_from_this()](const boost::system::error_code& error, std::size_t count) {
-          self->on_events(error, count);
-        });
-  }
-
-  void on_events(const boost::system::error_code& error, std::size_t count) {
-    if (announcer_.closed() || error == boost::asio::error::operation_aborted) return;
+  void on_delivery(InotifyHub::Delivery delivery) {
+    if (announcer_.closed() || !watching()) return;
     std::vector<TrialFile> found;
-    if (error) {
-      fall_back_to_polling("cannot read inotify events: " + error.message());
+    if (!delivery.failure.empty()) {
+      fall_back_to_polling(delivery.failure);
       cover("", found);  // what the lost events said
       deliver(std::move(found));
       return;
     }
-    buffered_ += count;
-    std::vector<InotifyEvent> events;
-    const std::size_t consumed =
-        parse_inotify_events(std::span<const char>(buffer_.data(), buffered_), events);
-    // A record cut short stays at the front; the next read completes it.
-    std::copy(buffer_.begin() + static_cast<std::ptrdiff_t>(consumed),
-              buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_), buffer_.begin());
-    buffered_ -= consumed;
-
-    bool rescan = false;
-    for (const auto& event : events) handle(event, found, rescan);
-    if (buffered_ == buffer_.size()) {
-      // Cannot happen with a buffer larger than the largest record; never spin on it.
-      fall_back_to_polling("an inotify record larger than " + std::to_string(buffer_.size()) +
-                           " bytes");
-      rescan = true;
-    }
-    // Events after a fall back to polling were dropped with the watches.
-    if (rescan || !inotify_.is_open()) cover("", found);
-    // Re-armed before the callback runs: a callback that throws out of io_context::run() does
-    // not end the following.
-    if (inotify_.is_open()) read_events();
+    for (const auto& event : delivery.events) handle(event, found);
+    // An overflow lost events of any folder; after a fall back to polling, the events were
+    // dropped with the watches.
+    if (delivery.overflow || !watching()) cover("", found);
     deliver(std::move(found));
   }
 
-  void handle(const InotifyEvent& event, std::vector<TrialFile>& found, bool& rescan) {
-    if (event.mask & IN_Q_OVERFLOW) {
-      rescan = true;  // events were lost
-      return;
-    }
+  void handle(const InotifyEvent& event, std::vector<TrialFile>& found) {
     if (event.mask & IN_IGNORED) {
       forget_watch(event.watch);  // its folder was removed (or forget_watches_under let it go)
       return;
@@ -348,11 +334,13 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   const std::string root_;
   const Options options_;
   FileAnnouncer announcer_;
-  boost::asio::posix::stream_descriptor inotify_;
   boost::asio::steady_timer rescan_timer_;
   ReadinessTracker tracker_;
-  std::vector<char> buffer_;
-  std::size_t buffered_ = 0;  // bytes of an incomplete record at the front of buffer_
+  // Set by start() and never changed: null when not following or no inotify could be had.
+  std::shared_ptr<InotifyHub> hub_;
+  bool owns_hub_ = false;
+  InotifyHub::Subscriber subscriber_ = 0;
+  bool watching_ = false;  // following with inotify (still); on the strand after start()
   std::unordered_map<int, std::string> folder_of_watch_;
   std::map<std::string, int> watch_of_folder_;  // ordered: a moved folder's subtree is a range
   std::unordered_set<std::string> listing_problems_;

@@ -12,6 +12,8 @@
 
 namespace rulestream {
 
+class InotifyHub;
+
 // Finds the files of a local trial: an initial scan, then (when following) inotify through
 // Boost.Asio for new step folders, new files and files renamed into place. Each file is
 // announced once, when it is complete: found by the scan, closed after writing
@@ -31,7 +33,8 @@ namespace rulestream {
 // rescan (rescan_interval) is the safety net for what inotify can miss (queue overflow, a folder
 // created and filled before its watch was added). When inotify is not available (no more instances
 // or watches: ENOSPC, EMFILE), the watcher says so in one line on stderr and follows by rescanning
-// alone.
+// alone. Inotify is an instance of the watcher's own, or an InotifyHub shared with other watchers
+// (Options::inotify_hub): the guarantees above hold the same with either.
 //
 // Limit: a file written in place (not renamed) that a scan finds non-empty before inotify
 // reported its creation (a folder's first scan, or no inotify at all) is taken as complete.
@@ -43,6 +46,10 @@ class LocalWatcher final : public TrialSource {
   struct Options {
     bool follow = true;  // false: the initial scan only (replay)
     std::chrono::milliseconds rescan_interval{2000};
+    // Follow through this shared inotify instance (serve: one for every job) instead of one of
+    // the watcher's own. Its executor may be another io_context's: events reach the watcher
+    // posted to its own strand either way.
+    std::shared_ptr<InotifyHub> inotify_hub;
   };
   using Callback = TrialSource::Callback;
 

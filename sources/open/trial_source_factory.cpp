@@ -15,7 +15,9 @@ std::unique_ptr<TrialSource> make_trial_source(boost::asio::io_context& io,
   if (const auto* local = dynamic_cast<const LocalStorage*>(storage.get())) {
     return std::make_unique<LocalWatcher>(
         io, local->root(),
-        LocalWatcher::Options{.follow = options.follow, .rescan_interval = options.poll_interval},
+        LocalWatcher::Options{.follow = options.follow,
+                              .rescan_interval = options.poll_interval,
+                              .inotify_hub = std::move(options.inotify_hub)},
         std::move(on_files));
   }
   if (auto s3 = std::dynamic_pointer_cast<const S3Storage>(storage)) {

@@ -38,13 +38,18 @@ void read_run_file(const Storage& storage, const StoredObject& file, RunReader& 
   for (;;) {
     const std::uint64_t offset = reader.resume_offset(file.path);
     if (offset >= file.size || reader.file_dead(file.path)) return;
+    // No more than the listing says is there: a followed logdir's file of a few KiB must not
+    // cost a window's buffer (16 MiB, zeroed) at every poll. What was written since the
+    // listing is read at the next one.
+    const std::uint64_t length = std::min(window, file.size - offset);
     const SharedBytes bytes =
-        read_window(storage, file.path, random_access.get(), offset, window, buffer);
+        read_window(storage, file.path, random_access.get(), offset, length, buffer);
     reader.read(file.path, bytes, offset, sink);
     if (reader.file_dead(file.path)) return;
     if (reader.resume_offset(file.path) > offset) continue;
     if (bytes.size() < window) {
-      // No whole record in what is left: the file ends inside one (or is still being written).
+      // No whole record in what is left of the listed size: the file ends inside one (or is
+      // still being written).
       if (!final_size) return;
       problems.push_back({file.path, offset,
                           file.path + ": record at offset " + std::to_string(offset) +

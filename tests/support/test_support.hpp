@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,5 +52,10 @@ struct CommandResult {
   std::string err;
 };
 CommandResult run_command(const std::string& command);
+
+// Polls `condition` until it holds or `limit` passes: no fixed sleeps, so a loaded machine
+// only makes the tests slower. Returns whether it held.
+bool eventually(const std::function<bool()>& condition,
+                std::chrono::milliseconds limit = std::chrono::seconds(20));
 
 }  // namespace rulestream::testing

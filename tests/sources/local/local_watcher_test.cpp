@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <filesystem>
@@ -24,6 +25,7 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/trial_layout.hpp"
+#include "sources/local/inotify_hub.hpp"
 #include "stages/format/trial_writer.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -33,23 +35,13 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using ::testing::ElementsAreArray;
+using testing::eventually;
 using ::testing::HasSubstr;
 using testing::TempDir;
 using testing::write_text_file;
 
 // Long enough that no periodic rescan runs during a test: what is found, inotify found.
 constexpr std::chrono::milliseconds kNoRescan = std::chrono::hours(1);
-
-// Polls `condition` until it holds or `limit` passes: no fixed sleeps, so a loaded machine
-// only makes the tests slower.
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return condition();
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 void write_step(const fs::path& root, std::int64_t step, const std::string& worker,
                 bool atomic_rename = true) {
@@ -596,10 +588,10 @@ TEST(LocalWatcher, FallsBackToRescanningWithoutInotify) {
   TempDir dir;
   write_step(dir.path(), 0, "worker_0");
   WatcherOnThread running(dir.path(), following(20ms));
-  running.watcher().start();
 
   // No descriptor left for this process: inotify_init1 fails, as it does when the user's
-  // inotify instances run out. The first scan runs on this thread, under the limit.
+  // inotify instances run out. start() opens inotify on this thread; the first scan runs on the
+  // io thread, with descriptors again.
   ::testing::internal::CaptureStderr();
   rlimit saved{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
@@ -609,8 +601,9 @@ TEST(LocalWatcher, FallsBackToRescanningWithoutInotify) {
   rlimit lowered = saved;
   lowered.rlim_cur = static_cast<rlim_t>(lowest_free);
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
-  running.io().run_one();
+  running.watcher().start();
   ::setrlimit(RLIMIT_NOFILE, &saved);
+  running.io().run_one();
   const std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_THAT(said, HasSubstr("cannot start inotify: Too many open files; following " +
                               dir.path().string() + " by rescanning every 20 ms instead"));
@@ -651,6 +644,58 @@ TEST(LocalWatcher, StartsOnlyOnce) {
   watcher.start();
   EXPECT_THROW(watcher.start(), std::logic_error);
   io.run();
+}
+
+// serve's case: more watchers than Linux gives a user inotify instances by default (128), each
+// following through one shared instance. No rescan runs (an hour apart): a step each writer adds
+// after the watchers have started reaches them through inotify or not at all.
+TEST(LocalWatcher, ManyWatchersFollowThroughOneSharedInotifyInstance) {
+  constexpr int kWatchers = 300;
+  boost::asio::io_context hub_io;
+  auto hub_work = boost::asio::make_work_guard(hub_io);
+  std::thread hub_thread([&] { hub_io.run(); });
+  const auto hub = InotifyHub::open(hub_io.get_executor());
+  boost::asio::io_context io;
+  auto work = boost::asio::make_work_guard(io);
+  std::thread io_thread([&] { io.run(); });
+
+  std::vector<std::unique_ptr<TempDir>> roots;
+  std::vector<std::unique_ptr<Announcements>> seen;
+  std::vector<std::unique_ptr<LocalWatcher>> watchers;
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < kWatchers; ++i) {
+    roots.push_back(std::make_unique<TempDir>());
+    seen.push_back(std::make_unique<Announcements>());
+    watchers.push_back(std::make_unique<LocalWatcher>(
+        io, roots.back()->path(),
+        LocalWatcher::Options{.follow = true, .rescan_interval = kNoRescan, .inotify_hub = hub},
+        seen.back()->callback()));
+    watchers.back()->start();
+  }
+  // Each watcher's first scan watches its (empty) root: then it follows.
+  EXPECT_TRUE(eventually([&] { return hub->watch_count() == kWatchers; }));
+  EXPECT_EQ(hub->subscriber_count(), static_cast<std::size_t>(kWatchers));
+  for (const auto& root : roots) write_step(root->path(), 3, "worker_0");
+  const std::string step_file = "index/000000000/000000000003_worker_0.json";
+  EXPECT_TRUE(eventually([&] {
+    return std::all_of(seen.begin(), seen.end(),
+                       [&](const auto& announced) { return announced->has(step_file); });
+  }));
+  for (int i = 0; i < kWatchers; ++i) {
+    EXPECT_EQ(seen[i]->paths(), std::vector<std::string>{step_file}) << "watcher " << i;
+  }
+  for (const auto& watcher : watchers) watcher->stop();
+  // Stopped watchers let go of their watches (root and index/000000000/ each); the instance stays.
+  EXPECT_TRUE(eventually([&] { return hub->watch_count() == 0 && hub->subscriber_count() == 0; }));
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(said.find("rescanning"), std::string::npos) << said;
+
+  watchers.clear();
+  hub->close();
+  work.reset();
+  hub_work.reset();
+  io_thread.join();
+  hub_thread.join();
 }
 
 }  // namespace
