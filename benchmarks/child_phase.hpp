@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -106,6 +107,15 @@ inline double num(const ChildResult& result, const std::string& key) {
   const auto it = result.values.find(key);
   if (it == result.values.end()) throw std::runtime_error("phase output lacks " + key);
   return std::stod(it->second);
+}
+
+// The machine's load averages ("1.72 1.45 1.84"), printed beside every figure: these
+// benchmarks run on shared machines.
+inline std::string load_average() {
+  std::ifstream file("/proc/loadavg");
+  std::string one, five, fifteen;
+  file >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
 }
 
 inline double median(std::vector<double> values) {

@@ -59,6 +59,7 @@ using rulestream::bench::arg;
 using rulestream::bench::Args;
 using rulestream::bench::ChildResult;
 using rulestream::bench::int_arg;
+using rulestream::bench::load_average;
 using rulestream::bench::median;
 using rulestream::bench::num;
 using rulestream::bench::parse_args;
@@ -524,13 +525,6 @@ int phase_latency(const Args& args) {
 }
 
 // --- the driver -----------------------------------------------------------------------------
-
-std::string load_average() {
-  std::ifstream file("/proc/loadavg");
-  std::string one, five, fifteen;
-  file >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
-}
 
 std::string fixed(double value, int digits) {
   std::ostringstream out;

@@ -59,6 +59,7 @@ namespace {
 using rulestream::bench::arg;
 using rulestream::bench::Args;
 using rulestream::bench::int_arg;
+using rulestream::bench::load_average;
 using SteadyClock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
@@ -384,13 +385,6 @@ int phase_serve(const Args& args) {
 }
 
 // --- the driver ------------------------------------------------------------------------------
-
-std::string load_average() {
-  std::ifstream file("/proc/loadavg");
-  std::string one, five, fifteen;
-  file >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
-}
 
 int drive(const Args& args) {
   const fs::path out = arg(args, "out", (fs::temp_directory_path() / "serve_live_e2e").string());
