@@ -1,6 +1,7 @@
 #include "stages/load/event_file_loader.hpp"
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <array>
@@ -129,30 +130,36 @@ bool EventFileLoader::decode_in_batches(const std::vector<WantedRecord>& wanted,
     spans[i] = {wanted[order[i]].location->start, wanted[order[i]].location->length};
   }
   const std::vector<RecordBatch> batches = plan_record_batches(spans);
-  tbb::parallel_for(std::size_t{0}, batches.size(), [&](std::size_t b) {
-    const RecordBatch& batch = batches[b];
-    const auto length = static_cast<std::size_t>(batch.end - batch.start);
-    const auto reduce_all = [&](const SharedBytes& bytes, bool owned) {
-      *counters_.event_bytes += bytes.size();
-      for (std::size_t k = batch.first; k < batch.last; ++k) {
-        const std::size_t i = order[k];
-        reduce_record(bytes, wanted[i].location->start - batch.start, owned, wanted[i], i, job);
+  // Isolated: a thread waiting for the batches takes none of the graph's other tasks. Without
+  // it, a loader waiting here can start a rule's evaluation of an earlier step, and the file it
+  // is loading (its step, and every step after it) waits until that evaluation ends; a rule
+  // that waits for a later step (a test's, or one comparing steps) never sees it.
+  tbb::this_task_arena::isolate([&] {
+    tbb::parallel_for(std::size_t{0}, batches.size(), [&](std::size_t b) {
+      const RecordBatch& batch = batches[b];
+      const auto length = static_cast<std::size_t>(batch.end - batch.start);
+      const auto reduce_all = [&](const SharedBytes& bytes, bool owned) {
+        *counters_.event_bytes += bytes.size();
+        for (std::size_t k = batch.first; k < batch.last; ++k) {
+          const std::size_t i = order[k];
+          reduce_record(bytes, wanted[i].location->start - batch.start, owned, wanted[i], i, job);
+        }
+      };
+      try {
+        if (length > BatchBuffer::kKeptBytes) {
+          // A record too large to stay in cache anyway (one record is a batch of its own): read as
+          // storage reads ranges (a mapping from 4 MiB), rather than copied into a fresh buffer.
+          reduce_all(storage_->read_range(job.file, batch.start, length), true);
+          return;
+        }
+        const BatchBuffer buffer(length);
+        const std::size_t got = reader->read_at(batch.start, buffer.span());
+        // Not owned: values that must outlive the batch are copied out (reduce_record).
+        reduce_all(SharedBytes(nullptr, buffer.span().first(got)), false);
+      } catch (const RulestreamError& error) {
+        report_(job.where, error.what());
       }
-    };
-    try {
-      if (length > BatchBuffer::kKeptBytes) {
-        // A record too large to stay in cache anyway (one record is a batch of its own): read as
-        // storage reads ranges (a mapping from 4 MiB), rather than copied into a fresh buffer.
-        reduce_all(storage_->read_range(job.file, batch.start, length), true);
-        return;
-      }
-      const BatchBuffer buffer(length);
-      const std::size_t got = reader->read_at(batch.start, buffer.span());
-      // Not owned: values that must outlive the batch are copied out (reduce_record).
-      reduce_all(SharedBytes(nullptr, buffer.span().first(got)), false);
-    } catch (const RulestreamError& error) {
-      report_(job.where, error.what());
-    }
+    });
   });
   return true;
 }
@@ -170,14 +177,16 @@ void EventFileLoader::decode_from_parts(const IndexFile& index,
     return;
   }
   for (const FilePart& part : parts) *counters_.event_bytes += part.bytes.size();
-  tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
-    const std::uint64_t start = wanted[i].location->start;
-    const FilePart* part = part_holding(parts, start);
-    if (part == nullptr) {
-      reduce_record({}, 0, true, wanted[i], i, job);  // reports it
-      return;
-    }
-    reduce_record(part->bytes, start - part->start, true, wanted[i], i, job);
+  tbb::this_task_arena::isolate([&] {  // as in decode_in_batches
+    tbb::parallel_for(std::size_t{0}, wanted.size(), [&](std::size_t i) {
+      const std::uint64_t start = wanted[i].location->start;
+      const FilePart* part = part_holding(parts, start);
+      if (part == nullptr) {
+        reduce_record({}, 0, true, wanted[i], i, job);  // reports it
+        return;
+      }
+      reduce_record(part->bytes, start - part->start, true, wanted[i], i, job);
+    });
   });
 }
 

@@ -1,6 +1,7 @@
 #include "stages/load/index_loader.hpp"
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <memory>
 
@@ -34,13 +35,17 @@ std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> load_index_files
     const Storage& storage, std::span<const StoredObject> files,
     const std::function<bool(std::int64_t step)>& wanted_step) {
   std::vector<IndexFileLoad> loads(files.size());
-  tbb::parallel_for(std::size_t{0}, files.size(), [&](std::size_t i) {
-    const StoredObject& object = files[i];
-    const auto name = parse_step_file_name(object.path);
-    if (!name || !wanted_step(name->step)) return;
-    if (!object.path.ends_with(".json") && !object.path.ends_with(".csv")) return;
-    loads[i] =
-        load_index_file(storage, object.path, *name, arrival_from_modified_ns(object.modified_ns));
+  // Isolated: a thread waiting for these loads takes no unrelated task of its arena (a graph
+  // node's, which could wait for what this load is for).
+  tbb::this_task_arena::isolate([&] {
+    tbb::parallel_for(std::size_t{0}, files.size(), [&](std::size_t i) {
+      const StoredObject& object = files[i];
+      const auto name = parse_step_file_name(object.path);
+      if (!name || !wanted_step(name->step)) return;
+      if (!object.path.ends_with(".json") && !object.path.ends_with(".csv")) return;
+      loads[i] = load_index_file(storage, object.path, *name,
+                                 arrival_from_modified_ns(object.modified_ns));
+    });
   });
   std::pair<std::vector<IndexLanding>, std::vector<TrialProblem>> result;
   for (IndexFileLoad& load : loads) {
