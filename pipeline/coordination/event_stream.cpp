@@ -7,8 +7,8 @@ namespace {
 
 constexpr std::string_view kGroup = "sinks";
 
-// KEYS: fence, published ids, stream. ARGV: token, event id, sink, payload.
-// 1 published, 0 already published, -1 fenced.
+// KEYS: fence, published ids, stream. ARGV: token, event id, sink, payload, job place (empty
+// for a service sink). 1 published, 0 already published, -1 fenced.
 constexpr std::string_view kPublish = R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
@@ -16,7 +16,12 @@ end
 if redis.call('SADD', KEYS[2], ARGV[3] .. ' ' .. ARGV[2]) == 0 then
   return 0
 end
-redis.call('XADD', KEYS[3], '*', 'id', ARGV[2], 'sink', ARGV[3], 'event', ARGV[4])
+if ARGV[5] == '' then
+  redis.call('XADD', KEYS[3], '*', 'id', ARGV[2], 'sink', ARGV[3], 'event', ARGV[4])
+else
+  redis.call('XADD', KEYS[3], '*', 'id', ARGV[2], 'sink', ARGV[3], 'event', ARGV[4],
+             'job', ARGV[5])
+end
 return 1
 )lua";
 
@@ -46,6 +51,7 @@ std::vector<StreamEntry> entries_of(const RedisReply& list) {
       if (fields[i].as_string() == "id") out.event_id = fields[i + 1].as_string();
       if (fields[i].as_string() == "sink") out.sink = sink_index(fields[i + 1].as_string());
       if (fields[i].as_string() == "event") out.payload = fields[i + 1].as_string();
+      if (fields[i].as_string() == "job") out.job_place = fields[i + 1].as_string();
     }
     entries.push_back(std::move(out));
   }
@@ -58,13 +64,14 @@ EventPublisher::EventPublisher(RedisConnection& redis, std::string prefix)
     : redis_(redis), prefix_(std::move(prefix)) {}
 
 EventPublisher::Outcome EventPublisher::publish(const JobLease& lease, const std::string& event_id,
-                                                std::size_t sink, const std::string& payload) {
+                                                std::size_t sink, const std::string& payload,
+                                                const std::string& job_place) {
   const std::int64_t outcome =
       redis_
           .eval("publish-event", kPublish,
                 {job_key(prefix_, lease.job, "fence"), job_key(prefix_, lease.job, "published"),
                  prefix_ + ":events"},
-                {std::to_string(lease.token), event_id, std::to_string(sink), payload})
+                {std::to_string(lease.token), event_id, std::to_string(sink), payload, job_place})
           .as_integer();
   if (outcome < 0) return Outcome::Fenced;
   return outcome == 0 ? Outcome::AlreadyPublished : Outcome::Published;

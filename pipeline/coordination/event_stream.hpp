@@ -6,9 +6,12 @@
 // Publishing (the owner): a script checks the publisher's fencing token against the job's
 // counter (a former owner publishes nothing) and adds the event's stable id to the job's set of
 // published ids, PREFIX:job:ID:published; an id already there is dropped, so a takeover's
-// replay of the job publishes nothing twice. Only then is the entry added: {id, sink, event}.
-// `sink` says which of the service's sinks the entry is for (the instances are given the same
-// sinks, in the same order): an event routed to two sinks is two entries, each delivered once.
+// replay of the job publishes nothing twice. Only then is the entry added: {id, sink, event},
+// and `job` for a sink of the job's own. `sink` says which of the job's sinks the entry is
+// for, counted as its pipeline counts them: first the service's (the instances are given the
+// same sinks, in the same order), then those of the job's own rules file, found through
+// `job` (where the job is) by whichever instance delivers it. An event routed to two sinks is
+// two entries, each delivered once.
 //
 // Delivering (every instance): one consumer group, "sinks"; each instance is a consumer that
 // reads new entries, writes them to its sinks and then acknowledges and deletes them (one
@@ -32,10 +35,11 @@ class EventPublisher {
   enum class Outcome { Published, AlreadyPublished, Fenced };
 
   EventPublisher(RedisConnection& redis, std::string prefix = "rulestream");
-  // `event_id` stable across replays of the job, `sink` the service sink it goes to, `payload`
-  // the encoded event. An (event_id, sink) pair is published once.
+  // `event_id` stable across replays of the job, `sink` the job's sink it goes to, `payload`
+  // the encoded event, `job_place` where the job is when the sink is one of its own rules
+  // file's (empty for the service's). An (event_id, sink) pair is published once.
   Outcome publish(const JobLease& lease, const std::string& event_id, std::size_t sink,
-                  const std::string& payload);
+                  const std::string& payload, const std::string& job_place = {});
 
  private:
   RedisConnection& redis_;
@@ -48,8 +52,9 @@ inline constexpr std::size_t kNoSink = static_cast<std::size_t>(-1);
 struct StreamEntry {
   std::string entry_id;        // the stream's id ("1700000000000-0"), to acknowledge
   std::string event_id;        // the event's stable id
-  std::size_t sink = kNoSink;  // which service sink it is for
+  std::size_t sink = kNoSink;  // which of the job's sinks it is for
   std::string payload;
+  std::string job_place;  // where the job is, for a sink of its own rules file; else empty
 };
 
 // A consumer of the group. Not thread-safe: one per delivering thread, with a connection whose

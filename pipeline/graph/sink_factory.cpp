@@ -93,4 +93,13 @@ std::unique_ptr<Sink> make_sink(const SinkConfig& config, std::ostream& out) {
   throw std::invalid_argument("unknown sink type '" + config.type + "'");
 }
 
+std::string describe_sink(const SinkConfig& config) {
+  if (config.type == "stdout") return "stdout";
+  if (config.type == "file") return "file " + config.target;
+  if (config.type == "webhook" || config.type == "alertmanager") {
+    return config.type + " " + redact_url(config.target);
+  }
+  return config.type + " sink";
+}
+
 }  // namespace rulestream

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
 
 #include "pipeline/graph/pipeline_config.hpp"
 #include "sinks/sink.hpp"
@@ -12,5 +13,9 @@ namespace rulestream {
 // factory in SinkRegistry::plugins(). Throws StorageError (file sinks that cannot be opened),
 // std::invalid_argument (an unknown type), or what a plugin's factory throws.
 std::unique_ptr<Sink> make_sink(const SinkConfig& config, std::ostream& out);
+
+// What make_sink(config)->describe() says, without making the sink (a URL redacted); a
+// plugin's sink type is named by its type.
+std::string describe_sink(const SinkConfig& config);
 
 }  // namespace rulestream

@@ -20,9 +20,12 @@ RedisConnectionOptions delivery_connection() {
 }  // namespace
 
 EventDelivery::EventDelivery(const CoordinatorOptions& options,
-                             std::vector<std::shared_ptr<Sink>> sinks, ServiceMetrics& metrics,
+                             std::vector<std::shared_ptr<Sink>> sinks,
+                             std::unique_ptr<JobOwnSinks> own_sinks, ServiceMetrics& metrics,
                              std::function<void(const std::string&)> log)
     : claim_after_(options.lease_ttl),
+      own_sinks_(std::move(own_sinks)),
+      metrics_(metrics),
       log_(std::move(log)),
       redis_(options.endpoint, delivery_connection()),
       consumer_(redis_, options.instance, options.prefix) {
@@ -43,6 +46,8 @@ void EventDelivery::run() {
     try {
       deliver(consumer_.claim_stale(claim_after_, kBatch));
       deliver(consumer_.read(kBatch, kReadBlock));
+      // Each flushed as its last batch was delivered.
+      if (own_sinks_) own_sinks_->let_go_of_idle();
       said.clear();
     } catch (const RedisError& error) {
       if (said != error.what()) log_(std::string("delivering rule events: ") + error.what());
@@ -52,26 +57,46 @@ void EventDelivery::run() {
   }
 }
 
+Sink* EventDelivery::sink_of(const StreamEntry& entry) {
+  if (entry.job_place.empty()) {
+    if (entry.sink < sinks_.size()) return sinks_[entry.sink].get();
+    // Another instance was given more sinks than this one: the instances must share theirs.
+    log_("rule event " + entry.event_id + " is for service sink " + std::to_string(entry.sink) +
+         ", which this instance does not have (give every instance the same --sink list)");
+    return nullptr;
+  }
+  // A sink of the job's own rules file, counted after the service's sinks.
+  if (entry.sink < sinks_.size() || !own_sinks_) {
+    log_("rule event " + entry.event_id + " is for sink " + std::to_string(entry.sink) +
+         " of the job at " + entry.job_place + ", which this instance cannot tell (give every " +
+         "instance the same --sink list and --job-rules name)");
+    return nullptr;
+  }
+  try {
+    return &own_sinks_->sink(entry.job_place, entry.sink - sinks_.size());
+  } catch (const std::exception& error) {
+    log_("rule event " + entry.event_id + " was not delivered: " + error.what());
+    metrics_.add_sink_failure("a sink of a job's own rules file");
+    return nullptr;
+  }
+}
+
 void EventDelivery::deliver(const std::vector<StreamEntry>& entries) {
   if (entries.empty()) return;
-  std::set<std::size_t> written;
+  std::set<Sink*> written;
   std::vector<std::string> done;
   for (const StreamEntry& entry : entries) {
     done.push_back(entry.entry_id);
-    if (entry.sink >= sinks_.size()) {
-      // Another instance was given more sinks than this one: the instances must share theirs.
-      log_("rule event " + entry.event_id + " is for service sink " + std::to_string(entry.sink) +
-           ", which this instance does not have (give every instance the same --sink list)");
-      continue;
-    }
+    Sink* sink = sink_of(entry);
+    if (sink == nullptr) continue;
     try {
-      sinks_[entry.sink]->write(decode_rule_event(entry.payload));
-      written.insert(entry.sink);
+      sink->write(decode_rule_event(entry.payload));
+      written.insert(sink);
     } catch (const std::invalid_argument& error) {
       log_("rule event " + entry.event_id + " in the stream cannot be read: " + error.what());
     }
   }
-  for (const std::size_t sink : written) sinks_[sink]->flush();
+  for (Sink* sink : written) sink->flush();
   consumer_.acknowledge(done);
 }
 

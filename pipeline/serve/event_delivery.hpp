@@ -1,10 +1,11 @@
 #pragma once
 
-// Where the service's sinks get their events when instances share a Redis: a thread that reads
-// the event stream as this instance's consumer of the group, writes each event to the service
-// sink it is for, flushes them (a file synced, a webhook's queue delivered or dead-lettered),
-// and only then acknowledges: at least once. Entries another instance read and never
-// acknowledged (it died) are claimed once idle for a lease's TTL, and delivered here.
+// Where the sinks get their events when instances share a Redis: a thread that reads the event
+// stream as this instance's consumer of the group, writes each event to the sink it is for (one
+// of the service's, or one of its job's own rules file, made here: job_own_sinks.hpp), flushes
+// them (a file synced, a webhook's queue delivered or dead-lettered), and only then
+// acknowledges: at least once. Entries another instance read and never acknowledged (it died)
+// are claimed once idle for a lease's TTL, and delivered here.
 
 #include <atomic>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "pipeline/coordination/event_stream.hpp"
 #include "pipeline/coordination/redis_connection.hpp"
 #include "pipeline/serve/job_coordinator.hpp"
+#include "pipeline/serve/job_own_sinks.hpp"
 #include "pipeline/serve/job_sinks.hpp"
 #include "pipeline/serve/service_metrics.hpp"
 
@@ -27,9 +29,11 @@ namespace rulestream {
 class EventDelivery {
  public:
   // Connects and makes the consumer group (RedisError naming the server if it cannot), then
-  // starts the thread. `sinks` are the service's, in the order of their configuration.
+  // starts the thread. `sinks` are the service's, in the order of their configuration;
+  // `own_sinks` makes those of jobs' own rules files.
   EventDelivery(const CoordinatorOptions& options, std::vector<std::shared_ptr<Sink>> sinks,
-                ServiceMetrics& metrics, std::function<void(const std::string&)> log);
+                std::unique_ptr<JobOwnSinks> own_sinks, ServiceMetrics& metrics,
+                std::function<void(const std::string&)> log);
   ~EventDelivery();
   EventDelivery(const EventDelivery&) = delete;
   EventDelivery& operator=(const EventDelivery&) = delete;
@@ -38,9 +42,13 @@ class EventDelivery {
   void run();
   // Writes the entries to their sinks, flushes those it wrote to, acknowledges them all.
   void deliver(const std::vector<StreamEntry>& entries);
+  // The sink an entry is for; nullptr (said in the log) when there is none to deliver it to.
+  Sink* sink_of(const StreamEntry& entry);
 
   const std::chrono::milliseconds claim_after_;
   std::vector<std::unique_ptr<CountedSink>> sinks_;
+  std::unique_ptr<JobOwnSinks> own_sinks_;
+  ServiceMetrics& metrics_;
   std::function<void(const std::string&)> log_;
   RedisConnection redis_;  // the thread's alone
   EventConsumer consumer_;

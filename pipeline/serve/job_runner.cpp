@@ -102,9 +102,12 @@ std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& co
                                                         RegistrySink** registry_sink) const {
   std::vector<std::unique_ptr<Sink>> sinks;
   for (std::size_t i = 0; i < config.sinks.size(); ++i) {
-    if (i < context_.service_sinks.size() && publisher_) {  // delivered by whoever reads it
+    if (publisher_) {  // delivered by whichever instance reads it from the stream
+      const bool jobs_own = i >= context_.service_sinks.size();
       sinks.push_back(std::make_unique<StreamSink>(
-          publisher_, i, context_.service_sinks[i]->describe(), *context_.metrics));
+          publisher_, i,
+          jobs_own ? describe_sink(config.sinks[i]) : context_.service_sinks[i]->describe(),
+          *context_.metrics, jobs_own));
       continue;
     }
     // The service's, or the job's own rules file's: its own, as a watch of it would have.

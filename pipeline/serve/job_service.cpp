@@ -6,6 +6,14 @@
 #include "pipeline/serve/stream_sink.hpp"
 
 namespace rulestream {
+namespace {
+
+// How long the delivering instance keeps the sinks of a job's own rules file without an event
+// for them. Long enough that a job's firings between two statuses reuse one sink (a webhook's
+// queue, an Alertmanager sink's resending): alerts are re-sent on an interval of minutes.
+constexpr std::chrono::minutes kJobOwnSinksIdle{15};
+
+}  // namespace
 
 JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Sink>> service_sinks,
                        std::ostream& out, std::function<void(const std::string&)> log)
@@ -31,8 +39,11 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
   for (const auto& sink : context_.service_sinks) metrics_.track_sink(*sink);
   if (options.coordinator) {
     coordinator_ = std::make_unique<JobCoordinator>(*options.coordinator);
-    delivery_ = std::make_unique<EventDelivery>(*options.coordinator, context_.service_sinks,
-                                                metrics_, log_);
+    delivery_ = std::make_unique<EventDelivery>(
+        *options.coordinator, context_.service_sinks,
+        std::make_unique<JobOwnSinks>(context_.job_rules_file, context_.base.storage, out, metrics_,
+                                      kJobOwnSinksIdle),
+        metrics_, log_);
   }
 }
 
@@ -157,8 +168,8 @@ void JobService::start_job(FoundJob job, std::optional<JobLease> lease) {
   Running running;
   if (lease) {
     const CoordinatorOptions& options = coordinator_->options();
-    running.publisher = std::make_shared<JobEventPublisher>(options.endpoint, *lease,
-                                                            options.lease_ttl, options.prefix);
+    running.publisher = std::make_shared<JobEventPublisher>(
+        options.endpoint, *lease, options.lease_ttl, options.prefix, job.path.string());
   }
   running.lease = std::move(lease);
   running.runner = std::make_unique<JobRunner>(

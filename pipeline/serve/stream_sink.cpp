@@ -15,11 +15,13 @@ std::string rule_event_id(const std::string& job, const RuleEvent& event, std::i
 }
 
 JobEventPublisher::JobEventPublisher(RedisEndpoint endpoint, JobLease lease,
-                                     std::chrono::milliseconds retry_for, std::string prefix)
+                                     std::chrono::milliseconds retry_for, std::string prefix,
+                                     std::string job_place)
     : endpoint_(std::move(endpoint)),
       lease_(std::move(lease)),
       retry_for_(retry_for),
-      prefix_(std::move(prefix)) {}
+      prefix_(std::move(prefix)),
+      job_place_(std::move(job_place)) {}
 
 std::string JobEventPublisher::event_id(std::size_t route, const RuleEvent& event) {
   std::int64_t occurrence = 0;
@@ -51,14 +53,16 @@ JobEventPublisher::Outcome JobEventPublisher::send(const Attempt& attempt) {
   }
 }
 
-JobEventPublisher::Outcome JobEventPublisher::publish(std::size_t sink, const RuleEvent& event) {
+JobEventPublisher::Outcome JobEventPublisher::publish(std::size_t sink, const RuleEvent& event,
+                                                      bool jobs_own) {
   if (silenced_) return Outcome::NotTheOwner;
   std::lock_guard lock(mutex_);
   if (fenced_) return Outcome::NotTheOwner;
   const std::string id = event_id(sink, event);
   const std::string payload = encode_rule_event(event);
   return send([&] {
-    return publisher_->publish(lease_, id, sink, payload) != EventPublisher::Outcome::Fenced;
+    return publisher_->publish(lease_, id, sink, payload, jobs_own ? job_place_ : std::string()) !=
+           EventPublisher::Outcome::Fenced;
   });
 }
 
@@ -73,11 +77,15 @@ JobEventPublisher::Outcome JobEventPublisher::log(const RuleEvent& event, std::s
 }
 
 StreamSink::StreamSink(std::shared_ptr<JobEventPublisher> publisher, std::size_t index,
-                       std::string name, ServiceMetrics& metrics)
-    : publisher_(std::move(publisher)), index_(index), name_(std::move(name)), metrics_(metrics) {}
+                       std::string name, ServiceMetrics& metrics, bool jobs_own)
+    : publisher_(std::move(publisher)),
+      index_(index),
+      name_(std::move(name)),
+      metrics_(metrics),
+      jobs_own_(jobs_own) {}
 
 void StreamSink::write(const RuleEvent& event) {
-  if (publisher_->publish(index_, event) == JobEventPublisher::Outcome::Unreachable) {
+  if (publisher_->publish(index_, event, jobs_own_) == JobEventPublisher::Outcome::Unreachable) {
     metrics_.add_sink_failure(name_);
   }
 }

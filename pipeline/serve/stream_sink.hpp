@@ -37,17 +37,19 @@ class JobEventPublisher {
  public:
   // Connects on the first event (a job whose rules never fire costs no connection). A
   // publication that cannot reach Redis is retried for `retry_for` (the lease's TTL: past it,
-  // the lease is lost and a takeover's replay publishes the event).
+  // the lease is lost and a takeover's replay publishes the event). `job_place`: where the job
+  // is (its folder or S3 prefix), for the deliverer to find the sinks of its own rules file.
   JobEventPublisher(RedisEndpoint endpoint, JobLease lease, std::chrono::milliseconds retry_for,
-                    std::string prefix);
+                    std::string prefix, std::string job_place = {});
 
   enum class Outcome {
     Published,    // or already published (by a former owner, whose replay this is)
     NotTheOwner,  // silenced, or fenced: the job was taken over; the event is not this one's
     Unreachable,  // Redis could not be reached for `retry_for`: the event is not published
   };
-  // The event for service sink `sink`.
-  Outcome publish(std::size_t sink, const RuleEvent& event);
+  // The event for the job's sink `sink` (its index in the job's pipeline: the service's sinks,
+  // then its own rules file's); `jobs_own` for one of the latter.
+  Outcome publish(std::size_t sink, const RuleEvent& event, bool jobs_own = false);
   // The event into the job's event log, which keeps the newest `keep` (what /api/jobs/ID/events
   // shows on every instance: pipeline/coordination/job_event_log.hpp).
   Outcome log(const RuleEvent& event, std::size_t keep);
@@ -69,6 +71,7 @@ class JobEventPublisher {
   const JobLease lease_;
   const std::chrono::milliseconds retry_for_;
   const std::string prefix_;
+  const std::string job_place_;
   std::atomic<bool> silenced_{false};
 
   std::mutex mutex_;  // guards what follows
@@ -95,12 +98,14 @@ class EventLogSink final : public Sink {
   const std::size_t keep_;
 };
 
-// Service sink `index` of a job, through the stream. Counted in the metrics as a failure of
-// that sink when its event could not be published.
+// Sink `index` of a job's pipeline, through the stream: one of the service's, or (`jobs_own`)
+// one of the job's own rules file's, which the delivering instance makes from that file
+// (job_own_sinks.hpp), so that a takeover's replay does not write it again. Counted in the
+// metrics as a failure of that sink when its event could not be published.
 class StreamSink final : public Sink {
  public:
   StreamSink(std::shared_ptr<JobEventPublisher> publisher, std::size_t index, std::string name,
-             ServiceMetrics& metrics);
+             ServiceMetrics& metrics, bool jobs_own = false);
   std::string describe() const override { return name_; }
   void write(const RuleEvent& event) override;
   // Delivery is the deliverer's: nothing of this job's waits here.
@@ -111,6 +116,7 @@ class StreamSink final : public Sink {
   const std::size_t index_;
   const std::string name_;
   ServiceMetrics& metrics_;
+  const bool jobs_own_;
 };
 
 }  // namespace rulestream

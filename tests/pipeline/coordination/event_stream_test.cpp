@@ -77,6 +77,28 @@ TEST_F(EventStreamTest, AnEventForTwoSinksIsTwoEntries) {
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].sink, 0u);
   EXPECT_EQ(entries[1].sink, 2u);
+  EXPECT_EQ(entries[0].job_place, "");  // the service's sinks
+}
+
+// A sink of the job's own rules file: the entry says where the job is, so that any instance
+// can find the sink; it is still published once per id and sink.
+TEST_F(EventStreamTest, AnEntryForAJobsOwnSinkSaysWhereTheJobIs) {
+  RedisConnection redis(redis_->endpoint(), {2s, 5s});
+  EventConsumer consumer(redis, "reader");
+  consumer.ensure_group();
+  const auto lease = leases_->try_acquire("job1");
+  ASSERT_TRUE(lease);
+  using Outcome = EventPublisher::Outcome;
+  EXPECT_EQ(publisher_->publish(*lease, "job1/VG/3/0", 1, "x", "/jobs/job1"), Outcome::Published);
+  EXPECT_EQ(publisher_->publish(*lease, "job1/VG/3/0", 1, "x", "/jobs/job1"),
+            Outcome::AlreadyPublished);
+  EXPECT_EQ(publisher_->publish(*lease, "job1/VG/4/0", 0, "y"), Outcome::Published);
+  const auto entries = consumer.read(10, 100ms);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].sink, 1u);
+  EXPECT_EQ(entries[0].job_place, "/jobs/job1");
+  EXPECT_EQ(entries[0].payload, "x");
+  EXPECT_EQ(entries[1].job_place, "");
 }
 
 TEST_F(EventStreamTest, AcknowledgedEntriesLeaveTheStream) {

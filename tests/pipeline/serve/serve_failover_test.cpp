@@ -95,12 +95,21 @@ class ServeFailover : public testing::RedisServerTest {
         "--sink",          "file:" + (out.path() / (instance_name(i) + ".jsonl")).string()});
   }
 
-  // Every job's options (written live, firing from step 10) and its simulator.
-  static std::vector<std::unique_ptr<JobSimulator>> simulators_for(const TempDir& root, int jobs) {
+  // Every job's options (written live, firing from step 10) and its simulator. Each job has
+  // its own rules file: the same rules, and a file sink of its own in `out`, JOB-own.jsonl.
+  static std::vector<std::unique_ptr<JobSimulator>> simulators_for(const TempDir& root,
+                                                                   const TempDir& out, int jobs) {
     std::vector<std::unique_ptr<JobSimulator>> simulators;
     for (int j = 0; j < jobs; ++j) {
+      testing::write_text_file(
+          root.path() / job_name(j) / "rulestream-rules.json",
+          R"({"rules": [{"RuleParameters": {"rule_to_invoke": "VanishingGradient"}},
+                        {"RuleParameters": {"rule_to_invoke": "NonFinite"}}],
+              "sinks": [{"type": "file", "path": ")" +
+              own_file(out, j).string() + R"("}]})");
       JobSimulatorOptions options;
       options.output = root.path() / job_name(j);
+      options.overwrite = true;  // beside its rules file
       options.scenario = JobScenario::VanishingGradients;
       options.steps = kSteps;
       options.step_delay = kStepDelay;
@@ -120,19 +129,27 @@ class ServeFailover : public testing::RedisServerTest {
     EXPECT_EQ(redis.command({"XLEN", "rulestream:events"}).as_integer(), 0);
   }
 
-  // Each expected id published into the stream once, replays or not: the jobs' sets of
-  // published ids, and the count of entries Redis ever added to the stream.
+  static std::filesystem::path own_file(const TempDir& out, int j) {
+    return out.path() / (job_name(j) + "-own.jsonl");
+  }
+
+  // Each expected id published into the stream once for each of the job's two sinks (0: the
+  // service's, 1: its own rules file's), replays or not: the jobs' sets of published ids, and
+  // the count of entries Redis ever added to the stream.
   void expect_published_once(RedisConnection& redis, const std::set<std::string>& expected,
                              int jobs) {
-    std::set<std::string> published;
+    std::map<std::string, std::set<std::string>> published;  // by sink
     for (int j = 0; j < jobs; ++j) {
       const RedisReply members =
           redis.command({"SMEMBERS", "rulestream:job:" + job_name(j) + ":published"});
       for (const RedisReply& member : members.as_array()) {
-        published.insert(member.as_string().substr(2));  // "0 ": service sink 0
+        const std::string text = member.as_string();  // "SINK ID"
+        published[text.substr(0, text.find(' '))].insert(text.substr(text.find(' ') + 1));
       }
     }
-    EXPECT_EQ(published, expected);
+    EXPECT_EQ(published.size(), 2u);
+    EXPECT_EQ(published["0"], expected);
+    EXPECT_EQ(published["1"], expected);
     const RedisReply info = redis.command({"XINFO", "STREAM", "rulestream:events"});
     std::int64_t entries_added = -1;
     for (std::size_t i = 0; i + 1 < info.as_array().size(); i += 2) {
@@ -140,7 +157,39 @@ class ServeFailover : public testing::RedisServerTest {
         entries_added = info.as_array()[i + 1].as_integer();
       }
     }
-    EXPECT_EQ(entries_added, static_cast<std::int64_t>(expected.size()));
+    EXPECT_EQ(entries_added, 2 * static_cast<std::int64_t>(expected.size()));
+  }
+
+  // Every expected id of each job arrived at the job's own file sink, made by whichever
+  // instance delivered it, and each once, but for the at-least-once case (a batch of at most
+  // 100 that an interrupted instance wrote and did not acknowledge; these files do not say who
+  // wrote a line). Before its events went through the stream, a takeover's replay wrote every
+  // firing of the job's again.
+  void expect_own_files_have_each_once(const TempDir& out, int jobs,
+                                       const std::set<std::string>& expected) {
+    int delivered_again = 0;
+    for (int j = 0; j < jobs; ++j) {
+      std::map<std::string, int> arrived;
+      std::ifstream file(own_file(out, j));
+      for (std::string line; std::getline(file, line);) {
+        ++arrived[id_of(json::parse(line).as_object())];
+      }
+      std::set<std::string> ids, expected_here;
+      for (const auto& [id, count] : arrived) {
+        ids.insert(id);
+        if (count == 2) {
+          std::cerr << id << " delivered again to its job's own sink (at least once)\n";
+          ++delivered_again;
+        } else if (count != 1) {
+          ADD_FAILURE() << id << " arrived " << count << " times at its job's own sink";
+        }
+      }
+      for (const std::string& id : expected) {
+        if (id.starts_with(job_name(j) + "/")) expected_here.insert(id);
+      }
+      EXPECT_EQ(ids, expected_here) << job_name(j);
+    }
+    EXPECT_LE(delivered_again, 100);
   }
 
   // Every expected id arrived at the sinks (each instance's file), and each once. A second
@@ -240,7 +289,7 @@ TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePe
     instances.push_back(start_instance(root, out, i));
     ASSERT_NE(instances.back()->port(), 0);
   }
-  const auto simulators = simulators_for(root, kJobs);
+  const auto simulators = simulators_for(root, out, kJobs);
   std::atomic<int> written{0};
   std::vector<std::thread> writers;
   for (const auto& simulator : simulators) {
@@ -352,6 +401,7 @@ TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePe
   const std::set<std::string> expected = expected_ids(simulators);
   expect_published_once(redis, expected, kJobs);
   expect_arrived_once(out, kInstances, victim, expected);
+  expect_own_files_have_each_once(out, kJobs, expected);
   if (HasFailure()) {
     for (ServeProcess* survivor : survivors) std::cerr << "a survivor said:\n" << survivor->log();
   }
@@ -360,7 +410,7 @@ TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePe
 TEST_F(ServeFailover, AnOwnerPausedPastItsLeaseWakesFencedAndHandsItsJobOver) {
   TempDir root;
   TempDir out;
-  const auto simulators = simulators_for(root, 1);
+  const auto simulators = simulators_for(root, out, 1);
   std::thread writer([&] { simulators[0]->run(); });
   // The first instance alone takes the job; the second comes once it runs.
   auto first = start_instance(root, out, 0);
@@ -406,6 +456,7 @@ TEST_F(ServeFailover, AnOwnerPausedPastItsLeaseWakesFencedAndHandsItsJobOver) {
   const std::set<std::string> expected = expected_ids(simulators);
   expect_published_once(redis, expected, 1);
   expect_arrived_once(out, 2, 0, expected);
+  expect_own_files_have_each_once(out, 1, expected);
   if (HasFailure()) std::cerr << "the paused instance said:\n" << first->log();
 }
 
