@@ -34,6 +34,34 @@ bool ended_before(const Storage& storage, std::chrono::milliseconds grace) {
 
 }  // namespace
 
+std::shared_ptr<const PipelineConfig> job_pipeline_config(const FoundJob& job,
+                                                          const JobRunnerContext& context) {
+  auto config = std::make_shared<PipelineConfig>(context.base);
+  config->paths = {job.path.string()};
+  // Through the job's storage, so that a job on S3 has its own rules file too.
+  const auto storage = open_storage(job.path.string(), context.base.storage);
+  // An archived smdebug job is replayed; any other is followed until its end (a logdir has no
+  // end marker).
+  config->follow =
+      job.format != TrialFormat::Smdebug || !ended_before(*storage, config->end_of_job_grace);
+  // Followed through the service's inotify instance, a local smdebug job rescans only as a
+  // safety net. The poll stays what it is for a logdir (polling is how it is followed) and for
+  // storage that is not a local folder.
+  if (config->inotify_hub && job.format == TrialFormat::Smdebug &&
+      std::filesystem::is_directory(job.path)) {
+    config->poll_interval = std::max(config->poll_interval, context.inotify_rescan_interval);
+  }
+  if (storage->exists(context.job_rules_file)) {
+    RulesFile file = parse_rules_file(storage->read(context.job_rules_file).as_string_view(),
+                                      (job.path / context.job_rules_file).string());
+    config->rules = std::move(file.rules);
+    config->tensorboard_names = std::move(file.tensorboard_names);
+    for (auto& sink : file.sinks) config->sinks.push_back(std::move(sink));
+  }
+  if (config->rules.empty()) throw RuleConfigError("no rules to run on " + job.path.string());
+  return config;
+}
+
 // While it lives, check() and request_stop() reach the running pipeline (one asked to stop
 // before it started is asked now); however run() ends, they let go of it before it goes.
 class JobRunner::Published {
@@ -71,33 +99,6 @@ JobRunner::~JobRunner() {
   thread_.join();
 }
 
-std::shared_ptr<const PipelineConfig> JobRunner::job_config() const {
-  auto config = std::make_shared<PipelineConfig>(context_.base);
-  config->paths = {job_.path.string()};
-  // Through the job's storage, so that a job on S3 has its own rules file too.
-  const auto storage = open_storage(job_.path.string(), context_.base.storage);
-  // An archived smdebug job is replayed; any other is followed until its end (a logdir has no
-  // end marker).
-  config->follow =
-      job_.format != TrialFormat::Smdebug || !ended_before(*storage, config->end_of_job_grace);
-  // Followed through the service's inotify instance, a local smdebug job rescans only as a
-  // safety net. The poll stays what it is for a logdir (polling is how it is followed) and for
-  // storage that is not a local folder.
-  if (config->inotify_hub && job_.format == TrialFormat::Smdebug &&
-      std::filesystem::is_directory(job_.path)) {
-    config->poll_interval = std::max(config->poll_interval, context_.inotify_rescan_interval);
-  }
-  if (storage->exists(context_.job_rules_file)) {
-    RulesFile file = parse_rules_file(storage->read(context_.job_rules_file).as_string_view(),
-                                      (job_.path / context_.job_rules_file).string());
-    config->rules = std::move(file.rules);
-    config->tensorboard_names = std::move(file.tensorboard_names);
-    for (auto& sink : file.sinks) config->sinks.push_back(std::move(sink));
-  }
-  if (config->rules.empty()) throw RuleConfigError("no rules to run on " + job_.path.string());
-  return config;
-}
-
 std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& config,
                                                         RegistrySink** registry_sink) const {
   std::vector<std::unique_ptr<Sink>> sinks;
@@ -131,7 +132,7 @@ void JobRunner::run() {
   JobRegistry& registry = *context_.registry;
   std::string failure;
   try {
-    const auto config = job_config();
+    const auto config = job_pipeline_config(job_, context_);
     check_configuration(*config);
     registry.start(job_.id, config);
     if (job_.format == TrialFormat::Smdebug) {

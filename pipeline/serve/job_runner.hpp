@@ -61,6 +61,13 @@ struct JobRunnerContext {
   std::chrono::milliseconds inotify_rescan_interval{std::chrono::seconds(30)};
 };
 
+// What `job` runs: the service's configuration for its path, with its own rules file's rules,
+// TensorBoard names and sinks when it has one (read through the job's storage), followed or,
+// for an smdebug job that ended before this look, replayed. Throws what reading and parsing
+// the rules file throw (naming it), RuleConfigError when there are no rules to run.
+std::shared_ptr<const PipelineConfig> job_pipeline_config(const FoundJob& job,
+                                                          const JobRunnerContext& context);
+
 // Thread-safe: check() and request_stop() may be called from any thread while the job runs
 // (the supervisor's); done() from any thread. The destructor stops the job and joins it.
 class JobRunner {
@@ -88,7 +95,6 @@ class JobRunner {
   void run();
   // Asks the running pipeline, if any, to stop (under mutex_).
   void stop_pipeline();
-  std::shared_ptr<const PipelineConfig> job_config() const;
   // The service's shared sinks, the job's own, and last the one that feeds the registry
   // (handed back through `registry_sink` when asked for).
   std::vector<std::unique_ptr<Sink>> job_sinks(const PipelineConfig& config,

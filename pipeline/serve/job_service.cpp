@@ -52,6 +52,12 @@ JobService::~JobService() {
   for (const auto& sink : context_.service_sinks) metrics_.untrack_sink(*sink);
 }
 
+std::shared_ptr<const PipelineConfig> JobService::configuration_of(const JobSnapshot& job) const {
+  if (job.config) return job.config;
+  return job_pipeline_config(FoundJob{.id = job.id, .path = job.path, .format = job.format},
+                             context_);
+}
+
 void JobService::start() {
   if (supervisor_.joinable()) return;
   supervisor_ = std::thread([this] { supervise(); });

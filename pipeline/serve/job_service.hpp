@@ -84,6 +84,9 @@ class JobService {
   const ServiceMetrics& metrics() const { return metrics_; }
   // Null without a coordinator.
   const JobCoordinator* coordinator() const { return coordinator_.get(); }
+  // What the job runs, or would run here (job_pipeline_config): for the report page of a job
+  // another instance runs. Throws as job_pipeline_config does.
+  std::shared_ptr<const PipelineConfig> configuration_of(const JobSnapshot& job) const;
 
  private:
   // A job running here; with a coordinator, under its lease.

@@ -122,22 +122,15 @@ HttpResponse ServeApi::job_events(const std::string& id) const {
 HttpResponse ServeApi::report_page(const std::string& id) const {
   const auto job = service_.registry().job(id);
   if (!job) return error_response(404, "no job " + id);
-  if (!job->config) {
-    // Sharing a Redis, the page is made where the job runs (or ran): say which instance that is.
-    if (const JobCoordinator* coordinator = service_.coordinator()) {
-      const auto shown = job_json(service_.registry(), coordinator, id);
-      if (shown && shown->contains("instance") && shown->at("instance").is_string() &&
-          shown->at("instance").as_string() != coordinator->options().instance) {
-        return error_response(409, "job " + id + " runs on instance " +
-                                       std::string(shown->at("instance").as_string()) +
-                                       ": its /jobs/" + id + "/report has the page");
-      }
-    }
+  // Sharing a Redis, a job another instance runs (or ran) has its page here too: the page is a
+  // replay of what the job's storage holds, with the rules this instance would give it (the
+  // same service rules, or the job's own file). Without one, a job not started has no rules yet.
+  if (!job->config && !service_.coordinator()) {
     return error_response(409, "job " + id + " has not started yet");
   }
   std::ostringstream page;
   try {
-    write_report_page(*job->config, page);  // a replay of what the job holds now
+    write_report_page(*service_.configuration_of(*job), page);  // what the job holds now
   } catch (const std::exception& error) {
     return error_response(500, "the report of job " + id + " failed: " + error.what());
   }
