@@ -88,6 +88,7 @@ set(RULESTREAM_PUBLIC_HEADERS
   pipeline/model/storage.hpp
   pipeline/model/storage_options.hpp
   pipeline/model/tensor_value.hpp
+  pipeline/model/utc_time.hpp
   pipeline/store/encoded_value.hpp
   pipeline/store/record_ref.hpp
   pipeline/store/trial_options.hpp

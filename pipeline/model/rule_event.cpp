@@ -13,21 +13,6 @@
 
 namespace rulestream {
 
-std::string iso8601_utc(std::chrono::system_clock::time_point time) {
-  using namespace std::chrono;
-  const auto ms = floor<milliseconds>(time);
-  const auto seconds = floor<std::chrono::seconds>(ms);
-  const auto millis = (ms - seconds).count();
-  const std::time_t t = system_clock::to_time_t(seconds);
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char buffer[40];
-  const int length = std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                                   utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
-                                   utc.tm_min, utc.tm_sec, static_cast<int>(millis));
-  return std::string(buffer, static_cast<std::size_t>(length));
-}
-
 namespace {
 
 // JSON has no literal for NaN and the infinities; smdebug's own dumps spell them as strings.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pipeline/model/mode.hpp"
+#include "pipeline/model/utc_time.hpp"
 
 namespace rulestream {
 
@@ -23,10 +24,6 @@ struct Figure {
 // SageMaker's rule evaluation statuses, reported once per rule at the end of a trial.
 enum class RuleStatus { NoIssuesFound, IssuesFound, Error };
 std::string_view rule_status_name(RuleStatus status);  // "NoIssuesFound", ...
-
-// "2026-11-22T12:00:00.123Z": a time in UTC with milliseconds, as rule events carry it (ISO 8601
-// and RFC 3339, as CloudWatch, Alertmanager and most log tooling read it).
-std::string iso8601_utc(std::chrono::system_clock::time_point time);
 
 // What rules tell the world: a condition met at a step, or a rule's status at the end.
 struct RuleEvent {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/model/utc_time.hpp"
 #include "pipeline/report/page_assets.hpp"
 #include "pipeline/report/report_json.hpp"
 #include "pipeline/report/script_text.hpp"
@@ -46,8 +47,8 @@ void write_job(const JobSummary& job, std::ostream& out) {
   fact(out, "Steps", steps.empty() ? "none" : steps);
   if (job.first_time && job.last_time) {
     fact(out, "Time span",
-         iso_time(*job.first_time) + " to " + iso_time(*job.last_time) + " (" +
-             duration_text(*job.last_time - *job.first_time) + ")");
+         iso8601_utc_seconds(*job.first_time) + " to " + iso8601_utc_seconds(*job.last_time) +
+             " (" + duration_text(*job.last_time - *job.first_time) + ")");
   } else {
     fact(out, "Time span", "unknown");
   }
@@ -129,7 +130,7 @@ void write_report_html(const JobReport& report, std::string_view chart_library, 
          "<title>rulestream report: "
       << html_escape(report.job.path) << "</title>\n<style>" << report_page_style()
       << "</style>\n</head>\n<body>\n<header><h1>rulestream report</h1><p>"
-      << html_escape(report.job.path) << " &middot; made " << iso_time(report.generated)
+      << html_escape(report.job.path) << " &middot; made " << iso8601_utc_seconds(report.generated)
       << "</p></header>\n";
   write_job(report.job, out);
   write_rules(report.rules, out);

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "pipeline/model/utc_time.hpp"
+
 namespace rulestream {
 namespace {
 
@@ -43,8 +45,8 @@ boost::json::object job_json(const JobSummary& job) {
     modes[mode] = {{"count", range.count}, {"first", range.first}, {"last", range.last}};
   }
   out["steps_by_mode"] = std::move(modes);
-  if (job.first_time) out["first_time"] = iso_time(*job.first_time);
-  if (job.last_time) out["last_time"] = iso_time(*job.last_time);
+  if (job.first_time) out["first_time"] = iso8601_utc_seconds(*job.first_time);
+  if (job.last_time) out["last_time"] = iso8601_utc_seconds(*job.last_time);
   out["ended"] = job.ended ? boost::json::value(*job.ended) : boost::json::value(nullptr);
   boost::json::array problems;
   for (const auto& problem : job.problems) problems.emplace_back(problem);
@@ -91,15 +93,6 @@ boost::json::object chart_json(const Chart& chart) {
 
 }  // namespace
 
-std::string iso_time(std::chrono::system_clock::time_point time) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 boost::json::value report_json(const JobReport& report) {
   boost::json::object out;
   out["job"] = job_json(report.job);
@@ -109,7 +102,7 @@ boost::json::value report_json(const JobReport& report) {
   boost::json::array charts;
   for (const auto& chart : report.charts) charts.push_back(chart_json(chart));
   out["charts"] = std::move(charts);
-  out["generated"] = iso_time(report.generated);
+  out["generated"] = iso8601_utc_seconds(report.generated);
   return out;
 }
 

@@ -18,7 +18,4 @@ namespace rulestream {
 
 boost::json::value report_json(const JobReport& report);
 
-// Seconds since the epoch as ISO 8601 UTC ("2026-11-26T10:03:04Z").
-std::string iso_time(std::chrono::system_clock::time_point time);
-
 }  // namespace rulestream

@@ -2,7 +2,7 @@
 
 #include <boost/json/parse.hpp>
 
-#include "pipeline/report/report_json.hpp"
+#include "pipeline/model/utc_time.hpp"
 
 namespace rulestream {
 namespace {
@@ -42,8 +42,8 @@ json::object job_json(const JobSnapshot& job, const std::string& instance) {
   } else {
     out["last_step"] = nullptr;
   }
-  out["found"] = iso_time(job.found);
-  if (job.ended) out["ended"] = iso_time(*job.ended);
+  out["found"] = iso8601_utc_seconds(job.found);
+  if (job.ended) out["ended"] = iso8601_utc_seconds(*job.ended);
   json::array rules;
   for (const RuleProgress& rule : job.rules) {
     json::object entry;

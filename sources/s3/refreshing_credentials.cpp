@@ -1,6 +1,7 @@
 #include "sources/s3/refreshing_credentials.hpp"
 
 #include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/utc_time.hpp"
 
 namespace rulestream {
 
@@ -71,7 +72,8 @@ std::shared_ptr<const S3Credentials> RefreshingCredentials::current() const {
     return fetch_locked();
   } catch (const StorageError& error) {
     throw StorageError("the credentials from " + held->source + " expired at " +
-                       utc_timestamp(expiration) + " and could not be renewed: " + error.what());
+                       iso8601_utc_seconds(expiration) +
+                       " and could not be renewed: " + error.what());
   }
 }
 

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "pipeline/model/utc_time.hpp"
+
 namespace rulestream {
 
 EnvironmentLookup process_environment() {
@@ -25,16 +27,7 @@ std::string S3Credentials::describe() const {
                                                     : std::string(access_key_id.size(), '*');
   return "access key ..." + tail + (session_token.empty() ? "" : " with a session token") +
          " from " + source + ", region " + region +
-         (expiration ? ", expiring " + utc_timestamp(*expiration) : "");
-}
-
-std::string utc_timestamp(std::chrono::system_clock::time_point time) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
-  std::tm parts{};
-  ::gmtime_r(&seconds, &parts);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
+         (expiration ? ", expiring " + iso8601_utc_seconds(*expiration) : "");
 }
 
 }  // namespace rulestream

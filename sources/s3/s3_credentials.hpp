@@ -34,7 +34,4 @@ struct S3Credentials {
   std::string describe() const;
 };
 
-// "2030-01-02T03:04:05Z".
-std::string utc_timestamp(std::chrono::system_clock::time_point time);
-
 }  // namespace rulestream

@@ -3,6 +3,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "pipeline/model/utc_time.hpp"
+
 namespace rulestream::testing {
 
 std::string agent_credentials_json(const S3Credentials& credentials,
@@ -13,7 +15,7 @@ std::string agent_credentials_json(const S3Credentials& credentials,
                           {"AccessKeyId", credentials.access_key_id},
                           {"SecretAccessKey", credentials.secret_access_key},
                           {"Token", credentials.session_token},
-                          {"Expiration", utc_timestamp(expiration)}});
+                          {"Expiration", iso8601_utc_seconds(expiration)}});
 }
 
 struct ContainerAgent::Served {
