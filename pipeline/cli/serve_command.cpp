@@ -5,7 +5,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -19,6 +18,7 @@
 #include "pipeline/graph/configuration_check.hpp"
 #include "pipeline/graph/rules_file.hpp"
 #include "pipeline/graph/sink_factory.hpp"
+#include "pipeline/graph/token_file.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/serve/http_server.hpp"
 #include "pipeline/serve/job_service.hpp"
@@ -52,20 +52,6 @@ std::pair<std::string, std::uint16_t> parse_listen(const std::string& text) {
     throw std::invalid_argument("--listen: the port must be 0..65535, not '" + port_text + "'");
   }
   return {host, static_cast<std::uint16_t>(port)};
-}
-
-// The first line of the file, without surrounding white space: a token is a secret, so it is
-// read from a file (a mounted Kubernetes secret) rather than given on the command line, where
-// any user sees it in ps.
-std::string read_token(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw StorageError(path + ": cannot read the token file");
-  std::string token;
-  std::getline(in, token);
-  const auto first = token.find_first_not_of(" \t\r\n");
-  const auto last = token.find_last_not_of(" \t\r\n");
-  if (first == std::string::npos) throw StorageError(path + ": the token file is empty");
-  return token.substr(first, last - first + 1);
 }
 
 std::chrono::milliseconds seconds_option(const po::variables_map& options, const char* name) {
@@ -177,8 +163,10 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
       throw std::invalid_argument("--instance is for --coordinator");
     }
     const auto [host, port] = parse_listen(options["listen"].as<std::string>());
-    const std::string token =
-        options.count("token-file") ? read_token(options["token-file"].as<std::string>()) : "";
+    const std::string token = options.count("token-file")
+                                  ? read_token_file(options["token-file"].as<std::string>(),
+                                                    "--token-file", "the token file")
+                                  : "";
     // A bad rule, parameter or action fails here, before any job is looked at (the check
     // builds the rules as for a trial at the first root, reading nothing: an S3 root's
     // credentials are found, or their absence said, naming the root).

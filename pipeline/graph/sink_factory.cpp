@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <exception>
-#include <fstream>
 #include <stdexcept>
 
+#include "pipeline/graph/token_file.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "sinks/alertmanager_sink.hpp"
 #include "sinks/delivery_queue.hpp"
@@ -15,20 +15,6 @@
 
 namespace rulestream {
 namespace {
-
-// The first line of a token file, without surrounding white space: a token is a secret, kept in
-// a file (a mounted Kubernetes secret), never in a rules file or on a command line.
-std::string read_token_file(const std::string& where, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw StorageError(where + ": cannot read the bearer token file " + path);
-  std::string token;
-  std::getline(in, token);
-  const auto first = token.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) {
-    throw StorageError(where + ": the bearer token file " + path + " is empty");
-  }
-  return token.substr(first, token.find_last_not_of(" \t\r\n") - first + 1);
-}
 
 std::unique_ptr<Sink> make_alertmanager_sink(const SinkConfig& config) {
   const std::string where = "sink alertmanager " + redact_url(config.target);
@@ -57,7 +43,7 @@ std::unique_ptr<Sink> make_alertmanager_sink(const SinkConfig& config) {
   if (const std::string* severity = parameter("severity")) options.severity = *severity;
   if (const std::string* link = parameter("generator_url")) options.generator_url = *link;
   if (const std::string* file = parameter("bearer_token_file")) {
-    options.delivery.bearer_token = read_token_file(where, *file);
+    options.delivery.bearer_token = read_token_file(*file, where, "the bearer token file");
   }
   return std::make_unique<AlertmanagerSink>(std::move(options));
 }
