@@ -103,6 +103,14 @@ std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& co
                                                         RegistrySink** registry_sink) const {
   std::vector<std::unique_ptr<Sink>> sinks;
   for (std::size_t i = 0; i < config.sinks.size(); ++i) {
+    if (publisher_ && config.sinks[i].type == "alertmanager") {
+      // Its alerts live in one sink, the job's own: written by the owner (OwnerWrittenSink).
+      sinks.push_back(std::make_unique<OwnerWrittenSink>(
+          std::make_unique<CountedSink>(make_sink(config.sinks[i], *context_.out),
+                                        *context_.metrics),
+          publisher_));
+      continue;
+    }
     if (publisher_) {  // delivered by whichever instance reads it from the stream
       const bool jobs_own = i >= context_.service_sinks.size();
       sinks.push_back(std::make_unique<StreamSink>(

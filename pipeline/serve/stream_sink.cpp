@@ -76,6 +76,18 @@ JobEventPublisher::Outcome JobEventPublisher::log(const RuleEvent& event, std::s
       [&] { return log_->append(lease_, id, payload, keep) != JobEventLog::Outcome::Fenced; });
 }
 
+bool JobEventPublisher::still_owner() {
+  if (silenced_) return false;
+  std::lock_guard lock(mutex_);
+  if (fenced_) return false;
+  const std::string fence = job_key(prefix_, lease_.job, "fence");
+  const std::string token = std::to_string(lease_.token);
+  return send([&] {
+           const RedisReply current = redis_->command({"GET", fence});
+           return !current.is_nil() && current.as_string() == token;
+         }) == Outcome::Published;
+}
+
 StreamSink::StreamSink(std::shared_ptr<JobEventPublisher> publisher, std::size_t index,
                        std::string name, ServiceMetrics& metrics, bool jobs_own)
     : publisher_(std::move(publisher)),

@@ -56,6 +56,10 @@ class JobEventPublisher {
   // From now on nothing is published: the job is handed over (the service stops, or the lease
   // was lost), so the events of its rules' drain are not the job's.
   void silence() { silenced_ = true; }
+  // Whether the job is still this publisher's: not silenced, and its fencing token still the
+  // job's (a round trip to Redis, retried as publishing is). For what the owner writes itself
+  // (OwnerWrittenSink).
+  bool still_owner();
 
  private:
   // The id of the event as sent to `route` (a sink's index, or kLogRoute), counting the
@@ -96,6 +100,31 @@ class EventLogSink final : public Sink {
  private:
   std::shared_ptr<JobEventPublisher> publisher_;
   const std::size_t keep_;
+};
+
+// A sink the job's owner writes itself rather than through the stream, while the job is still
+// its own (JobEventPublisher::still_owner before every event): an Alertmanager sink. Its alerts
+// are state that the sink keeps and resends until the rule's status resolves them; delivered
+// from the stream, a firing reached one instance and the status another, and the first
+// instance's sink went on resending, firing again the alert the second had resolved. Written
+// by the owner, each job's alerts live in one sink, made for the job (JobRunner::job_sinks),
+// which stops resending when the job ends or is handed over. A takeover's replay sends the
+// alerts again, which Alertmanager takes as the same alerts (one alert per label set).
+// Thread-safe as the sink is.
+class OwnerWrittenSink final : public Sink {
+ public:
+  OwnerWrittenSink(std::unique_ptr<Sink> sink, std::shared_ptr<JobEventPublisher> publisher)
+      : sink_(std::move(sink)), publisher_(std::move(publisher)) {}
+  std::string describe() const override { return sink_->describe(); }
+  void write(const RuleEvent& event) override {
+    if (publisher_->still_owner()) sink_->write(event);
+  }
+  void flush() override { sink_->flush(); }
+  std::optional<SinkDeliveryCounts> delivery() const override { return sink_->delivery(); }
+
+ private:
+  std::unique_ptr<Sink> sink_;
+  std::shared_ptr<JobEventPublisher> publisher_;
 };
 
 // Sink `index` of a job's pipeline, through the stream: one of the service's, or (`jobs_own`)

@@ -14,6 +14,7 @@
 
 #include "pipeline/coordination/redis_connection.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
+#include "tests/support/alertmanager_receiver.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/loopback_ports.hpp"
 #include "tests/support/prometheus_text.hpp"
@@ -106,16 +107,23 @@ class ServeFailover : public testing::RedisServerTest {
 
   // Every job's options (written live, firing from step 10) and its simulator. Each job has
   // its own rules file: the same rules, and a file sink of its own in `out`, JOB-own.jsonl.
-  static std::vector<std::unique_ptr<JobSimulator>> simulators_for(const TempDir& root,
-                                                                   const TempDir& out, int jobs) {
+  // With `alertmanager` (a receiver's URL), an Alertmanager sink too, resending every second.
+  static std::vector<std::unique_ptr<JobSimulator>> simulators_for(
+      const TempDir& root, const TempDir& out, int jobs, const std::string& alertmanager = {}) {
     std::vector<std::unique_ptr<JobSimulator>> simulators;
     for (int j = 0; j < jobs; ++j) {
+      std::string sinks = R"([{"type": "file", "path": ")" + own_file(out, j).string() + R"("})";
+      if (!alertmanager.empty()) {
+        sinks += R"(, {"type": "alertmanager", "url": ")" + alertmanager +
+                 R"(", "resend_interval": "1", "dead_letter_path": ")" +
+                 (out.path() / (job_name(j) + "-undelivered.jsonl")).string() + R"("})";
+      }
       testing::write_text_file(
           root.path() / job_name(j) / "rulestream-rules.json",
           R"({"rules": [{"RuleParameters": {"rule_to_invoke": "VanishingGradient"}},
                         {"RuleParameters": {"rule_to_invoke": "NonFinite"}}],
-              "sinks": [{"type": "file", "path": ")" +
-              own_file(out, j).string() + R"("}]})");
+              "sinks": )" +
+              sinks + "]}");
       JobSimulatorOptions options;
       options.output = root.path() / job_name(j);
       options.overwrite = true;  // beside its rules file
@@ -167,6 +175,38 @@ class ServeFailover : public testing::RedisServerTest {
       }
     }
     EXPECT_EQ(entries_added, 2 * static_cast<std::int64_t>(expected.size()));
+  }
+
+  // Each job's VanishingGradient alert resolved, and never fired again after that: the
+  // instance whose sink sent a firing is the one that resolves it (an alert resent by an
+  // instance that did not see the rule's status would fire again what the other resolved).
+  // Waits two resend intervals first, for any such resend. NonFinite never fired: no alert.
+  void expect_alerts_resolved_for_good(
+      const testing::AlertmanagerReceiver& receiver,
+      const std::vector<std::unique_ptr<JobSimulator>>& simulators) {
+    const int jobs = static_cast<int>(simulators.size());
+    std::this_thread::sleep_for(2500ms);
+    EXPECT_TRUE(receiver.problems().empty()) << receiver.problems().front();
+    std::map<std::string, std::vector<std::pair<bool, std::int64_t>>> sent;  // resolved, firings
+    for (const testing::AlertPost& post : receiver.posts()) {
+      for (const testing::ReceivedAlert& alert : post.alerts) {
+        const bool resolved = !alert.ends_at_text.empty() && alert.ends_at <= post.received_at;
+        sent[alert.labels.at("job") + "/" + alert.labels.at("rule_configuration")].emplace_back(
+            resolved, std::stoll(alert.annotations.at("firings")));
+      }
+    }
+    for (int j = 0; j < jobs; ++j) {
+      const auto& posts = sent[job_name(j) + "/VanishingGradient"];
+      const auto resolved =
+          std::find_if(posts.begin(), posts.end(), [](const auto& post) { return post.first; });
+      ASSERT_NE(resolved, posts.end()) << job_name(j) << ": never resolved";
+      for (auto later = resolved; later != posts.end(); ++later) {
+        EXPECT_TRUE(later->first) << job_name(j) << ": fired again after it was resolved";
+      }
+      // Every firing counted, the taken-over jobs' by their replay.
+      EXPECT_EQ(resolved->second, kSteps - simulators[j]->fault_step()) << job_name(j);
+      EXPECT_EQ(sent.count(job_name(j) + "/NonFinite"), 0u) << job_name(j);
+    }
   }
 
   // Every expected id of each job arrived at the job's own file sink, made by whichever
@@ -293,12 +333,13 @@ class ServeFailover : public testing::RedisServerTest {
 TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePerId) {
   TempDir root;
   TempDir out;
+  testing::AlertmanagerReceiver alertmanager;
   std::vector<std::unique_ptr<ServeProcess>> instances;
   for (int i = 0; i < kInstances; ++i) {
     instances.push_back(start_instance(root, out, i));
     ASSERT_NE(instances.back()->port(), 0);
   }
-  const auto simulators = simulators_for(root, out, kJobs);
+  const auto simulators = simulators_for(root, out, kJobs, alertmanager.url());
   std::atomic<int> written{0};
   std::vector<std::thread> writers;
   for (const auto& simulator : simulators) {
@@ -404,6 +445,7 @@ TEST_F(ServeFailover, AKilledInstancesJobsAreTakenOverAndEveryEventArrivesOncePe
         << job_name(j);
     EXPECT_EQ(rules["NonFinite"].first, "NoIssuesFound") << job_name(j);
   }
+  expect_alerts_resolved_for_good(alertmanager, simulators);
   // The taken-over jobs were leased twice (their fencing counters say so), the others once.
   RedisConnection redis(redis_->endpoint());
   for (int j = 0; j < kJobs; ++j) {
