@@ -24,6 +24,7 @@ struct Request {
   std::string bucket;
   std::string key;  // empty: the bucket itself
   std::string query;
+  std::optional<std::string> listed_prefix;  // a listing's prefix, to name it in errors
   std::optional<S3ByteRange> range;
   std::span<const std::byte> body;  // Put only; must outlive the request
 };
@@ -50,7 +51,12 @@ struct Transfer {
   std::array<char, CURL_ERROR_SIZE> error{};
 };
 
+// What a failed request was about: the object, or the listing of a prefix.
 std::string where_of(const Request& request) {
+  if (request.listed_prefix) {
+    return "s3://" + request.bucket + (request.listed_prefix->empty() ? "" : "/") +
+           *request.listed_prefix + " (listing)";
+  }
   return "s3://" + request.bucket + (request.key.empty() ? "" : "/" + request.key);
 }
 
@@ -257,6 +263,7 @@ class S3Client::Impl {
     if (max_keys != 1000) parameters.emplace_back("max-keys", std::to_string(max_keys));
     Request listing = request(Method::Get, bucket, {});
     listing.query = canonical_query(std::move(parameters));
+    listing.listed_prefix = std::string(prefix);
     ++lists_;
     const Response response = execute_one(listing);
     if (response.code != CURLE_OK || response.status != 200) fail(listing, response);

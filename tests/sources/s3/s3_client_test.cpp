@@ -230,7 +230,7 @@ TEST_F(S3ClientTest, AnUnreachableEndpointFailsAfterItsRetries) {
   // Port 1 on the loopback: nothing listens there, connections are refused at once.
   const auto client = server_->client_via("http://127.0.0.1:1", options);
   const std::string error = storage_error_of([&] { client->list(bucket_, "job/"); });
-  EXPECT_THAT(error, HasSubstr("s3://" + bucket_));
+  EXPECT_THAT(error, HasSubstr("s3://" + bucket_ + "/job/ (listing)"));  // the prefix too
   EXPECT_THAT(error, HasSubstr("after 3 attempts"));
   EXPECT_EQ(client->counts().retries, 2u);
 }

@@ -293,7 +293,11 @@ TEST_F(S3ReplayTest, AListingRefusedMidReplayIsAnErrorNotAnAbort) {
     status_seen = true;
     EXPECT_EQ(event.at("status"), "Error") << line;
     const std::string message(event.at("message").as_string());
-    EXPECT_EQ(message.rfind("the job could not be read to the end: s3://" + bucket_ + ": ", 0), 0u)
+    // The refused listing named with its prefix.
+    EXPECT_EQ(message.rfind("the job could not be read to the end: s3://" + bucket_ +
+                                "/refused/job/collections/ (listing): ",
+                            0),
+              0u)
         << line;
     EXPECT_NE(message.find("HTTP 403 AccessDenied"), std::string::npos) << line;
   }
