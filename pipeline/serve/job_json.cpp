@@ -34,7 +34,11 @@ json::object job_json(const JobSnapshot& job, const std::string& instance) {
   json::object out;
   out["id"] = job.id;
   out["path"] = job.path;
-  out["format"] = trial_format_name(job.format);
+  if (job.format) {
+    out["format"] = trial_format_name(*job.format);
+  } else {
+    out["format"] = nullptr;  // its storage refused to be looked at
+  }
   out["state"] = job_state_name(job.state);
   if (!job.error.empty()) out["error"] = job.error;
   if (job.last_step >= 0) {

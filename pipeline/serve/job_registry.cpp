@@ -30,7 +30,8 @@ JobRegistry::Entry* JobRegistry::find(const std::string& id) {
   return found == entries_.end() ? nullptr : &found->second;
 }
 
-bool JobRegistry::add(const std::string& id, const std::string& path, TrialFormat format) {
+bool JobRegistry::add(const std::string& id, const std::string& path,
+                      std::optional<TrialFormat> format) {
   std::lock_guard lock(mutex_);
   Entry entry;
   entry.job.id = id;

@@ -43,7 +43,8 @@ struct RuleProgress {
 struct JobSnapshot {
   std::string id;
   std::string path;
-  TrialFormat format = TrialFormat::Smdebug;
+  // nullopt: not known (the job's storage refused to be looked at).
+  std::optional<TrialFormat> format;
   JobState state = JobState::Queued;
   std::string error;            // Error: why
   std::int64_t last_step = -1;  // the latest step read (-1: none yet)
@@ -64,7 +65,7 @@ class JobRegistry {
   JobRegistry(std::size_t history_limit, std::size_t events_per_job);
 
   // A job found: Queued. False (and nothing changes) when the id is taken.
-  bool add(const std::string& id, const std::string& path, TrialFormat format);
+  bool add(const std::string& id, const std::string& path, std::optional<TrialFormat> format);
   // Running with these rules (all InProgress) and this configuration.
   void start(const std::string& id, std::shared_ptr<const PipelineConfig> config);
   // A rule event of the job: a condition met counts as a firing and becomes the rule's last

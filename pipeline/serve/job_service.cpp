@@ -54,8 +54,9 @@ JobService::~JobService() {
 
 std::shared_ptr<const PipelineConfig> JobService::configuration_of(const JobSnapshot& job) const {
   if (job.config) return job.config;
-  return job_pipeline_config(FoundJob{.id = job.id, .path = job.path, .format = job.format},
-                             context_);
+  return job_pipeline_config(
+      FoundJob{.id = job.id, .path = job.path, .format = job.format.value_or(TrialFormat::Smdebug)},
+      context_);
 }
 
 void JobService::start() {
@@ -109,9 +110,13 @@ void JobService::supervise() {
 void JobService::tick() {
   std::vector<std::string> problems;
   for (FoundJob& job : discovery_.scan(problems)) {
-    if (!registry_.add(job.id, job.path.string(), job.format)) continue;
+    const bool refused = !job.refused.empty();  // its format is not known
+    if (!registry_.add(job.id, job.path.string(),
+                       refused ? std::nullopt : std::optional<TrialFormat>(job.format))) {
+      continue;
+    }
     metrics_.add_jobs_found(1);
-    if (!job.refused.empty()) {  // never runs: shown in Error with the reason
+    if (refused) {  // never runs: shown in Error with the reason
       log_("found job " + job.id + " at " + job.path.string() + ", which may not be read");
       registry_.fail(job.id, job.refused);
       continue;

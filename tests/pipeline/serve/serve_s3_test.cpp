@@ -148,6 +148,7 @@ TEST_F(ServeS3Test, FindsJobsUploadedWhileItRunsAndEndsEachWithItsStatuses) {
       << broken;
 
   const std::string refused(find_job(jobs, "refused")->at("error").as_string());
+  EXPECT_TRUE(find_job(jobs, "refused")->at("format").is_null());  // never looked at
   EXPECT_EQ(refused.rfind(uri("team/jobs/refused") + ": ", 0), 0u) << refused;
   EXPECT_NE(refused.find("HTTP 403 AccessDenied"), std::string::npos) << refused;
 
