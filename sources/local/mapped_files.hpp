@@ -131,7 +131,9 @@ class MappedFiles {
   std::size_t capacity_;
   mutable std::mutex mutex_;
   KeptList kept_;  // most recently used first
-  // Every path kept or handled: a slot leaves with its mapping once no handle holds it.
+  // Every path kept or handled: a slot leaves with its mapping once no handle holds it. One that
+  // only handles ever held stays after they go, until its path is next kept and leaves: a few
+  // dozen bytes per event file a trial store opened (stores keep their handles for life).
   std::unordered_map<std::string_view, std::shared_ptr<Slot>, PathHash, std::equal_to<>> slots_;
   // LeasedMapping::breaks_handled() when kept_ was last scanned for broken leases.
   std::uint64_t breaks_seen_ = 0;
