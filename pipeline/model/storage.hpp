@@ -31,6 +31,17 @@ class RandomAccessFile {
   virtual std::size_t read_at(std::uint64_t offset, std::span<std::byte> buffer) const = 0;
 };
 
+// One file of a storage, opened for many range reads of it (Storage::open_stored_file; the trial
+// store keeps one per event file): what a read by path does on every call (checking the path,
+// finding the file's kept mapping by it) is done once here. Safe to read from many threads at
+// once; must not outlive the Storage that opened it.
+class StoredFile {
+ public:
+  virtual ~StoredFile() = default;
+  // As Storage::read_range of the file's path.
+  virtual SharedBytes read_range(std::uint64_t offset, std::uint64_t length) const = 0;
+};
+
 // Where a trial's files live: a local folder or an S3 prefix. Implementations are safe to call
 // from many threads at once. Paths are relative to the trial root and use '/'.
 // Errors are StorageError naming the root and the path.
@@ -91,6 +102,31 @@ class Storage {
     static_cast<void>(path);
     return nullptr;
   }
+
+  // `path` opened for many range reads (StoredFile). Opening checks nothing: a path that cannot
+  // be read fails at each read, with read_range's error. Here, reads by path; LocalStorage's
+  // find the file's kept mapping without a lookup.
+  virtual std::unique_ptr<StoredFile> open_stored_file(std::string_view path) const;
 };
+
+namespace detail {
+// Storage::open_stored_file's reads by path.
+class StoredFileByPath final : public StoredFile {
+ public:
+  StoredFileByPath(const Storage& storage, std::string_view path)
+      : storage_(storage), path_(path) {}
+  SharedBytes read_range(std::uint64_t offset, std::uint64_t length) const override {
+    return storage_.read_range(path_, offset, length);
+  }
+
+ private:
+  const Storage& storage_;
+  std::string path_;
+};
+}  // namespace detail
+
+inline std::unique_ptr<StoredFile> Storage::open_stored_file(std::string_view path) const {
+  return std::make_unique<detail::StoredFileByPath>(*this, path);
+}
 
 }  // namespace rulestream

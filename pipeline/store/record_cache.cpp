@@ -7,27 +7,40 @@ namespace rulestream {
 
 RecordCache::RecordCache(std::size_t value_budget_bytes) : budget_(value_budget_bytes) {}
 
-FileId RecordCache::file_id(const std::string& file) {
+FileId RecordCache::file_id(const std::string& file, const Storage* storage) {
   std::lock_guard lock(files_mutex_);
-  if (const auto it = files_.find(file); it != files_.end()) return it->second;
+  if (const auto it = files_.find(file); it != files_.end()) return it->second.id;
   const std::size_t id = files_.size();
   if (id >= kFileChunk * kMaxFileChunks) {
     throw std::length_error("a trial of more than " + std::to_string(kFileChunk * kMaxFileChunks) +
                             " event files: " + file);
   }
-  const auto it = files_.emplace(file, static_cast<FileId>(id)).first;
+  const auto it =
+      files_
+          .emplace(file, File{static_cast<FileId>(id), file.empty() || storage == nullptr
+                                                           ? nullptr
+                                                           : storage->open_stored_file(file)})
+          .first;
   std::unique_ptr<FileChunk>& chunk = file_chunks_[id / kFileChunk];
   if (!chunk) chunk = std::make_unique<FileChunk>();
-  chunk->names[id % kFileChunk] = &it->first;
+  chunk->slots[id % kFileChunk] = {&it->first, it->second.handle.get()};
   files_published_.store(id + 1, std::memory_order_release);
-  return it->second;
+  return it->second.id;
 }
 
-const std::string& RecordCache::file_name(FileId id) const {
+const RecordCache::FileSlot& RecordCache::file_slot(FileId id) const {
   if (id >= files_published_.load(std::memory_order_acquire)) {
     throw std::out_of_range("no event file has number " + std::to_string(id));
   }
-  return *file_chunks_[id / kFileChunk]->names[id % kFileChunk];
+  return file_chunks_[id / kFileChunk]->slots[id % kFileChunk];
+}
+
+const std::string& RecordCache::file_name(FileId id) const {
+  return *file_slot(id).name;
+}
+
+const StoredFile* RecordCache::file_handle(FileId id) const {
+  return file_slot(id).handle;
 }
 
 std::size_t RecordCache::KeyHash::operator()(const RecordKey& key) const {

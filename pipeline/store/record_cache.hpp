@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pipeline/model/reduction_set.hpp"
+#include "pipeline/model/storage.hpp"
 #include "pipeline/model/tensor_value.hpp"
 #include "pipeline/store/record_ref.hpp"
 
@@ -28,11 +29,17 @@ class RecordCache {
  public:
   explicit RecordCache(std::size_t value_budget_bytes);
 
-  // The number of an event file (relative path), the same for the same path.
-  FileId file_id(const std::string& file);
+  // The number of an event file (relative path), the same for the same path. A new one is
+  // opened in `storage`, when given, for its record reads (file_handle), unless its name is
+  // empty.
+  FileId file_id(const std::string& file, const Storage* storage = nullptr);
   // The path file_id gave `id`; valid while the cache lives. Throws std::out_of_range for a
   // number it never gave.
   const std::string& file_name(FileId id) const;
+  // The file file_id gave `id`, opened for reads (Storage::open_stored_file); null for an empty
+  // name or when file_id was given no storage. Valid while the cache lives: a cache must not
+  // outlive the storage it was given. Throws std::out_of_range for a number it never gave.
+  const StoredFile* file_handle(FileId id) const;
 
   std::optional<TensorValue> value(RecordKey key);
   void put_value(RecordKey key, const TensorValue& value);
@@ -67,16 +74,26 @@ class RecordCache {
   // (put_value).
   std::atomic<std::size_t> values_held_{0};
 
-  // Event file names by FileId, read without a lock (every record read asks for its file's
-  // name): files_'s keys (map nodes never move) in chunks that are never moved or freed, each
-  // slot written before files_published_ counts it.
+  // Event file names and handles by FileId, read without a lock (every record read asks for its
+  // file's): files_'s keys and values (map nodes never move) in chunks that are never moved or
+  // freed, each slot written before files_published_ counts it.
+  struct File {
+    FileId id = 0;
+    std::unique_ptr<StoredFile> handle;
+  };
+  struct FileSlot {
+    const std::string* name = nullptr;
+    const StoredFile* handle = nullptr;
+  };
   static constexpr std::size_t kFileChunk = 4096;
   static constexpr std::size_t kMaxFileChunks = 4096;  // 16,777,216 files
   struct FileChunk {
-    std::array<const std::string*, kFileChunk> names{};
+    std::array<FileSlot, kFileChunk> slots{};
   };
+  const FileSlot& file_slot(FileId id) const;
+
   mutable std::mutex files_mutex_;  // for file_id
-  std::unordered_map<std::string, FileId> files_;
+  std::unordered_map<std::string, File> files_;
   std::array<std::unique_ptr<FileChunk>, kMaxFileChunks> file_chunks_;
   std::atomic<std::size_t> files_published_{0};
 };

@@ -273,6 +273,10 @@ TensorValue TrialStore::read_uncached(const RecordRef& ref, const std::string& t
 }
 
 SharedBytes TrialStore::record_bytes(const RecordRef& ref, const std::string& tensor) const {
+  // The file's handle, opened as its index landed: no lookup of the file by its path.
+  if (const StoredFile* const file = cache_.file_handle(ref.file_id)) {
+    return file->read_range(ref.start, ref.length);
+  }
   const std::string& file = file_of(ref);
   if (file.empty()) throw FormatError(record_place(ref, tensor), "the index names no event file");
   return storage_->read_range(file, ref.start, ref.length);

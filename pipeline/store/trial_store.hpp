@@ -288,6 +288,7 @@ class TrialStore {
 
   std::shared_ptr<const Storage> storage_;
   TrialOptions options_;
+  // Declared after storage_: the event files it opened there (file_handle) go before it.
   mutable RecordCache cache_;
   mutable InflatedFiles inflated_;  // compressed event files, inflated
   // Declared before tensors_: their steps' saves live in it, so it must go after them.

@@ -114,7 +114,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
     info.workers.emplace_back(pending.worker, generation);
   }
   const std::string* const worker = &workers_.try_emplace(pending.worker, generation).first->first;
-  const FileId file_id = cache_.file_id(index.event_file_name.value_or(""));
+  const FileId file_id = cache_.file_id(index.event_file_name.value_or(""), storage_.get());
   if (pending.reductions) landed_reductions_.push_back(pending.reductions);
   std::vector<TensorEntry*>& layout = worker_layouts_[*worker];
   if (layout.size() < index.tensors.size()) layout.resize(index.tensors.size(), nullptr);

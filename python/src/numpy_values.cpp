@@ -91,10 +91,42 @@ py::object new_array(int type_number, const Shape& shape, void* data, py::handle
   return array;
 }
 
-// The bytes' owner kept alive by the array: a capsule holding a copy of the SharedBytes.
-py::capsule keep_alive(const SharedBytes& bytes) {
-  auto* held = new SharedBytes(bytes);
-  return py::capsule(held, [](void* pointer) { delete static_cast<SharedBytes*>(pointer); });
+// The base of a zero-copy array: a small Python object holding a copy of the SharedBytes in
+// place, which keeps the bytes' owner (the mapping) alive as long as the array. A PyCapsule
+// around a heap copy, used before, cost a malloc and a free, and the capsule's context and
+// name look-ups, on every value (benchmarks/RESULTS.md, python_e2e).
+struct HeldBytes {
+  PyObject ob_base;  // PyObject_HEAD, spelt out: clang-format takes the macro for a type
+  SharedBytes bytes;
+};
+
+void free_held_bytes(PyObject* self) {
+  std::destroy_at(&reinterpret_cast<HeldBytes*>(self)->bytes);
+  PyObject_Free(self);
+}
+
+// A static type: made ready once (under the GIL, as every caller holds it), never freed, as
+// arrays may outlive the module's state. It holds no Python object, so the garbage collector
+// need not know it.
+PyTypeObject& held_bytes_type() {
+  static PyTypeObject* const type = [] {
+    static PyTypeObject made = {PyVarObject_HEAD_INIT(nullptr, 0)};
+    made.tp_name = "rulestream._HeldBytes";
+    made.tp_doc = "The bytes a read-only numpy array views: part of a mapped event file.";
+    made.tp_basicsize = sizeof(HeldBytes);
+    made.tp_flags = Py_TPFLAGS_DEFAULT;
+    made.tp_dealloc = free_held_bytes;
+    if (PyType_Ready(&made) != 0) throw py::error_already_set();
+    return &made;
+  }();
+  return *type;
+}
+
+py::object keep_alive(const SharedBytes& bytes) {
+  HeldBytes* held = PyObject_New(HeldBytes, &held_bytes_type());
+  if (held == nullptr) throw py::error_already_set();
+  std::construct_at(&held->bytes, bytes);
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(held));
 }
 
 py::object copied_array(int type_number, const TensorValue& value) {

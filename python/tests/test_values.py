@@ -4,6 +4,7 @@ worker, shapes, mode-relative access, and how the arrays hold their bytes."""
 import gc
 import hashlib
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -171,6 +172,13 @@ def test_a_mapped_value_is_a_read_only_view_that_outlives_the_trial():
     expected = value.copy()
     assert value.base is not None  # a view: numpy did not copy the bytes
     assert not value.flags.writeable  # they are the mapped file's
+    # Its base holds the mapping, and only the array holds its base: no reference leaks with
+    # each value. (The three: the array's, `base`'s, and getrefcount's own argument.)
+    base = value.base
+    assert type(base).__name__ == "_HeldBytes"
+    references = sys.getrefcount(base)
+    assert references == 3
+    del base
     with pytest.raises(ValueError):
         value[0, 0] = 1.0
     del trial

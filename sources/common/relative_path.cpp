@@ -6,7 +6,7 @@
 
 namespace rulestream {
 
-void check_relative_path(std::string_view path, const std::string& root) {
+bool is_relative_path(std::string_view path) {
   bool escapes = path.starts_with('/');
   std::size_t start = 0;
   while (!escapes && start <= path.size()) {
@@ -14,7 +14,11 @@ void check_relative_path(std::string_view path, const std::string& root) {
     escapes = path.substr(start, end - start) == "..";
     start = end + 1;
   }
-  if (escapes) {
+  return !escapes;
+}
+
+void check_relative_path(std::string_view path, const std::string& root) {
+  if (!is_relative_path(path)) {
     throw StorageError("path \"" + std::string(path) + "\" is not inside the trial " + root);
   }
 }

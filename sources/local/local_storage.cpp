@@ -255,6 +255,25 @@ class TreeWalk {
   std::vector<StoredObject>& out_;
 };
 
+// LocalStorage::open_stored_file's handle.
+class LocalStoredFile final : public StoredFile {
+ public:
+  LocalStoredFile(const LocalStorage& storage, std::string_view path, MappedFiles::Handle kept)
+      : storage_(storage), path_(path), kept_(std::move(kept)) {}
+
+  SharedBytes read_range(std::uint64_t offset, std::uint64_t length) const override {
+    if (length > 0) {
+      if (auto slice = kept_.slice(offset, length)) return std::move(*slice);
+    }
+    return storage_.read_range(path_, offset, length);
+  }
+
+ private:
+  const LocalStorage& storage_;
+  std::string path_;
+  MappedFiles::Handle kept_;
+};
+
 }  // namespace
 
 LocalStorage::LocalStorage(std::filesystem::path root, std::uint64_t map_threshold,
@@ -420,6 +439,11 @@ std::optional<SharedBytes> LocalStorage::keep_whole_mapping(int fd, std::string_
   SharedBytes mapping = SharedBytes::of_kept_mapping(lease, lease->bytes());
   mapped_files_->keep(path, mapping, std::move(lease));
   return mapping;
+}
+
+std::unique_ptr<StoredFile> LocalStorage::open_stored_file(std::string_view path) const {
+  if (!mapped_files_ || !is_relative_path(path)) return Storage::open_stored_file(path);
+  return std::make_unique<LocalStoredFile>(*this, path, mapped_files_->handle(path));
 }
 
 std::unique_ptr<RandomAccessFile> LocalStorage::open_random_access(std::string_view path) const {

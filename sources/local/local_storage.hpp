@@ -62,6 +62,12 @@ class LocalStorage final : public Storage {
   std::optional<SharedBytes> map_whole(std::string_view path, MapFor purpose) const override;
   // Reads with pread on a descriptor opened here; the file as it is at each read.
   std::unique_ptr<RandomAccessFile> open_random_access(std::string_view path) const override;
+  // A read of it is a slice of its kept mapping found through the file's own slot
+  // (MappedFiles::Handle: no path check, no lookup by path, no shared lock), or read_range by
+  // path where none covers the range (which drops a mapping whose lease broke, and maps or
+  // copies as read_range does). Reads by path only when mapping is off or the path climbs out
+  // of the trial (each read then fails as read_range fails).
+  std::unique_ptr<StoredFile> open_stored_file(std::string_view path) const override;
 
   const std::filesystem::path& root() const { return root_; }
 

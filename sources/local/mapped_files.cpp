@@ -4,20 +4,76 @@
 
 namespace rulestream {
 
-void MappedFiles::drop_detached(std::vector<Entry>& leaving) {
-  for (auto entry = entries_.begin(); entry != entries_.end();) {
-    if (entry->lease != nullptr && entry->lease->detached()) {
-      by_path_.erase(entry->path);
-      leaving.push_back(std::move(*entry));
-      entry = entries_.erase(entry);
-    } else {
-      ++entry;
-    }
+std::optional<SharedBytes> MappedFiles::Handle::slice(std::uint64_t offset,
+                                                      std::uint64_t length) const {
+  Slot& slot = *slot_;
+  std::lock_guard lock(slot.mutex);
+  if (!slot.kept || length > slot.what.mapping.size() ||
+      offset > slot.what.mapping.size() - length) {
+    return std::nullopt;
+  }
+  // Broken since it was kept: the caller's read by path drops it and reads the file as it is.
+  if (slot.what.lease != nullptr && slot.what.lease->detached()) return std::nullopt;
+  // Read before written: readers of one file do not all write its cache line.
+  if (!slot.read_through_handle.load(std::memory_order_relaxed)) {
+    slot.read_through_handle.store(true, std::memory_order_relaxed);
+  }
+  return slot.what.mapping.slice(static_cast<std::size_t>(offset),
+                                 static_cast<std::size_t>(length));
+}
+
+MappedFiles::~MappedFiles() {
+  // Handles may outlive this: what their slots keep goes now, and they find nothing after.
+  std::vector<Kept> leaving;
+  std::lock_guard lock(mutex_);
+  while (!kept_.empty()) unkeep(*kept_.front(), leaving);
+}
+
+MappedFiles::Slot& MappedFiles::slot_for(std::string_view path) {
+  if (const auto found = slots_.find(path); found != slots_.end()) return *found->second;
+  auto slot = std::make_shared<Slot>(path);
+  Slot& made = *slot;
+  slots_.emplace(made.path, std::move(slot));
+  return made;
+}
+
+void MappedFiles::unkeep(Slot& slot, std::vector<Kept>& leaving) {
+  {
+    std::lock_guard lock(slot.mutex);
+    slot.kept = false;
+    leaving.push_back(std::move(slot.what));
+    slot.what = {};
+  }
+  kept_.erase(slot.place);
+  slot.listed = false;
+  // Only the index holds it (handles are made under mutex_, so none can appear meanwhile).
+  if (const auto found = slots_.find(slot.path);
+      found != slots_.end() && found->second.use_count() == 1) {
+    slots_.erase(found);  // `slot` is gone from here on
+  }
+}
+
+void MappedFiles::evict_one(std::vector<Kept>& leaving) {
+  // Each entry gets at most one second chance per eviction, so this ends even while handles
+  // keep reading every kept file.
+  for (std::size_t passed = 0; passed < kept_.size(); ++passed) {
+    Slot& oldest = *kept_.back();
+    if (!oldest.read_through_handle.exchange(false, std::memory_order_relaxed)) break;
+    kept_.splice(kept_.begin(), kept_, oldest.place);
+  }
+  unkeep(*kept_.back(), leaving);
+}
+
+void MappedFiles::drop_detached(std::vector<Kept>& leaving) {
+  for (auto entry = kept_.begin(); entry != kept_.end();) {
+    Slot& slot = **entry;
+    ++entry;  // unkeep erases slot's own place only
+    if (slot.what.lease != nullptr && slot.what.lease->detached()) unkeep(slot, leaving);
   }
 }
 
 std::optional<SharedBytes> MappedFiles::find(std::string_view path, std::uint64_t min_size) {
-  std::vector<Entry> leaving;  // unmapped (when nothing else holds them) after the lock is let go
+  std::vector<Kept> leaving;  // unmapped (when nothing else holds them) after the lock is let go
   std::lock_guard lock(mutex_);
   // Mappings whose files were opened for writing or cut short since leave first, so that this
   // read and later ones see the file as it is now. The count of breaks is read before the
@@ -27,41 +83,43 @@ std::optional<SharedBytes> MappedFiles::find(std::string_view path, std::uint64_
     breaks_seen_ = breaks;
     drop_detached(leaving);
   }
-  const auto found = by_path_.find(path);
-  if (found == by_path_.end()) return std::nullopt;
-  const Entries::iterator entry = found->second;
-  if (entry->lease != nullptr && entry->lease->detached()) {
+  const auto found = slots_.find(path);
+  if (found == slots_.end() || !found->second->listed) return std::nullopt;
+  Slot& slot = *found->second;
+  // `what` changes only under mutex_ (and its own), so reading it needs no more than mutex_.
+  if (slot.what.lease != nullptr && slot.what.lease->detached()) {
     // Broken after the count above was read.
-    by_path_.erase(found);
-    leaving.push_back(std::move(*entry));
-    entries_.erase(entry);
+    unkeep(slot, leaving);
     return std::nullopt;
   }
-  if (entry->mapping.size() < min_size) return std::nullopt;
-  entries_.splice(entries_.begin(), entries_, entry);
-  return entry->mapping;
+  if (slot.what.mapping.size() < min_size) return std::nullopt;
+  kept_.splice(kept_.begin(), kept_, slot.place);
+  return slot.what.mapping;
 }
 
 void MappedFiles::keep(std::string_view path, SharedBytes mapping,
                        std::shared_ptr<const LeasedMapping> lease) {
   if (capacity_ == 0) return;
-  Entry leaving;  // unmapped (when nothing else holds it) after the lock is let go
+  std::vector<Kept> leaving;  // unmapped (when nothing else holds it) after the lock is let go
   std::lock_guard lock(mutex_);
-  if (const auto found = by_path_.find(path); found != by_path_.end()) {
-    const Entries::iterator entry = found->second;
-    // The path stays: the index's key views it.
-    leaving.mapping = std::exchange(entry->mapping, std::move(mapping));
-    leaving.lease = std::exchange(entry->lease, std::move(lease));
-    entries_.splice(entries_.begin(), entries_, entry);
-    return;
+  Slot& slot = slot_for(path);
+  if (slot.listed) {
+    kept_.splice(kept_.begin(), kept_, slot.place);
+  } else {
+    if (kept_.size() == capacity_) evict_one(leaving);
+    kept_.push_front(&slot);
+    slot.place = kept_.begin();
+    slot.listed = true;
   }
-  if (entries_.size() == capacity_) {
-    by_path_.erase(entries_.back().path);
-    leaving = std::move(entries_.back());
-    entries_.pop_back();
-  }
-  entries_.push_front({std::string(path), std::move(mapping), std::move(lease)});
-  by_path_.emplace(entries_.front().path, entries_.begin());
+  std::lock_guard slot_lock(slot.mutex);
+  leaving.push_back(std::exchange(slot.what, Kept{std::move(mapping), std::move(lease)}));
+  slot.kept = true;
+}
+
+MappedFiles::Handle MappedFiles::handle(std::string_view path) {
+  std::lock_guard lock(mutex_);
+  slot_for(path);
+  return Handle(slots_.find(path)->second);
 }
 
 bool MappedFiles::note_unmapped_read(std::string_view path) {
@@ -82,7 +140,7 @@ bool MappedFiles::note_unmapped_read(std::string_view path) {
 
 std::size_t MappedFiles::size() const {
   std::lock_guard lock(mutex_);
-  return entries_.size();
+  return kept_.size();
 }
 
 }  // namespace rulestream
