@@ -1,10 +1,8 @@
 #include "rules/poor_weight_initialization_rule.hpp"
 
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <optional>
 
@@ -16,6 +14,9 @@
 
 namespace rulestream {
 namespace {
+
+// About as many tasks as a step's gradients are split into for their spreads.
+constexpr std::size_t kGradientTasks = 64;
 
 const TensorSelection& gradients() {
   static const TensorSelection selection{.collections = {"gradients"}};
@@ -144,19 +145,23 @@ void PoorWeightInitializationRule::check_gradient_spread(std::int64_t step, Find
   // and each depends on that gradient alone: they are found on as many threads as the rule's
   // pipeline has (isolated: a thread waiting for them takes no unrelated work), then compared in
   // name order as one thread would.
+  // A few gradients a task when they are many (a small gradient's percentiles take microseconds),
+  // one each when they are few (a large layer's take milliseconds).
   std::vector<std::optional<double>> ranges(refs.size());
-  tbb::this_task_arena::isolate([&] {
-    tbb::parallel_for(std::size_t{0}, refs.size(), [&](std::size_t i) {
-      const auto value = value_at(trial, refs[i].name(), step);
-      if (!value) return;
-      auto elements = real_values(*value);
-      if (!elements || elements->size() < 2) return;
-      if (std::any_of(elements->begin(), elements->end(), [](double x) { return std::isnan(x); })) {
-        return;  // numpy's percentile of anything with NaN is NaN: not judged
-      }
-      ranges[i] = percentile(*elements, 95.0) - percentile(*elements, 5.0);
-    });
-  });
+  const auto spread_of = [&](std::size_t i) -> std::optional<double> {
+    const auto value = value_at(trial, refs[i].name(), step);
+    if (!value) return std::nullopt;
+    auto elements = real_values(*value);
+    if (!elements || elements->size() < 2) return std::nullopt;
+    if (std::any_of(elements->begin(), elements->end(), [](double x) { return std::isnan(x); })) {
+      return std::nullopt;  // numpy's percentile of anything with NaN is NaN: not judged
+    }
+    return percentile(*elements, 95.0) - percentile(*elements, 5.0);
+  };
+  for_ranges_in_parallel(refs.size(), std::max<std::size_t>(1, refs.size() / kGradientTasks),
+                         [&](std::size_t begin, std::size_t end) {
+                           for (std::size_t i = begin; i != end; ++i) ranges[i] = spread_of(i);
+                         });
   std::optional<std::string> narrowest;
   double narrowest_range = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < refs.size(); ++i) {

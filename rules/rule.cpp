@@ -1,5 +1,13 @@
 #include "rules/rule.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+
+#include "pipeline/model/busy_timer.hpp"
 #include "pipeline/model/exceptions.hpp"
 
 namespace rulestream {
@@ -34,6 +42,28 @@ class PinnedViews {
 
 Rule::Rule(Trial base_trial, std::vector<Trial> other_trials)
     : base_trial_(std::move(base_trial)), other_trials_(std::move(other_trials)) {}
+
+void Rule::for_ranges_in_parallel(std::size_t count, std::size_t grain,
+                                  const std::function<void(std::size_t, std::size_t)>& body) const {
+  grain = std::max<std::size_t>(grain, 1);
+  if (count <= grain) {
+    if (count > 0) body(0, count);
+    return;
+  }
+  std::chrono::nanoseconds caller_cpu{};
+  {
+    BusyTimer busy(caller_cpu);
+    tbb::this_task_arena::isolate([&] {
+      // simple_partitioner: ranges of at most `grain`, as the caller sized them (a range of
+      // small tensors must hold enough values to be worth a task).
+      tbb::parallel_for(
+          tbb::blocked_range<std::size_t>(0, count, grain),
+          [&](const tbb::blocked_range<std::size_t>& range) { body(range.begin(), range.end()); },
+          tbb::simple_partitioner());
+    });
+  }
+  parallel_section_nanoseconds_.fetch_add(caller_cpu.count(), std::memory_order_relaxed);
+}
 
 void Rule::invoke(std::int64_t step) {
   // As smdebug: only the base trial is waited for; other trials are not compared step by step.

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -84,6 +86,14 @@ class Rule {
   // What made the last condition-met invocation fire (filled through report()).
   const Finding& last_finding() const { return finding_; }
 
+  // CPU time the threads invoking this rule spent inside its parallel sections
+  // (for_ranges_in_parallel), their own share of work spread over the arena's threads. A
+  // pipeline subtracts it from the rule's serial node's busy time, as it subtracts the store's
+  // parallel ingestion from the assembler's: that work is not serial. Any thread.
+  std::chrono::nanoseconds parallel_section_cpu() const {
+    return std::chrono::nanoseconds(parallel_section_nanoseconds_.load(std::memory_order_relaxed));
+  }
+
  protected:
   // The trials as this invocation sees them (pinned during invoke()).
   const Trial& base_trial() const { return current_base_ ? *current_base_ : base_trial_; }
@@ -97,6 +107,17 @@ class Rule {
   // From invoke_at_step: this rule will not read whole values again (see reads_values()).
   void done_reading_values() { done_reading_values_.store(true, std::memory_order_relaxed); }
 
+  // From invoke_at_step: body(begin, end) over ranges covering [0, count), at most `grain`
+  // items each, on as many threads of the current arena as are free, in no particular order;
+  // returns when every range is done. Isolated: a thread waiting for the ranges takes no
+  // unrelated work (another step of this or another rule, which could wait on this one). For
+  // per-tensor work that depends on one tensor alone; the rule then judges the results in order
+  // as one thread would. With count <= grain the body runs once on this thread and counts as
+  // the rule's own serial work. An exception from a range is rethrown here (oneTBB cancels the
+  // other ranges). Not for a body that waits on the graph.
+  void for_ranges_in_parallel(std::size_t count, std::size_t grain,
+                              const std::function<void(std::size_t, std::size_t)>& body) const;
+
  private:
   Trial base_trial_;
   std::vector<Trial> other_trials_;
@@ -104,6 +125,8 @@ class Rule {
   std::vector<Trial> current_others_;
   Finding finding_;
   std::atomic<bool> done_reading_values_{false};
+  // Written by the invoking thread, read by the pipeline between invocations.
+  mutable std::atomic<std::chrono::nanoseconds::rep> parallel_section_nanoseconds_{0};
 };
 
 // smdebug's invoke_rule: invokes `rule` at start_step, start_step + 1, ... until end_step

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <exception>
 #include <optional>
+#include <vector>
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/trial/tensor.hpp"
@@ -110,7 +113,33 @@ class UnchangedSeries final : public SeriesRule {
   SeriesSelection selection_;
 };
 
+// The tensors whose screens a task finds: their reductions are looked up in the store, each
+// about a microsecond, so a task of a hundred is worth its cost.
+constexpr std::size_t kScreensPerTask = 128;
+
 }  // namespace
+
+std::vector<UnchangedTensorRule::CurrentScreen> UnchangedTensorRule::current_screens(
+    const Trial& trial, std::span<const TensorRef> refs, std::int64_t step) const {
+  std::vector<CurrentScreen> screens(refs.size());
+  for_ranges_in_parallel(refs.size(), kScreensPerTask, [&](std::size_t begin, std::size_t end) {
+    // A handle counted apart: tasks making Tensors of one handle would fight over its count.
+    const Trial own = trial.separately_counted();
+    for (std::size_t i = begin; i != end; ++i) {
+      try {
+        const Tensor tensor = own.tensor(refs[i]);
+        try {
+          screens[i].screen = close_screen(tensor.value_reductions(kCloseScreenReductions, step));
+        } catch (const TensorUnavailableForStep&) {
+          // saved only as reductions at this step: no screen
+        }
+      } catch (...) {
+        screens[i].failure = std::current_exception();
+      }
+    }
+  });
+  return screens;
+}
 
 UnchangedTensorRule::UnchangedTensorRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)),
@@ -152,15 +181,19 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
   const auto wanted = static_cast<std::size_t>(options_.num_steps - 1);
   // Every selected tensor is looked at, even past kMaxReportedTensors, so that each one's
   // history of saved steps stays complete.
-  for (const TensorRef& ref : options_.selection.tensor_refs(trial, step)) {
+  // Each tensor's screen at this step depends on that tensor alone: the screens are found on as
+  // many threads as are free, then everything that keeps state (saved steps, kept screens) and
+  // the comparisons of values run here in name order, as one thread would. A tensor whose
+  // screen could not be read throws at its turn, with the tensors before it handled.
+  const std::vector<TensorRef> refs = options_.selection.tensor_refs(trial, step);
+  const std::vector<CurrentScreen> found = current_screens(trial, refs, step);
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    const TensorRef& ref = refs[i];
+    if (found[i].failure) std::rethrow_exception(found[i].failure);
+    if (!found[i].screen) continue;  // saved only as reductions at this step: nothing to compare
+    const CloseScreen& current_screen = *found[i].screen;
     const std::string& name = ref.name();
     const Tensor tensor = trial.tensor(ref);
-    CloseScreen current_screen;
-    try {
-      current_screen = close_screen(tensor.value_reductions(kCloseScreenReductions, step));
-    } catch (const TensorUnavailableForStep&) {
-      continue;  // saved only as reductions at this step: nothing to compare
-    }
     const SavedStepHistory::Steps previous = history_.advance(trial, tensor, step);
     // This save's screen is kept for the steps after it; the older saves' screens come from
     // those kept as their steps were read (a rule started in mid-job, or a tensor first

@@ -2,9 +2,13 @@
 
 #include <boost/container/small_vector.hpp>
 #include <cstdint>
+#include <exception>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
@@ -51,6 +55,16 @@ class UnchangedTensorRule final : public Rule {
     std::int64_t step = 0;
     CloseScreen screen;
   };
+  // A tensor's screen at the step being evaluated: nullopt when it was saved there only as
+  // reductions; `failure` when reading them threw anything else.
+  struct CurrentScreen {
+    std::optional<CloseScreen> screen;
+    std::exception_ptr failure;
+  };
+  // The screens of `refs` at `step`, in their order, found in parallel (they change no state).
+  std::vector<CurrentScreen> current_screens(const Trial& trial, std::span<const TensorRef> refs,
+                                             std::int64_t step) const;
+
   Options options_;
   SavedStepHistory history_;
   // Each tensor's screens at its last num_steps saved steps, as read at those steps: a step

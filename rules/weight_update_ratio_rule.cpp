@@ -1,15 +1,11 @@
 #include "rules/weight_update_ratio_rule.hpp"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <optional>
 #include <span>
 #include <utility>
@@ -116,10 +112,19 @@ std::optional<UpdateNorms> update_norms(const TensorValue& previous, const Tenso
                                               after->size());
 }
 
-// The weights of one read at most (their values and the previous step's are held together).
-constexpr std::size_t kWeightsAtATime = 256;
-// The values a task of update norms sums at least (about 0.1 ms of work).
-constexpr std::uint64_t kElementsPerTask = std::uint64_t{1} << 18;
+// The weights of one read (Trial::values_at: one lookup under the store's lock, one read per
+// event file): 64 small weights' lookups, framing and decoding are worth a task of their own.
+constexpr std::size_t kWeightsPerRead = 64;
+// The reads made at once, on as many threads as are free: a step's weights are read, measured
+// and judged this many reads at a time (their values and the previous step's held together).
+constexpr std::size_t kReadsAtATime = 64;
+// Reads that fail end a batch at a multiple of this many weights: where the rule, reading 256
+// weights at a time one read after another, had got to when a read threw (which weights' saved
+// steps were recorded at the step that could not be read).
+constexpr std::size_t kWeightsBeforeAFailure = 256;
+// The values a task of update norms sums at least (a few dozen microseconds): small weights are
+// batched until they hold that many, since a task costs more than a few thousand values' sums.
+constexpr std::uint64_t kElementsPerTask = std::uint64_t{1} << 16;
 
 // How many bytes of copied weights (S3, compressed files, local records read into recycled
 // buffers) are held from one step for the next; weights in a kept mapping of a local file cost
@@ -166,6 +171,42 @@ std::vector<std::optional<TensorValue>> previous_values(const Trial& trial,
 }
 
 }  // namespace
+
+WeightUpdateRatioRule::WeightReads WeightUpdateRatioRule::read_weights(
+    const Trial& trial, std::span<const TensorRef> weights, std::int64_t step) const {
+  const std::size_t reads =
+      std::min(kReadsAtATime, (weights.size() + kWeightsPerRead - 1) / kWeightsPerRead);
+  // Copies (S3, compressed files) are held together: the reads share the bound one read had.
+  const std::uint64_t bytes_per_read = std::max<std::uint64_t>(1, kValueBytesAtATime / reads);
+  std::vector<std::vector<std::optional<TensorValue>>> results(reads);
+  std::vector<std::exception_ptr> failures(reads);
+  for_ranges_in_parallel(reads, 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r != end; ++r) {
+      const std::size_t first = r * kWeightsPerRead;
+      try {
+        results[r] = trial.values_at(
+            weights.subspan(first, std::min(kWeightsPerRead, weights.size() - first)), step,
+            Mode::Global, bytes_per_read);
+      } catch (...) {
+        failures[r] = std::current_exception();
+      }
+    }
+  });
+  // In order, up to the first read that failed or came back short (past its bytes: the weights
+  // after it are read by the next batch).
+  WeightReads out;
+  for (std::size_t r = 0; r < reads; ++r) {
+    if (failures[r]) {
+      out.values.resize(out.values.size() / kWeightsBeforeAFailure * kWeightsBeforeAFailure);
+      out.failure = failures[r];
+      break;
+    }
+    const std::size_t wanted = std::min(kWeightsPerRead, weights.size() - r * kWeightsPerRead);
+    for (auto& value : results[r]) out.values.push_back(std::move(value));
+    if (results[r].size() < wanted) break;
+  }
+  return out;
+}
 
 WeightUpdateRatioRule::WeightUpdateRatioRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)), options_(options), held_(kHeldCopiedBytes) {}
@@ -226,9 +267,9 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
     return known_train_step->second;
   };
   for (std::size_t done = 0; done < refs.size();) {
-    const std::span<const TensorRef> chunk =
-        std::span(refs).subspan(done, std::min(refs.size() - done, kWeightsAtATime));
-    auto current = trial.values_at(chunk, step, Mode::Global, kValueBytesAtATime);
+    WeightReads reads = read_weights(trial, std::span(refs).subspan(done), step);
+    std::vector<std::optional<TensorValue>>& current = reads.values;
+    const std::span<const TensorRef> chunk = std::span(refs).subspan(done, current.size());
     std::vector<const std::string*> names(current.size(), nullptr);  // the trial's copies
     std::vector<Update> updates;
     for (std::size_t k = 0; k < current.size(); ++k) {
@@ -245,32 +286,19 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
     }
     const std::vector<std::optional<TensorValue>> previous =
         previous_values(trial, chunk, updates, held_);
-    // The norms read every value of both steps and depend on one weight each: large weights'
-    // are summed on as many threads as the rule's pipeline has (isolated: a thread waiting for
-    // them takes no unrelated work), then judged in order as one thread would. Small ones stay
-    // on this thread: a task costs more than a few thousand values' sums, and sixteen threads
-    // splitting 256 weights of 256 values made the rule's step slower, not faster.
+    // The norms read every value of both steps and depend on one weight each: they are summed
+    // on as many threads as are free, small weights batched to enough values a task, then
+    // judged in order as one thread would.
     std::vector<std::optional<UpdateNorms>> all_norms(updates.size());
     std::uint64_t elements = 0;
     for (const Update& update : updates) elements += current[update.position]->size();
-    const auto norms_of = [&](std::size_t begin, std::size_t end) {
+    const auto grain = static_cast<std::size_t>(std::max<std::uint64_t>(
+        1, kElementsPerTask * updates.size() / std::max<std::uint64_t>(elements, 1)));
+    for_ranges_in_parallel(updates.size(), grain, [&](std::size_t begin, std::size_t end) {
       for (std::size_t u = begin; u != end; ++u) {
         if (previous[u]) all_norms[u] = update_norms(*previous[u], *current[updates[u].position]);
       }
-    };
-    if (elements < 2 * kElementsPerTask || updates.size() < 2) {
-      norms_of(0, updates.size());
-    } else {
-      const auto grain = std::max<std::size_t>(1, kElementsPerTask * updates.size() / elements);
-      tbb::this_task_arena::isolate([&] {
-        tbb::parallel_for(
-            tbb::blocked_range<std::size_t>(0, updates.size(), grain),
-            [&](const tbb::blocked_range<std::size_t>& range) {
-              norms_of(range.begin(), range.end());
-            },
-            tbb::simple_partitioner());
-      });
-    }
+    });
     for (std::size_t u = 0; u < updates.size(); ++u) {
       if (!previous[u]) continue;
       const std::size_t k = updates[u].position;
@@ -302,6 +330,7 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
       if (current[k]) held_.hold(names[k], step, std::move(*current[k]));
     }
     done += current.size();
+    if (reads.failure) std::rethrow_exception(reads.failure);
   }
   if (finding.tensors.empty()) return false;
 

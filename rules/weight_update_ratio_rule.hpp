@@ -1,8 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <optional>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "rules/held_values.hpp"
 #include "rules/rule.hpp"
@@ -40,6 +43,16 @@ class WeightUpdateRatioRule final : public Rule {
   const Options& options() const { return options_; }
 
  private:
+  // The values of the first of `weights` at `step`, in their order (nullopt: saved only as
+  // reductions), and what stopped the reading short: an exception from a read (rethrown once
+  // the values before it are judged), or copies past a read's share of kValueBytesAtATime.
+  struct WeightReads {
+    std::vector<std::optional<TensorValue>> values;
+    std::exception_ptr failure;
+  };
+  WeightReads read_weights(const Trial& trial, std::span<const TensorRef> weights,
+                           std::int64_t step) const;
+
   Options options_;
   SavedStepHistory history_{1};
   HeldValues held_;  // the weights read at the last step, for the next one's updates

@@ -21,8 +21,9 @@ struct PipelineReport {
   // rules run in parallel, so these may add up to more than the run's time).
   std::vector<std::chrono::nanoseconds> rule_busy;
   // CPU time each rule's serial node was busy, in configuration order: all of rule_busy for a
-  // rule that evaluates step after step; only putting outcomes in order for one whose steps
-  // are evaluated in parallel (RuleStage).
+  // rule that evaluates step after step, less its own thread's share of the per-tensor work
+  // the rule spreads over the threads within a step (Rule::for_ranges_in_parallel); only
+  // putting outcomes in order for one whose steps are evaluated in parallel (RuleStage).
   std::vector<std::chrono::nanoseconds> rule_serial_busy;
   // CPU time the step assembler (a serial node: steps across workers, the store's ingestion)
   // spent on its inputs, less its share of the ingestion the store spreads over the threads

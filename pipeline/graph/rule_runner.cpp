@@ -49,18 +49,24 @@ RuleRunner::RuleRunner(std::size_t index, ConfiguredRule configured,
       context_(context) {}
 
 void RuleRunner::handle(const RuleMessage& message) {
-  BusyTimer serial(serial_busy_);
-  if (const auto* ready = std::get_if<StepReady>(&message)) {
-    if (errored_ || !context_.in_range(ready->step)) return;
-    StepOutcome outcome;
-    {
-      BusyTimer timer(busy_);
-      outcome = evaluate_step(*rule_, *ready);
+  // What this thread did of the rule's parallel sections ran on every thread of the arena: it
+  // is the rule's work, not its serial node's.
+  const auto parallel_before = rule_->parallel_section_cpu();
+  {
+    BusyTimer serial(serial_busy_);
+    if (const auto* ready = std::get_if<StepReady>(&message)) {
+      if (errored_ || !context_.in_range(ready->step)) return;
+      StepOutcome outcome;
+      {
+        BusyTimer timer(busy_);
+        outcome = evaluate_step(*rule_, *ready);
+      }
+      record(*ready, std::move(outcome));
+    } else {
+      check_time();
     }
-    record(*ready, std::move(outcome));
-  } else {
-    check_time();
   }
+  serial_busy_ -= rule_->parallel_section_cpu() - parallel_before;
 }
 
 void RuleRunner::add_replicas(std::vector<std::unique_ptr<Rule>> replicas) {

@@ -120,7 +120,9 @@ class RuleRunner {
     return busy_ + std::chrono::nanoseconds(parallel_busy_.load());
   }
   // CPU time spent on the rule's serial node: every evaluation, or only applying outcomes when
-  // steps are evaluated in parallel. What bounds the speedup more threads can give.
+  // steps are evaluated in parallel. What bounds the speedup more threads can give. Less the
+  // node's thread's share of the rule's parallel sections (Rule::parallel_section_cpu): that
+  // work ran on every thread of the arena.
   std::chrono::nanoseconds serial_busy() const { return serial_busy_; }
 
  private:
