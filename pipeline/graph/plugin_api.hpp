@@ -47,7 +47,8 @@ namespace rulestream {
 // Bumped whenever a type a plugin sees changes its layout, its virtual functions or a
 // signature: the public headers (RULESTREAM_PUBLIC_HEADERS) and this one.
 // 2: Rule::evaluates_steps_independently, Sink::delivery().
-// 3: Storage::open_stored_file (StoredFile).
+// 3: Storage::open_stored_file (StoredFile); Rule::for_ranges_in_parallel and its CPU count
+//    (Rule's layout).
 inline constexpr std::uint32_t kPluginAbiVersion = 3;
 
 // What a plugin's registration function is given. Implemented by the host.
