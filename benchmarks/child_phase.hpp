@@ -5,6 +5,7 @@
 // (wait4) and the driver never holds data itself.
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,6 +108,34 @@ inline double num(const ChildResult& result, const std::string& key) {
   const auto it = result.values.find(key);
   if (it == result.values.end()) throw std::runtime_error("phase output lacks " + key);
   return std::stod(it->second);
+}
+
+// Holds this process, and the threads it starts after, to the first `cpus` CPUs it may run
+// on: a phase asked for T threads then has T cores, and no more. Without it a one-thread run
+// is not one core's work: threads outside its arena (the record arena's idle-priority
+// prefaulter, the kernel's work on its behalf) take a second core where one is idle, and the
+// speedup over it reads low. Throws when fewer CPUs are allowed than asked for.
+inline void pin_to_first_cpus(int cpus) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+    throw std::runtime_error("sched_getaffinity failed");
+  }
+  cpu_set_t chosen;
+  CPU_ZERO(&chosen);
+  int taken = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && taken < cpus; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    CPU_SET(cpu, &chosen);
+    ++taken;
+  }
+  if (taken < cpus) {
+    throw std::invalid_argument("--cpus " + std::to_string(cpus) + ": this process may run on " +
+                                std::to_string(taken) + " CPUs only");
+  }
+  if (::sched_setaffinity(0, sizeof(chosen), &chosen) != 0) {
+    throw std::runtime_error("sched_setaffinity failed");
+  }
 }
 
 // The machine's load averages ("1.72 1.45 1.84"), printed beside every figure: these

@@ -63,6 +63,7 @@ using rulestream::bench::load_average;
 using rulestream::bench::median;
 using rulestream::bench::num;
 using rulestream::bench::parse_args;
+using rulestream::bench::pin_to_first_cpus;
 using rulestream::bench::run_phase;
 
 namespace fs = std::filesystem;
@@ -784,12 +785,16 @@ void bench_scaling(const fs::path& data, std::int64_t steps, int workers, int re
 // of the repetitions; the speedup over the first count; and, from the first count's replays
 // (one thread: their CPU time is the work itself), each serial node's share and the speedup it
 // allows on 16 threads. Every count must give the same events in the same order as the first
-// (events_fingerprint), or the sweep fails.
+// (events_fingerprint), or the sweep fails. `pin`: each child is held to as many CPUs as its
+// count (pin_to_first_cpus), so T threads are T cores' work.
 void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t steps, int workers,
-                 int repetitions, const std::vector<int>& counts, bool keep) {
+                 int repetitions, const std::vector<int>& counts, bool pin, bool keep) {
   const fs::path trial = data / (kind + "-job");
   std::cout << "## " << kind << " job, threads sweep: " << workers << " workers x " << steps
-            << " steps\n";
+            << " steps, "
+            << (pin ? "each run held to as many CPUs as its threads"
+                    : "each run free to use every CPU")
+            << "\n";
   generate_job(kind, trial, steps, workers, 0, std::to_string(counts.back()));
   struct Row {
     int threads = 0;
@@ -815,17 +820,24 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
     std::vector<double> read, four, all;
     Row row;
     row.threads = threads;
+    // Pinned, a count's phases also take --cpus: the child holds itself to that many CPUs.
+    std::vector<std::string> held;
+    if (pin) held = {"--cpus", t};
+    const auto phase = [&](std::vector<std::string> phase_args) {
+      phase_args.insert(phase_args.end(), held.begin(), held.end());
+      return run_phase(phase_args);
+    };
     for (int r = 0; r < repetitions; ++r) {
-      const auto ceiling = run_phase(
+      const auto ceiling = phase(
           {"--phase", "ceiling", "--method", "read", "--trial", trial.string(), "--threads", t});
       read.push_back(num(ceiling, "seconds"));
       const auto replay_four =
-          run_phase({"--phase", "replay", "--trial", trial.string(), "--threads", t});
+          phase({"--phase", "replay", "--trial", trial.string(), "--threads", t});
       check_same(four_fingerprint, replay_four, kind + " job, four rules, " + t + " threads");
       four.push_back(num(replay_four, "seconds"));
       row.four_rss = std::max(row.four_rss, replay_four.max_rss_mib);
-      const auto replay_all = run_phase(
-          {"--phase", "replay", "--trial", trial.string(), "--threads", t, "--rules", "all"});
+      const auto replay_all =
+          phase({"--phase", "replay", "--trial", trial.string(), "--threads", t, "--rules", "all"});
       check_same(all_fingerprint, replay_all, kind + " job, all rules, " + t + " threads");
       all.push_back(num(replay_all, "seconds"));
       row.all_rss = std::max(row.all_rss, replay_all.max_rss_mib);
@@ -885,10 +897,12 @@ int driver(const Args& args) {
     std::istringstream list(arg(args, "threads-sweep", ""));
     for (std::string count; std::getline(list, count, ',');) counts.push_back(std::stoi(count));
     if (counts.empty()) throw std::invalid_argument("--threads-sweep needs counts: 1,2,4,8,16");
+    const std::string pin = arg(args, "pin", "yes");
+    if (pin != "yes" && pin != "no") throw std::invalid_argument("--pin takes yes or no");
     for (const std::string kind : {"large", "small"}) {
       if (only.find(kind) == std::string::npos) continue;
       bench_sweep(kind, data, int_arg(args, kind + "-steps", kind == "large" ? 500 : 300), workers,
-                  repetitions, counts, keep);
+                  repetitions, counts, pin == "yes", keep);
     }
     return 0;
   }
@@ -937,6 +951,7 @@ int main(int argc, char** argv) {
     const Args args = parse_args(argc, argv);
     const std::string phase = arg(args, "phase", "");
     if (phase.empty()) return driver(args);
+    if (args.contains("cpus")) pin_to_first_cpus(static_cast<int>(int_arg(args, "cpus", 0)));
     if (phase == "generate") return phase_generate(args);
     if (phase == "ceiling") return phase_ceiling(args);
     if (phase == "replay") return phase_replay(args);

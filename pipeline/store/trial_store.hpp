@@ -252,8 +252,11 @@ class TrialStore {
              std::size_t begin, std::size_t end);
   void make_new_entries(const IndexLanding& pending, std::uint64_t generation,
                         std::vector<TensorEntry*>& layout);
+  // Writes the saves of the positions shard_positions_ lists for `shard`.
   bool save_shard(const IndexLanding& pending, std::uint64_t generation, const std::string* worker,
                   std::size_t shard);
+  // Fills shard_positions_ and shard_starts_ from the placements' shards (serial).
+  void group_positions_by_shard(std::size_t shards);
   // The entry of a tensor never seen (made serially).
   TensorEntry& new_entry(const std::string& name, std::uint64_t generation);
   // The worker's save at the file's step in the entry's history, made when missing; `changed`
@@ -328,6 +331,10 @@ class TrialStore {
   std::vector<std::shared_ptr<const LandedReductions>> landed_reductions_;
   // add_index's scratch, one per position of the file being ingested (guarded by mutex_).
   std::vector<Placement> placements_;
+  // The positions of placements_ grouped by shard, in position order within each:
+  // shard_positions_[shard_starts_[s] .. shard_starts_[s + 1]) are shard s's (guarded by mutex_).
+  std::vector<std::uint32_t> shard_positions_;
+  std::vector<std::uint32_t> shard_starts_;
   // CPU time the ingesting thread spent in add_index's parallel sections (its share of them).
   std::atomic<std::int64_t> parallel_ingest_nanoseconds_{0};
 

@@ -12,6 +12,9 @@
 //   3. save_shard (parallel over shards): each entry's step and worker save written. An entry
 //      belongs to one shard (by its address), and a shard to one task, so no two tasks write
 //      one history; positions are visited in order within a shard, so saves keep load order.
+//      The positions are grouped by shard first (serially, a counting pass): a task that walked
+//      every position to pick out its own did shards times the work, and could prefetch the
+//      history it writes next only when the position a few ahead happened to be its own.
 //
 // Sections 1 and 3 run on the calling arena's threads, isolated (a thread waiting for them
 // takes no unrelated work, such as decoding the next file, which would hold the serial node
@@ -132,6 +135,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   }
   make_new_entries(pending, generation, layout);
   for (Placement& placement : placements_) placement.shard = shard_of(placement.entry, shards);
+  group_positions_by_shard(shards);
   std::vector<std::uint8_t> changed(shards, 0);  // one flag per shard: no two tasks share one
   {
     BusyTimer busy(parallel_cpu);
@@ -270,20 +274,32 @@ void TrialStore::make_new_entries(const IndexLanding& pending, std::uint64_t gen
   }
 }
 
+// Between sections 2 and 3, serial: a counting sort of the positions by shard, stable.
+void TrialStore::group_positions_by_shard(std::size_t shards) {
+  shard_starts_.assign(shards + 1, 0);
+  for (const Placement& placement : placements_) ++shard_starts_[placement.shard + 1];
+  for (std::size_t shard = 0; shard < shards; ++shard) {
+    shard_starts_[shard + 1] += shard_starts_[shard];
+  }
+  shard_positions_.resize(placements_.size());
+  std::vector<std::uint32_t> next(shard_starts_.begin(), shard_starts_.end() - 1);
+  for (std::size_t i = 0; i < placements_.size(); ++i) {
+    shard_positions_[next[placements_[i].shard]++] = static_cast<std::uint32_t>(i);
+  }
+}
+
 // Section 3: the saves of this shard's entries, in position order. Writes only those entries'
 // histories (and what the arena hands out). True when a history gained the step.
 bool TrialStore::save_shard(const IndexLanding& pending, std::uint64_t generation,
                             const std::string* worker, std::size_t shard) {
   RecordArena& arena = *record_arena_;
   bool changed = false;
-  const std::size_t count = placements_.size();
+  const std::uint32_t* const positions = shard_positions_.data() + shard_starts_[shard];
+  const std::size_t count = shard_starts_[shard + 1] - shard_starts_[shard];
   constexpr std::size_t kAhead = 4;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (i + kAhead < count && placements_[i + kAhead].shard == shard) {
-      prefetch_history(placements_[i + kAhead].entry);
-    }
-    const Placement& placement = placements_[i];
-    if (placement.shard != shard) continue;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (k + kAhead < count) prefetch_history(placements_[positions[k + kAhead]].entry);
+    const Placement& placement = placements_[positions[k]];
     WorkerSave& save = save_at(*placement.entry, pending, generation, worker, changed);
     if (!placement.reduction) {
       save.set_raw(placement.ref);
