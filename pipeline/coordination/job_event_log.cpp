@@ -6,19 +6,24 @@
 namespace rulestream {
 namespace {
 
-// KEYS: fence, logged ids, events, total. ARGV: token, event id, payload, keep.
-// 1 appended, 0 already appended, -1 fenced.
+// KEYS: fence, logged ids, events, total. ARGV: token, keep, then an event id and its payload
+// for each event. How many were new, or -1 when fenced.
 constexpr std::string_view kAppend = R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
 end
-if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then
-  return 0
+local appended = 0
+for i = 3, #ARGV, 2 do
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
+    redis.call('RPUSH', KEYS[3], ARGV[i + 1])
+    appended = appended + 1
+  end
 end
-redis.call('RPUSH', KEYS[3], ARGV[3])
-redis.call('LTRIM', KEYS[3], -tonumber(ARGV[4]), -1)
-redis.call('INCR', KEYS[4])
-return 1
+if appended > 0 then
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[2]), -1)
+  redis.call('INCRBY', KEYS[4], appended)
+end
+return appended
 )lua";
 
 // KEYS: events, total. {the list, the total or nil}.
@@ -33,17 +38,32 @@ JobEventLog::JobEventLog(RedisConnection& redis, std::string prefix)
 
 JobEventLog::Outcome JobEventLog::append(const JobLease& lease, const std::string& event_id,
                                          const std::string& payload, std::size_t keep) {
+  const auto appended = append_all(lease, {{event_id, payload}}, keep);
+  if (!appended) return Outcome::Fenced;
+  return *appended == 0 ? Outcome::AlreadyAppended : Outcome::Appended;
+}
+
+std::optional<std::size_t> JobEventLog::append_all(const JobLease& lease,
+                                                   const std::vector<Entry>& entries,
+                                                   std::size_t keep) {
+  if (entries.empty()) return 0;
+  std::vector<std::string> args{std::to_string(lease.token),
+                                std::to_string(std::max<std::size_t>(keep, 1))};
+  args.reserve(2 + 2 * entries.size());
+  for (const Entry& entry : entries) {
+    args.push_back(entry.event_id);
+    args.push_back(entry.payload);
+  }
   const std::int64_t outcome =
       redis_
           .eval(
-              "append-job-event", kAppend,
+              "append-job-events", kAppend,
               {job_key(prefix_, lease.job, "fence"), job_key(prefix_, lease.job, "logged"),
                job_key(prefix_, lease.job, "events"), job_key(prefix_, lease.job, "logged_total")},
-              {std::to_string(lease.token), event_id, payload,
-               std::to_string(std::max<std::size_t>(keep, 1))})
+              args)
           .as_integer();
-  if (outcome < 0) return Outcome::Fenced;
-  return outcome == 0 ? Outcome::AlreadyAppended : Outcome::Appended;
+  if (outcome < 0) return std::nullopt;
+  return static_cast<std::size_t>(outcome);
 }
 
 JobEventLog::Events JobEventLog::read(const std::string& job) {

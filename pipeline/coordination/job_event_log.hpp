@@ -11,7 +11,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pipeline/coordination/job_leases.hpp"
@@ -29,6 +31,16 @@ class JobEventLog {
   // the newest `keep` (at least 1).
   Outcome append(const JobLease& lease, const std::string& event_id, const std::string& payload,
                  std::size_t keep);
+  // Several events in one round trip, in order, each as append() would: how many were new, or
+  // nullopt when the lease is fenced (then none is appended). A job firing at every step
+  // appended one event a round trip, and waking Redis for each was most of what the job cost
+  // a `serve` instance.
+  struct Entry {
+    std::string event_id;
+    std::string payload;
+  };
+  std::optional<std::size_t> append_all(const JobLease& lease, const std::vector<Entry>& entries,
+                                        std::size_t keep);
 
   struct Events {
     std::vector<std::string> payloads;  // oldest first

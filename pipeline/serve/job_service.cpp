@@ -76,9 +76,13 @@ void JobService::stop() {
 
 void JobService::supervise() {
   std::string said;  // the last failure logged: a coordinator that stays away is said once
+  auto next_poll = std::chrono::steady_clock::now();
   for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool poll = now >= next_poll;
+    if (poll) next_poll = now + poll_interval_;  // before: a failing tick is retried a poll later
     try {
-      tick();
+      poll ? tick() : settle_and_start();
       said.clear();
     } catch (const std::exception& error) {  // nothing may leave the thread; next tick retries
       if (said != error.what()) log_(std::string("supervising the jobs failed: ") + error.what());
@@ -86,7 +90,7 @@ void JobService::supervise() {
     }
     ready_ = true;
     std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, poll_interval_, [this] { return stopping_ || job_ended_; });
+    wake_.wait_until(lock, next_poll, [this] { return stopping_ || job_ended_; });
     job_ended_ = false;
     if (stopping_) break;
   }
@@ -128,6 +132,19 @@ void JobService::tick() {
   for (const std::string& problem : problems) {
     if (said_.insert(problem).second) log_(problem);
   }
+  settle_ended();
+  start_jobs();
+  const auto now = std::chrono::steady_clock::now();
+  for (Running& running : running_) running.runner->check(now);
+  if (coordinator_) coordinate();
+}
+
+void JobService::settle_and_start() {
+  settle_ended();
+  start_jobs();
+}
+
+void JobService::settle_ended() {
   for (auto running = running_.begin(); running != running_.end();) {
     if (!running->runner->done()) {
       ++running;
@@ -136,10 +153,6 @@ void JobService::tick() {
     settle(*running);  // a Redis that cannot be reached: kept, and settled next tick
     running = running_.erase(running);
   }
-  start_jobs();
-  const auto now = std::chrono::steady_clock::now();
-  for (Running& running : running_) running.runner->check(now);
-  if (coordinator_) coordinate();
 }
 
 void JobService::start_jobs() {
@@ -222,6 +235,8 @@ void JobService::coordinate() {
   const std::set<std::string> lost = coordinator_->take_lost();
   for (Running& running : running_) {
     if (!running.lease || running.handed_over || running.runner->done()) continue;
+    // Events the job's log gathered since the last poll (JobEventPublisher::log).
+    if (running.publisher) running.publisher->try_flush_log();
     if (lost.count(running.lease->job) != 0) {
       log_("job " + running.lease->job + ": its lease was lost; handing it over");
       hand_over(running);

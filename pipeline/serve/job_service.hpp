@@ -98,7 +98,15 @@ class JobService {
   };
 
   void supervise();
+  // Every poll interval: the roots scanned, ended jobs settled, queued ones started, running
+  // ones checked, and with a coordinator the states exchanged (coordinate).
   void tick();
+  // When a job ends between polls: it is settled and the queued jobs started in its place,
+  // nothing more. A poll's other work (a scan of every root, every instance's documents read
+  // from Redis) grows with all the jobs, not with the one that ended: done at every end, it
+  // kept the supervisor, and Redis, from starting the next job (issue 24, per added core).
+  void settle_and_start();
+  void settle_ended();
   void start_jobs();
   void start_job(FoundJob job, std::optional<JobLease> lease);
   // Stops a running job without ending it: its events and state are no longer published.

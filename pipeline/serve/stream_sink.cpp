@@ -32,8 +32,9 @@ std::string JobEventPublisher::event_id(std::size_t route, const RuleEvent& even
 }
 
 template <typename Attempt>
-JobEventPublisher::Outcome JobEventPublisher::send(const Attempt& attempt) {
-  const auto give_up = std::chrono::steady_clock::now() + retry_for_;
+JobEventPublisher::Outcome JobEventPublisher::send(const Attempt& attempt,
+                                                   std::chrono::milliseconds retry_for) {
+  const auto give_up = std::chrono::steady_clock::now() + retry_for;
   for (;;) {
     try {
       if (!redis_) {
@@ -60,20 +61,51 @@ JobEventPublisher::Outcome JobEventPublisher::publish(std::size_t sink, const Ru
   if (fenced_) return Outcome::NotTheOwner;
   const std::string id = event_id(sink, event);
   const std::string payload = encode_rule_event(event);
-  return send([&] {
-    return publisher_->publish(lease_, id, sink, payload, jobs_own ? job_place_ : std::string()) !=
-           EventPublisher::Outcome::Fenced;
-  });
+  return send(
+      [&] {
+        return publisher_->publish(lease_, id, sink, payload,
+                                   jobs_own ? job_place_ : std::string()) !=
+               EventPublisher::Outcome::Fenced;
+      },
+      retry_for_);
 }
 
 JobEventPublisher::Outcome JobEventPublisher::log(const RuleEvent& event, std::size_t keep) {
   if (silenced_) return Outcome::NotTheOwner;
   std::lock_guard lock(mutex_);
   if (fenced_) return Outcome::NotTheOwner;
-  const std::string id = event_id(kLogRoute, event);
-  const std::string payload = encode_rule_event(event);
-  return send(
-      [&] { return log_->append(lease_, id, payload, keep) != JobEventLog::Outcome::Fenced; });
+  const auto now = std::chrono::steady_clock::now();
+  if (gathered_.empty()) oldest_gathered_ = now;
+  gathered_.push_back({event_id(kLogRoute, event), encode_rule_event(event)});
+  gathered_keep_ = keep;
+  if (gathered_.size() < kLogBatch && now - oldest_gathered_ < kLogDelay) {
+    return Outcome::Published;
+  }
+  return append_gathered(retry_for_);
+}
+
+JobEventPublisher::Outcome JobEventPublisher::flush_log() {
+  if (silenced_) return Outcome::NotTheOwner;
+  std::lock_guard lock(mutex_);
+  if (fenced_) return Outcome::NotTheOwner;
+  return append_gathered(retry_for_);
+}
+
+JobEventPublisher::Outcome JobEventPublisher::try_flush_log() {
+  if (silenced_) return Outcome::NotTheOwner;
+  std::lock_guard lock(mutex_);
+  if (fenced_) return Outcome::NotTheOwner;
+  return append_gathered(std::chrono::milliseconds(0));
+}
+
+JobEventPublisher::Outcome JobEventPublisher::append_gathered(std::chrono::milliseconds retry_for) {
+  if (gathered_.empty()) return Outcome::Published;
+  const Outcome outcome = send(
+      [&] { return log_->append_all(lease_, gathered_, gathered_keep_).has_value(); }, retry_for);
+  // Fenced: not this owner's to append. Unreachable for the lease's TTL: the lease has lapsed,
+  // and the next owner's replay appends them. Unreachable on a quicker try: kept for the next.
+  if (outcome != Outcome::Unreachable || retry_for >= retry_for_) gathered_.clear();
+  return outcome;
 }
 
 bool JobEventPublisher::still_owner() {
@@ -82,10 +114,12 @@ bool JobEventPublisher::still_owner() {
   if (fenced_) return false;
   const std::string fence = job_key(prefix_, lease_.job, "fence");
   const std::string token = std::to_string(lease_.token);
-  return send([&] {
-           const RedisReply current = redis_->command({"GET", fence});
-           return !current.is_nil() && current.as_string() == token;
-         }) == Outcome::Published;
+  return send(
+             [&] {
+               const RedisReply current = redis_->command({"GET", fence});
+               return !current.is_nil() && current.as_string() == token;
+             },
+             retry_for_) == Outcome::Published;
 }
 
 StreamSink::StreamSink(std::shared_ptr<JobEventPublisher> publisher, std::size_t index,

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "pipeline/coordination/event_stream.hpp"
 #include "pipeline/coordination/job_event_log.hpp"
@@ -51,8 +52,18 @@ class JobEventPublisher {
   // then its own rules file's); `jobs_own` for one of the latter.
   Outcome publish(std::size_t sink, const RuleEvent& event, bool jobs_own = false);
   // The event into the job's event log, which keeps the newest `keep` (what /api/jobs/ID/events
-  // shows on every instance: pipeline/coordination/job_event_log.hpp).
+  // shows on every instance: pipeline/coordination/job_event_log.hpp). Gathered, and appended
+  // together (one round trip) when kLogBatch are waiting, when the oldest has waited kLogDelay
+  // by the time another comes, and at flush_log(): the sink's flush at the end of the job's run
+  // (before its end is published), and the supervisor's at every poll, so an event waits at
+  // most a poll interval. An event only gathered is Published.
   Outcome log(const RuleEvent& event, std::size_t keep);
+  Outcome flush_log();
+  // flush_log once, without retrying: for the supervisor, which must not wait out a Redis that
+  // cannot be reached. Unreachable keeps the events for the next try.
+  Outcome try_flush_log();
+  static constexpr std::size_t kLogBatch = 256;
+  static constexpr std::chrono::milliseconds kLogDelay{50};
   // From now on nothing is published: the job is handed over (the service stops, or the lease
   // was lost), so the events of its rules' drain are not the job's.
   void silence() { silenced_ = true; }
@@ -66,9 +77,12 @@ class JobEventPublisher {
   // conditions met per route, rule configuration and step (under mutex_).
   std::string event_id(std::size_t route, const RuleEvent& event);
   // Runs `attempt` (one round trip, true when the job is still ours) until it answers, retrying
-  // an unreachable Redis for retry_for_ (under mutex_).
+  // an unreachable Redis for `retry_for` (under mutex_).
   template <typename Attempt>
-  Outcome send(const Attempt& attempt);
+  Outcome send(const Attempt& attempt, std::chrono::milliseconds retry_for);
+  // Appends the gathered events, retrying for `retry_for` (under mutex_). They are let go
+  // unless Redis could not be reached in a shorter time than the lease's TTL.
+  Outcome append_gathered(std::chrono::milliseconds retry_for);
   static constexpr std::size_t kLogRoute = static_cast<std::size_t>(-2);
 
   const RedisEndpoint endpoint_;
@@ -83,6 +97,10 @@ class JobEventPublisher {
   std::optional<EventPublisher> publisher_;
   std::optional<JobEventLog> log_;
   bool fenced_ = false;
+  // The events gathered for the log, the newest `keep` it asked for, and when the oldest came.
+  std::vector<JobEventLog::Entry> gathered_;
+  std::size_t gathered_keep_ = 1;
+  std::chrono::steady_clock::time_point oldest_gathered_;
   // Conditions met so far per (route, rule configuration, step): the N of the id.
   std::map<std::tuple<std::size_t, std::string, std::int64_t>, std::int64_t> occurrences_;
 };
@@ -95,7 +113,7 @@ class EventLogSink final : public Sink {
       : publisher_(std::move(publisher)), keep_(keep) {}
   std::string describe() const override { return "the job's event log in Redis"; }
   void write(const RuleEvent& event) override { publisher_->log(event, keep_); }
-  void flush() override {}
+  void flush() override { publisher_->flush_log(); }
 
  private:
   std::shared_ptr<JobEventPublisher> publisher_;

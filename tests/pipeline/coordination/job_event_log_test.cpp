@@ -14,10 +14,19 @@ using Outcome = JobEventLog::Outcome;
 
 class JobEventLogTest : public testing::RedisServerTest {};
 
+// An instance's connection, its leases as `owner`, and the log through that connection.
+struct Instance {
+  Instance(const RedisEndpoint& endpoint, const std::string& owner)
+      : redis(endpoint), leases(redis, {owner, 300ms}), log(redis) {}
+  RedisConnection redis;
+  JobLeases leases;
+  JobEventLog log;
+};
+
 TEST_F(JobEventLogTest, AnIdIsAppendedOnceWhoeverOwnsTheJobAndAFormerOwnerAppendsNothing) {
-  RedisConnection first_redis(redis_->endpoint());
-  JobLeases first_leases(first_redis, {"a", 300ms});
-  JobEventLog first_log(first_redis);
+  Instance a(redis_->endpoint(), "a");
+  JobLeases& first_leases = a.leases;
+  JobEventLog& first_log = a.log;
   const auto first = first_leases.try_acquire("job1");
   ASSERT_TRUE(first);
   EXPECT_EQ(first_log.append(*first, "job1/VG/3/0", "three", 10), Outcome::Appended);
@@ -26,10 +35,9 @@ TEST_F(JobEventLogTest, AnIdIsAppendedOnceWhoeverOwnsTheJobAndAFormerOwnerAppend
 
   // A takeover replays the job from its start: only what is new is appended.
   first_leases.release(*first);
-  RedisConnection second_redis(redis_->endpoint());
-  JobLeases second_leases(second_redis, {"b", 300ms});
-  JobEventLog second_log(second_redis);
-  const auto second = second_leases.try_acquire("job1");
+  Instance b(redis_->endpoint(), "b");
+  JobEventLog& second_log = b.log;
+  const auto second = b.leases.try_acquire("job1");
   ASSERT_TRUE(second);
   EXPECT_EQ(second_log.append(*second, "job1/VG/3/0", "three", 10), Outcome::AlreadyAppended);
   EXPECT_EQ(second_log.append(*second, "job1/VG/4/0", "four", 10), Outcome::AlreadyAppended);
@@ -44,10 +52,9 @@ TEST_F(JobEventLogTest, AnIdIsAppendedOnceWhoeverOwnsTheJobAndAFormerOwnerAppend
 }
 
 TEST_F(JobEventLogTest, TheNewestAreKeptAndTheForgottenCounted) {
-  RedisConnection redis(redis_->endpoint());
-  JobLeases leases(redis, {"a", 300ms});
-  JobEventLog log(redis);
-  const auto lease = leases.try_acquire("job2");
+  Instance a(redis_->endpoint(), "a");
+  JobEventLog& log = a.log;
+  const auto lease = a.leases.try_acquire("job2");
   ASSERT_TRUE(lease);
   for (int step = 0; step < 7; ++step) {
     ASSERT_EQ(log.append(*lease, "job2/VG/" + std::to_string(step) + "/0", std::to_string(step), 3),
@@ -60,6 +67,30 @@ TEST_F(JobEventLogTest, TheNewestAreKeptAndTheForgottenCounted) {
   const auto none = log.read("job3");
   EXPECT_TRUE(none.payloads.empty());
   EXPECT_EQ(none.total, 0);
+}
+
+TEST_F(JobEventLogTest, ManyEventsAreAppendedInOneGoInOrderEachIdOnce) {
+  Instance a(redis_->endpoint(), "a");
+  JobEventLog& log = a.log;
+  const auto lease = a.leases.try_acquire("job4");
+  ASSERT_TRUE(lease);
+  ASSERT_EQ(log.append(*lease, "job4/VG/1/0", "one", 4), Outcome::Appended);
+  // Step 1 again (a replay), and step 3 twice in the same batch: neither is appended twice.
+  const std::vector<JobEventLog::Entry> batch{{"job4/VG/1/0", "one"},   {"job4/VG/2/0", "two"},
+                                              {"job4/VG/3/0", "three"}, {"job4/VG/3/0", "three"},
+                                              {"job4/VG/4/0", "four"},  {"job4/VG/5/0", "five"}};
+  EXPECT_EQ(log.append_all(*lease, batch, 4), std::optional<std::size_t>(4));
+  const auto events = log.read("job4");
+  EXPECT_EQ(events.payloads, (std::vector<std::string>{"two", "three", "four", "five"}));
+  EXPECT_EQ(events.total, 5);  // "one" forgotten: the list keeps four
+  EXPECT_EQ(log.append_all(*lease, {}, 4), std::optional<std::size_t>(0));
+
+  // Fenced: the batch is refused whole.
+  a.leases.release(*lease);
+  Instance b(redis_->endpoint(), "b");
+  ASSERT_TRUE(b.leases.try_acquire("job4"));
+  EXPECT_EQ(log.append_all(*lease, {{"job4/VG/6/0", "six"}}, 4), std::nullopt);
+  EXPECT_EQ(log.read("job4").total, 5);
 }
 
 }  // namespace

@@ -123,5 +123,38 @@ TEST_F(StreamSinkTest, AnEventThatCannotReachRedisIsCountedAsTheSinksFailure) {
       << metrics.render({});
 }
 
+// The job's event log gathers its events and appends them together: once kLogBatch wait, and
+// the rest at flush (the end of the job's run) or the supervisor's try at each poll.
+TEST_F(StreamSinkTest, TheEventLogAppendsGatheredEventsInOrderAndAFencedOwnerAppendsNone) {
+  RedisConnection redis(redis_->endpoint());
+  const JobLease first = acquire(redis, "a");
+  auto publisher = std::make_shared<JobEventPublisher>(redis_->endpoint(), first, 1s, "rulestream");
+  EventLogSink sink(publisher, 1000);
+  const auto logged = [&] { return JobEventLog(redis).read("job"); };
+  const std::size_t count = JobEventPublisher::kLogBatch + 3;
+  for (std::size_t step = 0; step < count; ++step) {
+    sink.write(fired("NF", static_cast<std::int64_t>(step), std::to_string(step)));
+  }
+  // Some are in before any flush: a batch filled (or the oldest waited kLogDelay first, which
+  // appended those gathered by then).
+  const auto before_flush = logged();
+  EXPECT_GE(before_flush.payloads.size(), 1U);
+  EXPECT_LE(before_flush.payloads.size(), count);
+  sink.flush();
+  const auto after_flush = logged();
+  ASSERT_EQ(after_flush.payloads.size(), count);
+  for (std::size_t step = 0; step < count; ++step) {
+    EXPECT_EQ(decode_rule_event(after_flush.payloads[step]).message, std::to_string(step));
+  }
+  EXPECT_EQ(publisher->try_flush_log(), JobEventPublisher::Outcome::Published);  // nothing left
+
+  // Another instance takes the job over: what the former owner gathered is never appended.
+  sink.write(fired("NF", 1000, "stale"));
+  JobLeases(redis, {"a", 10s}).release(first);
+  acquire(redis, "b");
+  EXPECT_EQ(publisher->flush_log(), JobEventPublisher::Outcome::NotTheOwner);
+  EXPECT_EQ(logged().payloads.size(), count);
+}
+
 }  // namespace
 }  // namespace rulestream
