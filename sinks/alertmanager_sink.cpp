@@ -115,6 +115,18 @@ void AlertmanagerSink::resend_while_firing() {
   // follows, not a burst of the ones missed.
   while (!wake_.wait_for(lock, options_.resend_interval, [&] { return stopping_; })) {
     if (firing_.empty()) continue;
+    if (options_.may_resend) {
+      lock.unlock();
+      bool may = false;
+      try {
+        may = options_.may_resend();
+      } catch (const std::exception&) {
+        // Not known to be allowed: skipped, asked again at the next resend.
+      }
+      lock.lock();
+      if (stopping_) break;
+      if (!may || firing_.empty()) continue;
+    }
     std::vector<Alert> alerts;
     try {
       alerts.reserve(firing_.size());

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,11 @@ class AlertmanagerSink final : public Sink {
     // A link sent with every alert (the service's /api/jobs, a dashboard); none when empty.
     std::string generator_url;
     DeliveryOptions delivery;  // timeout, attempts, backoff, dead letters, bearer token
+    // Asked before each resend, on the resend thread, outside the sink's lock (it may take a
+    // round trip); false skips that resend, and so does an exception. `serve` asks whether the
+    // job is still the instance's (its fencing token in Redis): an owner paused past its lease
+    // must not resend, when it wakes, an alert the new owner has resolved. None: always resend.
+    std::function<bool()> may_resend;
   };
 
   // Throws std::invalid_argument for a URL or option it cannot work with, StorageError for a

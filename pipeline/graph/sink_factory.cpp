@@ -3,6 +3,7 @@
 #include <cmath>
 #include <exception>
 #include <stdexcept>
+#include <utility>
 
 #include "pipeline/graph/token_file.hpp"
 #include "pipeline/model/exceptions.hpp"
@@ -16,10 +17,12 @@
 namespace rulestream {
 namespace {
 
-std::unique_ptr<Sink> make_alertmanager_sink(const SinkConfig& config) {
+std::unique_ptr<Sink> make_alertmanager_sink(const SinkConfig& config,
+                                             std::function<bool()> may_resend) {
   const std::string where = "sink alertmanager " + redact_url(config.target);
   AlertmanagerSink::Options options;
   options.url = config.target;
+  options.may_resend = std::move(may_resend);
   if (!config.dead_letter_path.empty()) options.delivery.dead_letter_path = config.dead_letter_path;
   const auto parameter = [&](const char* key) -> const std::string* {
     const auto found = config.parameters.find(key);
@@ -50,7 +53,8 @@ std::unique_ptr<Sink> make_alertmanager_sink(const SinkConfig& config) {
 
 }  // namespace
 
-std::unique_ptr<Sink> make_sink(const SinkConfig& config, std::ostream& out) {
+std::unique_ptr<Sink> make_sink(const SinkConfig& config, std::ostream& out,
+                                std::function<bool()> may_resend) {
   if (config.type == "stdout") {
     return std::make_unique<StdoutSink>(
         out, config.json ? StdoutSink::Format::Json : StdoutSink::Format::Text);
@@ -63,7 +67,7 @@ std::unique_ptr<Sink> make_sink(const SinkConfig& config, std::ostream& out) {
     if (!config.dead_letter_path.empty()) options.dead_letter_path = config.dead_letter_path;
     return std::make_unique<WebhookSink>(std::move(options));
   }
-  if (config.type == "alertmanager") return make_alertmanager_sink(config);
+  if (config.type == "alertmanager") return make_alertmanager_sink(config, std::move(may_resend));
   if (const SinkSpec* plugin = SinkRegistry::plugins().find(config.type)) {
     std::unique_ptr<Sink> sink;
     try {

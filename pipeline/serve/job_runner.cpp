@@ -105,9 +105,11 @@ std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& co
   for (std::size_t i = 0; i < config.sinks.size(); ++i) {
     if (publisher_ && config.sinks[i].type == "alertmanager") {
       // Its alerts live in one sink, the job's own: written by the owner (OwnerWrittenSink).
+      // Its resends too: a paused former owner that wakes resends nothing.
+      auto still_owner = [publisher = publisher_] { return publisher->still_owner(); };
       sinks.push_back(std::make_unique<OwnerWrittenSink>(
-          std::make_unique<CountedSink>(make_sink(config.sinks[i], *context_.out),
-                                        *context_.metrics),
+          std::make_unique<CountedSink>(
+              make_sink(config.sinks[i], *context_.out, std::move(still_owner)), *context_.metrics),
           publisher_));
       continue;
     }

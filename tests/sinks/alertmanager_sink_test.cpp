@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -150,6 +151,58 @@ TEST(AlertmanagerSink, LaterFindingsWaitForTheResendAndTheStatusResolves) {
   std::this_thread::sleep_for(700ms);
   EXPECT_EQ(receiver.posts().size(), count);
   EXPECT_TRUE(receiver.problems().empty());
+}
+
+// Whether `asked` reached `times` within 5 s (a resend gate's count of its questions).
+bool wait_until_asked(const std::atomic<int>& asked, int times) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (asked.load() < times && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  return asked.load() >= times;
+}
+
+// A sink whose owner may no longer send (serve: a job taken over while its instance was
+// paused) skips its resends, asked each time; the writes themselves are the caller's to gate.
+TEST(AlertmanagerSink, SkipsTheResendsItIsNotAllowed) {
+  TempDir dir;
+  AlertmanagerReceiver receiver;
+  auto options = fast_options(receiver, dir.path());
+  options.resend_interval = 100ms;
+  std::atomic<bool> allowed{false};
+  std::atomic<int> asked{0};
+  options.may_resend = [&] {
+    ++asked;
+    return allowed.load();
+  };
+  AlertmanagerSink sink(options);
+  sink.write(finding("vg", "VG", 6));
+  ASSERT_TRUE(receiver.wait_for_posts(1, 5s));  // the new alert goes at once
+  // Asked at three resends, each refused: nothing more goes out.
+  ASSERT_TRUE(wait_until_asked(asked, 3));
+  EXPECT_EQ(receiver.posts().size(), 1u);
+  // Allowed again: the next resend goes.
+  allowed = true;
+  ASSERT_TRUE(receiver.wait_for_posts(2, 5s));
+  EXPECT_EQ(receiver.posts()[1].alerts.at(0).annotations.at("step"), "6");
+  EXPECT_TRUE(receiver.problems().empty());
+}
+
+TEST(AlertmanagerSink, AGateThatThrowsSkipsTheResend) {
+  TempDir dir;
+  AlertmanagerReceiver receiver;
+  auto options = fast_options(receiver, dir.path());
+  options.resend_interval = 100ms;
+  std::atomic<int> asked{0};
+  options.may_resend = [&]() -> bool {
+    ++asked;
+    throw std::runtime_error("Redis could not be reached");
+  };
+  AlertmanagerSink sink(options);
+  sink.write(finding("vg", "VG", 6));
+  ASSERT_TRUE(receiver.wait_for_posts(1, 5s));
+  ASSERT_TRUE(wait_until_asked(asked, 2));
+  EXPECT_EQ(receiver.posts().size(), 1u);
 }
 
 TEST(AlertmanagerSink, ARuleThatNeverFiredRaisesNothing) {

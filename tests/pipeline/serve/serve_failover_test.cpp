@@ -1,6 +1,6 @@
 // `rulestream serve --coordinator`: instances sharing a redis-server of the test's own, jobs
 // written live while they run; one instance killed (SIGKILL) in the middle of its jobs, or
-// paused past its lease and woken after the takeover.
+// paused past its lease and woken after the takeover (or after its job ended elsewhere).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -134,6 +134,26 @@ class ServeFailover : public testing::RedisServerTest {
       simulators.push_back(std::make_unique<JobSimulator>(options));
     }
     return simulators;
+  }
+
+  // The first instance alone takes job 0; once it runs (5 firings published), a second
+  // instance starts beside it. The second is null when either could not be had.
+  std::pair<std::unique_ptr<ServeProcess>, std::unique_ptr<ServeProcess>> start_owner_then_standby(
+      const TempDir& root, const TempDir& out) {
+    auto first = start_instance(root, out, 0);
+    const bool running =
+        first && first->port() != 0 &&
+        first->wait_for_jobs(
+            [](const json::value& answer) {
+              const json::object* job = find_job(answer, job_name(0));
+              return field_of(job, "state") == "Running" && job &&
+                     rule_of(*job, "VanishingGradient").at("firings").as_int64() >= 5;
+            },
+            30s);
+    std::unique_ptr<ServeProcess> second;
+    if (running) second = start_instance(root, out, 1);
+    if (second && second->port() == 0) second.reset();
+    return {std::move(first), std::move(second)};
   }
 
   // Until every event is delivered and acknowledged (the stream empty), for at most 30 s.
@@ -470,22 +490,9 @@ TEST_F(ServeFailover, AnOwnerPausedPastItsLeaseWakesFencedAndHandsItsJobOver) {
   TempDir out;
   const auto simulators = simulators_for(root, out, 1);
   std::thread writer([&] { simulators[0]->run(); });
-  // The first instance alone takes the job; the second comes once it runs.
-  auto first = start_instance(root, out, 0);
-  const bool running =
-      first && first->port() != 0 &&
-      first->wait_for_jobs(
-          [](const json::value& answer) {
-            const json::object* job = find_job(answer, job_name(0));
-            return field_of(job, "state") == "Running" && job &&
-                   rule_of(*job, "VanishingGradient").at("firings").as_int64() >= 5;
-          },
-          30s);
-  std::unique_ptr<ServeProcess> second;
-  if (running) second = start_instance(root, out, 1);
-  if (!running || second->port() == 0) writer.join();
-  ASSERT_TRUE(running) << first->log();
-  ASSERT_NE(second->port(), 0);
+  auto [first, second] = start_owner_then_standby(root, out);
+  if (!second) writer.join();
+  ASSERT_TRUE(second) << (first ? first->log() : "no first instance");
 
   // The owner stops answering for twice its lease: the other instance takes the job over.
   first->pause();
@@ -515,6 +522,32 @@ TEST_F(ServeFailover, AnOwnerPausedPastItsLeaseWakesFencedAndHandsItsJobOver) {
   expect_published_once(redis, expected, 1);
   expect_arrived_once(out, 2, 0, expected);
   expect_own_files_have_each_once(out, 1, expected);
+  if (HasFailure()) std::cerr << "the paused instance said:\n" << first->log();
+}
+
+// The owner pauses with an alert firing, and its job is taken over and ends (the new owner
+// resolves the alert) while it sleeps. When it wakes, its sink's resend is long due: it must
+// not fire again the alert the new owner resolved (its resends ask whether the job is still
+// its own).
+TEST_F(ServeFailover, AnOwnerThatWakesAfterItsJobEndedElsewhereResendsNoAlert) {
+  TempDir root;
+  TempDir out;
+  testing::AlertmanagerReceiver alertmanager;
+  const auto simulators = simulators_for(root, out, 1, alertmanager.url());
+  std::thread writer([&] { simulators[0]->run(); });
+  auto [first, second] = start_owner_then_standby(root, out);
+  if (!second) writer.join();
+  ASSERT_TRUE(second) << (first ? first->log() : "no first instance");
+  ASSERT_TRUE(alertmanager.wait_for_posts(1, 10s));  // the first owner's alert fires
+
+  first->pause();
+  writer.join();
+  expect_jobs_finished(*second, simulators, instance_name(0));
+  std::this_thread::sleep_for(1500ms);  // past the paused sink's resend interval (1 s)
+  first->resume();
+  expect_alerts_resolved_for_good(alertmanager, simulators);
+  EXPECT_EQ(first->stop(), 0) << first->log();
+  EXPECT_EQ(second->stop(), 0) << second->log();
   if (HasFailure()) std::cerr << "the paused instance said:\n" << first->log();
 }
 
