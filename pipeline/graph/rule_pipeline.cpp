@@ -37,6 +37,13 @@ namespace {
 
 namespace flow = tbb::flow;
 
+// Whether the calling arena gets a thread besides the calling one: it asks for two or more, and
+// oneTBB allows as many (a process held to one CPU gets no worker, whatever its arena asks).
+bool arena_has_workers() {
+  return tbb::this_task_arena::max_concurrency() >= 2 &&
+         tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) >= 2;
+}
+
 struct Tick {};
 struct EndOfJob {};
 // A landing travels by pointer: the flow graph copies what it buffers, and a landing holds a
@@ -521,7 +528,16 @@ void RulePipeline::Impl::follow_source(flow::graph& graph, Loader& loader, Assem
       (*tick)();
     }
     start_time_checks(rule_stages);
-    follow_beside(graph);
+    // With workers, the calling thread follows (it sleeps in the source's waits) and they
+    // evaluate. Following beside would leave the calling thread waiting in the graph, where
+    // oneTBB's waiters spin and yield: one instance's 1,000 live jobs took a core that way
+    // (benchmarks/RESULTS.md, serve_live_e2e). With no worker, following must leave the one
+    // thread to the graph: beside it.
+    if (arena_has_workers()) {
+      io_.run();
+    } else {
+      follow_beside(graph);
+    }
   } else {
     io_.run();  // the initial scan
   }
@@ -531,8 +547,8 @@ PipelineReport RulePipeline::Impl::run() {
   // The run's work uses parallelism() threads: the flow graph is made in this arena and runs
   // its tasks there (the trials rules compare with load beside it, in an arena of their own of
   // the same size: run_in_arena()). The calling thread takes the arena's reserved slot and
-  // works while it waits for the graph; a watch follows its source on a thread of its own
-  // beside them (follow_beside).
+  // works while it waits for the graph; a watch follows its source on it while the others
+  // evaluate, or, with no other, on a thread of its own beside them (follow_beside).
   tbb::task_arena arena(static_cast<int>(parallelism()));
   return arena.execute([&] { return run_in_arena(); });
 }
