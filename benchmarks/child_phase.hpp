@@ -116,6 +116,9 @@ inline double num(const ChildResult& result, const std::string& key) {
 // prefaulter, the kernel's work on its behalf) take a second core where one is idle, and the
 // speedup over it reads low. Throws when fewer CPUs are allowed than asked for.
 inline void pin_to_first_cpus(int cpus) {
+  if (cpus < 1) {
+    throw std::invalid_argument("--cpus " + std::to_string(cpus) + ": at least 1 CPU is needed");
+  }
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
