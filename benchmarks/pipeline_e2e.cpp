@@ -361,7 +361,21 @@ int phase_replay(const Args& args) {
   const double seconds = seconds_since(start);
   const double cpu_seconds = process_cpu_seconds() - cpu_before;
   std::int64_t evaluated = 0;
-  for (const auto& status : report.statuses) evaluated += status.steps_evaluated;
+  // The rules that ended in Error, in configuration order ("none" when none did); with
+  // --explain-errors, why each did, on stderr.
+  std::string error_rules;
+  const bool explain = args.contains("explain-errors");
+  for (const auto& status : report.statuses) {
+    evaluated += status.steps_evaluated;
+    if (status.status == RuleStatus::Error) {
+      error_rules += (error_rules.empty() ? "" : ",") + status.rule_configuration;
+      if (explain) {
+        std::cerr << "pipeline_e2e: " << status.rule_configuration
+                  << " ended in Error: " << status.message << "\n";
+      }
+    }
+  }
+  if (error_rules.empty()) error_rules = "none";
   // Rates count the job's event-file bytes, the bytes the ceilings read, whatever share of
   // them the pipeline had to read (read_bytes).
   std::uint64_t job_bytes = 0;
@@ -371,7 +385,7 @@ int phase_replay(const Args& args) {
             << " index_files=" << report.index_files << " steps=" << report.steps_released
             << " evaluated=" << evaluated << " conditions=" << report.conditions_met
             << " problems=" << report.problems.size()
-            << " rule_errors=" << (report.rule_errors ? 1 : 0)
+            << " rule_errors=" << (report.rule_errors ? 1 : 0) << " error_rules=" << error_rules
             << " events_fingerprint=" << counting.fingerprint() << " cpu_seconds=" << cpu_seconds
             << " assembler_seconds=" << std::chrono::duration<double>(report.assembler_busy).count()
             << " rule_seconds=";
@@ -726,6 +740,14 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
 // does a step's work in time independent of how many steps came before; something that looks
 // through every earlier step at every step makes the long job's per-step cost up to ten times
 // the short one's (the quadratic lookups fixed on 2026-11-25 did: 67 s against 1.2 s).
+// The rules, in every_rule()'s order, that end in Error on the long job: an MLP of two tiny
+// layers saves no input images, labels and predictions, ReLU outputs, feature importances,
+// embeddings, tanh or sigmoid inputs, or trees, and a rule with nothing to read must not say
+// NoIssuesFound. Any other rule in Error, or one of these not, fails the scaling run.
+constexpr const char* kRulesTheLongJobCannotFeed =
+    "CheckInputImages,ClassImbalance,Confusion,DeadRelu,FeatureImportanceOverweight,"
+    "NLPSequenceRatio,SaturatedActivation,TreeDepth";
+
 void bench_scaling(const fs::path& data, std::int64_t steps, int workers, int repetitions,
                    const std::string& threads, bool keep) {
   std::cout << "## scaling with steps: all rules over " << steps / 10 << " and " << steps
@@ -750,11 +772,14 @@ void bench_scaling(const fs::path& data, std::int64_t steps, int workers, int re
       const auto replay = run_phase({"--phase", "replay", "--trial", length.trial.string(),
                                      "--threads", threads, "--rules", "all"});
       if (num(replay, "steps") != static_cast<double>(length.steps) ||
-          replay.values.at("problems") != "0" || replay.values.at("rule_errors") != "0") {
-        throw std::runtime_error("replay of " + length.trial.string() + " was not clean: steps " +
-                                 replay.values.at("steps") + ", problems " +
-                                 replay.values.at("problems") + ", rule errors " +
-                                 replay.values.at("rule_errors"));
+          replay.values.at("problems") != "0" ||
+          replay.values.at("error_rules") != kRulesTheLongJobCannotFeed) {
+        throw std::runtime_error(
+            "replay of " + length.trial.string() + " was not clean: steps " +
+            replay.values.at("steps") + ", problems " + replay.values.at("problems") +
+            ", rules in Error " + replay.values.at("error_rules") + " (expected " +
+            kRulesTheLongJobCannotFeed + "); --phase replay --trial " + length.trial.string() +
+            " --rules all --explain-errors says why each ended in Error");
       }
       length.seconds.push_back(num(replay, "seconds"));
       length.rss = std::max(length.rss, replay.max_rss_mib);
@@ -944,11 +969,32 @@ int driver(const Args& args) {
   return 0;
 }
 
+constexpr const char* kUsage =
+    R"(usage: pipeline_e2e [options]   (see RESULTS.md for the commands behind each table)
+  --data DIR              where the generated jobs go (default /work/bench-data)
+  --only LIST             large,small,scaling,latency (default: all four)
+  --threads N             threads of every phase (default 2)
+  --repetitions N         runs of each measure (default 5)
+  --workers N             workers of each generated job (default 2)
+  --large-steps N, --small-steps N, --scaling-steps N, --latency-steps N, --delay-ms N
+  --keep                  keep the generated jobs
+  --other-run             SimilarAcrossRuns also against a run from another seed (diagnosis)
+  --threads-sweep 1,2,... issue 23's table: replays at each thread count, with the serial
+                          fractions and the speedup they bound at 16 threads
+  --pin yes|no            hold each sweep run to as many CPUs as its threads (default yes)
+A phase runs alone with --phase generate|ceiling|replay|latency (what the driver runs in a child;
+replay takes --trial DIR --rules four|all|all-but-similar --explain-errors --cpus N).
+)";
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     const Args args = parse_args(argc, argv);
+    if (args.contains("help")) {
+      std::cout << kUsage;
+      return 0;
+    }
     const std::string phase = arg(args, "phase", "");
     if (phase.empty()) return driver(args);
     if (args.contains("cpus")) pin_to_first_cpus(static_cast<int>(int_arg(args, "cpus", 0)));
