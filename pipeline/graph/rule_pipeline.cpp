@@ -334,7 +334,7 @@ void RulePipeline::Impl::load_collections(const TrialFile& file) {
   const auto worker = parse_collections_worker(file.path);
   if (!worker) return;
   std::lock_guard lock(collections_mutex_);
-  const bool define = !store_->collections(store_->generation());
+  const bool define = !store_->latest_collections();
   CollectionsFileLoad load = load_collections_file(*storage_, file.path, *worker, define);
   for (TrialProblem& problem : load.problems) {
     report_problem(std::move(problem.path), std::move(problem.message));
@@ -346,8 +346,7 @@ void RulePipeline::Impl::decode(IndexLanding& landing) {
   // Which rules still read whole values: a rule may stop part-way (Rule::done_reading_values).
   std::vector<bool> reading;
   for (const auto& runner : runners_) reading.push_back(runner->rule().reads_values());
-  const auto uses =
-      selection_->uses(landing.index.tensors, store_->collections(store_->generation()), reading);
+  const auto uses = selection_->uses(landing.index.tensors, store_->latest_collections(), reading);
   landing.reductions = loader_body_->load(landing.index, uses, *keeper_);
 }
 

@@ -222,6 +222,10 @@ void TrialStore::ingest(std::vector<IndexLanding> indexes, CollectionsLanding co
   }
 
   publish(next, changed, training_ended, final_pass);
+  if (collections.collections) {
+    std::lock_guard latest(latest_collections_mutex_);
+    latest_collections_ = collections.collections;
+  }
 }
 
 void TrialStore::ingest(const IndexLanding& index) {

@@ -202,6 +202,14 @@ class TrialStore {
   std::shared_ptr<const std::map<std::string, Collection>> collections(
       std::uint64_t generation) const;
   std::vector<TrialProblem> problems(std::uint64_t generation) const;
+  // collections(generation()), without the store's lock. A pipeline's decoders ask at every
+  // file; waiting for the lock while an index file's ingestion holds it, they would sleep, and
+  // the ingestion spreads its work over the very threads that sleep (issue 23: a tenth of a
+  // two-thread replay's time, idle).
+  std::shared_ptr<const std::map<std::string, Collection>> latest_collections() const {
+    std::lock_guard lock(latest_collections_mutex_);
+    return latest_collections_;
+  }
 
   // Reads and decodes the record (outside any lock). Throws FormatError / StorageError.
   TensorValue read_record(const RecordRef& ref, const std::string& tensor) const;
@@ -325,6 +333,9 @@ class TrialStore {
   std::set<std::string, std::less<>> record_names_;
   std::vector<std::pair<std::uint64_t, std::shared_ptr<const std::map<std::string, Collection>>>>
       collections_;  // (generation, collections) in load order
+  // The last of collections_, once published; its mutex is held for a pointer copy only.
+  mutable std::mutex latest_collections_mutex_;
+  std::shared_ptr<const std::map<std::string, Collection>> latest_collections_;
   std::optional<int> declared_num_workers_;
   std::vector<std::pair<std::uint64_t, TrialProblem>> problems_;
   // What RecordRef::reductions point into.

@@ -184,5 +184,32 @@ TEST(TrialStoreIngest, SpreadOverThreadsTheStoreHoldsWhatOneThreadMakes) {
   }
 }
 
+// What a decoder asks at every file without the store's lock (latest_collections) is what
+// collections(generation()) gives under it: none before a collections file lands, then the
+// last one landed, unchanged by index files landing after it.
+TEST(TrialStoreIngest, TheLatestCollectionsAreTheLastPublished) {
+  TempDir root;
+  TrialStore store(std::make_shared<LocalStorage>(root.path()), TrialOptions{});
+  store.set_externally_fed();
+  EXPECT_EQ(store.latest_collections(), nullptr);
+  EXPECT_EQ(store.collections(store.generation()), nullptr);
+
+  auto first = std::make_shared<std::map<std::string, Collection>>();
+  (*first)["weights"].name = "weights";
+  store.ingest({}, CollectionsLanding{first, 2, {"worker_0"}}, {}, false, false);
+  EXPECT_EQ(store.latest_collections(), first);
+  EXPECT_EQ(store.collections(store.generation()), first);
+
+  store.ingest(landing(0, 0));  // an index file changes the generation, not the collections
+  EXPECT_EQ(store.latest_collections(), first);
+
+  auto second = std::make_shared<std::map<std::string, Collection>>(*first);
+  (*second)["gradients"].name = "gradients";
+  store.ingest({}, CollectionsLanding{second, 2, {"worker_1"}}, {}, false, false);
+  EXPECT_EQ(store.latest_collections(), second);
+  EXPECT_EQ(store.collections(store.generation()), second);
+  EXPECT_EQ(store.collections(0), nullptr);  // what an earlier generation saw stays as it was
+}
+
 }  // namespace
 }  // namespace rulestream
