@@ -8,6 +8,7 @@
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/trial/tensor.hpp"
+#include "rules/percentiles.hpp"
 #include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/training_steps.hpp"
@@ -26,19 +27,6 @@ const TensorSelection& gradients() {
 const TensorSelection& losses() {
   static const TensorSelection selection{.collections = {"losses"}};
   return selection;
-}
-
-// numpy.percentile(values, q) with its default linear interpolation, by selection (linear time;
-// a gradient has up to millions of elements): the order statistic at floor(position), found by
-// nth_element, and the next one, the least of what nth_element left after it. Reorders values.
-double percentile(std::vector<double>& values, double q) {
-  const double position = q / 100.0 * static_cast<double>(values.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(position));
-  const auto nth = values.begin() + static_cast<std::ptrdiff_t>(below);
-  std::nth_element(values.begin(), nth, values.end());
-  const double low = *nth;
-  const double high = below + 1 < values.size() ? *std::min_element(nth + 1, values.end()) : low;
-  return low + (high - low) * (position - static_cast<double>(below));
 }
 
 std::optional<TensorValue> value_at(const Trial& trial, const std::string& name,
@@ -156,7 +144,8 @@ void PoorWeightInitializationRule::check_gradient_spread(std::int64_t step, Find
     if (std::any_of(elements->begin(), elements->end(), [](double x) { return std::isnan(x); })) {
       return std::nullopt;  // numpy's percentile of anything with NaN is NaN: not judged
     }
-    return percentile(*elements, 95.0) - percentile(*elements, 5.0);
+    const auto [p5, p95] = percentile_pair(*elements, 5.0, 95.0);
+    return p95 - p5;
   };
   for_ranges_in_parallel(refs.size(), std::max<std::size_t>(1, refs.size() / kGradientTasks),
                          [&](std::size_t begin, std::size_t end) {
