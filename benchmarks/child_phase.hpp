@@ -58,9 +58,17 @@ struct ChildResult {
   double max_rss_mib = 0.0;
 };
 
-// Runs this program again with `phase_args`, collects its "key=value" stdout line and its peak
-// RSS (wait4). A child that fails is fatal: its stderr has already gone to ours.
-inline ChildResult run_phase(const std::vector<std::string>& phase_args) {
+// A phase started and not yet waited for (start_phase), so that several can run at once.
+struct RunningPhase {
+  pid_t pid = -1;
+  int stdout_fd = -1;  // the read end of the child's stdout
+  std::vector<std::string> args;
+};
+
+// Runs this program again with `phase_args`, its stdout into a pipe the caller reads in
+// finish_phase. A phase prints one line, far less than a pipe holds, so phases started together
+// never block on a reader that is waiting for another one.
+inline RunningPhase start_phase(const std::vector<std::string>& phase_args) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
   std::vector<std::string> argv_strings{"/proc/self/exe"};
@@ -70,27 +78,40 @@ inline ChildResult run_phase(const std::vector<std::string>& phase_args) {
   argv.push_back(nullptr);
   std::cout.flush();
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    throw std::runtime_error("fork failed");
+  }
   if (pid == 0) {
     ::dup2(pipe_fds[1], STDOUT_FILENO);
     ::execv("/proc/self/exe", argv.data());
     ::_exit(127);
   }
   ::close(pipe_fds[1]);
+  return RunningPhase{pid, pipe_fds[0], phase_args};
+}
+
+// Collects a started phase's "key=value" stdout line and its peak RSS (wait4). A child that
+// fails is fatal: its stderr has already gone to ours.
+inline ChildResult finish_phase(RunningPhase& phase) {
   std::string output;
   char chunk[4096];
   for (;;) {
-    const ssize_t got = ::read(pipe_fds[0], chunk, sizeof chunk);
+    const ssize_t got = ::read(phase.stdout_fd, chunk, sizeof chunk);
     if (got <= 0) break;
     output.append(chunk, static_cast<std::size_t>(got));
   }
-  ::close(pipe_fds[0]);
+  ::close(phase.stdout_fd);
+  phase.stdout_fd = -1;
   int status = 0;
   struct rusage usage {};
-  if (::wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4 failed");
+  if (::wait4(phase.pid, &status, 0, &usage) != phase.pid) {
+    throw std::runtime_error("wait4 failed");
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::ostringstream command;
-    for (const auto& a : phase_args) command << a << " ";
+    for (const auto& a : phase.args) command << a << " ";
     throw std::runtime_error("phase failed (status " + std::to_string(status) +
                              "): " + command.str());
   }
@@ -104,20 +125,30 @@ inline ChildResult run_phase(const std::vector<std::string>& phase_args) {
   return result;
 }
 
+// Runs a phase and waits for it.
+inline ChildResult run_phase(const std::vector<std::string>& phase_args) {
+  RunningPhase phase = start_phase(phase_args);
+  return finish_phase(phase);
+}
+
 inline double num(const ChildResult& result, const std::string& key) {
   const auto it = result.values.find(key);
   if (it == result.values.end()) throw std::runtime_error("phase output lacks " + key);
   return std::stod(it->second);
 }
 
-// Holds this process, and the threads it starts after, to the first `cpus` CPUs it may run
-// on: a phase asked for T threads then has T cores, and no more. Without it a one-thread run
-// is not one core's work: threads outside its arena (the record arena's idle-priority
-// prefaulter, the kernel's work on its behalf) take a second core where one is idle, and the
-// speedup over it reads low. Throws when fewer CPUs are allowed than asked for.
-inline void pin_to_first_cpus(int cpus) {
+// Holds this process, and the threads it starts after, to `cpus` of the CPUs it may run on,
+// from the `first`-th of them (0: the first): a phase asked for T threads then has T cores, and
+// no more, and phases run side by side each have their own. Without it a one-thread run is not
+// one core's work: threads outside its arena (the record arena's idle-priority prefaulter, the
+// kernel's work on its behalf) take a second core where one is idle, and the speedup over it
+// reads low. Throws when fewer CPUs are allowed than asked for.
+inline void pin_to_cpus(int first, int cpus) {
   if (cpus < 1) {
     throw std::invalid_argument("--cpus " + std::to_string(cpus) + ": at least 1 CPU is needed");
+  }
+  if (first < 0) {
+    throw std::invalid_argument("--first-cpu " + std::to_string(first) + ": 0 is the first");
   }
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -126,15 +157,18 @@ inline void pin_to_first_cpus(int cpus) {
   }
   cpu_set_t chosen;
   CPU_ZERO(&chosen);
+  int seen = 0;
   int taken = 0;
   for (int cpu = 0; cpu < CPU_SETSIZE && taken < cpus; ++cpu) {
     if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (seen++ < first) continue;
     CPU_SET(cpu, &chosen);
     ++taken;
   }
   if (taken < cpus) {
-    throw std::invalid_argument("--cpus " + std::to_string(cpus) + ": this process may run on " +
-                                std::to_string(taken) + " CPUs only");
+    throw std::invalid_argument("--first-cpu " + std::to_string(first) + " --cpus " +
+                                std::to_string(cpus) + ": this process may run on " +
+                                std::to_string(seen) + " CPUs only");
   }
   if (::sched_setaffinity(0, sizeof(chosen), &chosen) != 0) {
     throw std::runtime_error("sched_setaffinity failed");

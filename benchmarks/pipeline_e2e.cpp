@@ -58,13 +58,16 @@ namespace {
 using rulestream::bench::arg;
 using rulestream::bench::Args;
 using rulestream::bench::ChildResult;
+using rulestream::bench::finish_phase;
 using rulestream::bench::int_arg;
 using rulestream::bench::load_average;
 using rulestream::bench::median;
 using rulestream::bench::num;
 using rulestream::bench::parse_args;
-using rulestream::bench::pin_to_first_cpus;
+using rulestream::bench::pin_to_cpus;
 using rulestream::bench::run_phase;
+using rulestream::bench::RunningPhase;
+using rulestream::bench::start_phase;
 
 namespace fs = std::filesystem;
 using rulestream::JobSimulator;
@@ -247,6 +250,32 @@ std::uint64_t map_file(const fs::path& path, bool every_byte, std::uint64_t& che
 
 // Reads every event file with `threads` threads taking files in turn.
 // method: read | mmap-touch (one byte per page) | mmap-read (every byte).
+// Touches `mib` MiB of fresh memory a huge page at a time, frees it, and prints the rate. On a
+// machine whose memory is its own that is 10-25 GB/s. On a VM whose balloon reports free memory
+// to its host (virtio-balloon free page reporting, as on the development VM), memory the guest
+// freed a few seconds before has gone back to the host, and touching it again waits for the
+// host to fault it in: 0.4-0.7 GB/s there. A replay's store is fresh memory, so on such a VM a
+// run's time depends on how much of what it touches the host took back meanwhile, and the host's
+// work of taking it back (a kernel worker on the guest's CPUs) falls on whatever runs next. The
+// sweep prints this rate once, so that a reader knows which kind of machine the figures are from.
+int phase_fresh_memory(const Args& args) {
+  const std::size_t bytes = static_cast<std::size_t>(int_arg(args, "mib", 256)) << 20;
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  void* mapped =
+      ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) throw std::runtime_error("fresh-memory: mmap failed");
+  auto* start = reinterpret_cast<volatile char*>(
+      (reinterpret_cast<std::uintptr_t>(mapped) + kHuge - 1) / kHuge * kHuge);
+  static_cast<void>(::madvise(const_cast<char*>(start), bytes, MADV_HUGEPAGE));
+  const auto begin = SteadyClock::now();
+  for (std::size_t offset = 0; offset < bytes; offset += 4096) start[offset] = 1;
+  const double seconds = seconds_since(begin);
+  ::munmap(mapped, bytes + kHuge);
+  std::cout << "seconds=" << seconds
+            << " gb_per_second=" << static_cast<double>(bytes) / seconds / 1e9 << "\n";
+  return 0;
+}
+
 int phase_ceiling(const Args& args) {
   const fs::path trial = arg(args, "trial", "");
   const std::string method = arg(args, "method", "read");
@@ -805,13 +834,35 @@ void bench_scaling(const fs::path& data, std::int64_t steps, int workers, int re
   }
 }
 
+// "1.62x" for one figure, "1.62x (1.55-1.70x)" for the median of several and their range.
+std::string ratio_with_range(const std::vector<double>& ratios) {
+  if (ratios.empty()) return "-";
+  const double low = *std::min_element(ratios.begin(), ratios.end());
+  const double high = *std::max_element(ratios.begin(), ratios.end());
+  std::string text = fixed(median(ratios), 2) + "x";
+  if (ratios.size() > 1) text += " (" + fixed(low, 2) + "-" + fixed(high, 2) + "x)";
+  return text;
+}
+
 // Issue 23's table: the replays of a job at each thread count of --threads-sweep (one to
-// sixteen, say), with read() of its event files by as many threads beside them, each the median
-// of the repetitions; the speedup over the first count; and, from the first count's replays
-// (one thread: their CPU time is the work itself), each serial node's share and the speedup it
-// allows on 16 threads. Every count must give the same events in the same order as the first
-// (events_fingerprint), or the sweep fails. `pin`: each child is held to as many CPUs as its
-// count (pin_to_first_cpus), so T threads are T cores' work.
+// sixteen, say), with read() of its event files by as many threads beside them; each count's
+// speedup over the first; and, from the first count's replays (one thread: their CPU time is the
+// work itself), each serial node's share and the speedup it allows on 16 threads. Every count
+// must give the same events in the same order as the first (events_fingerprint), or the sweep
+// fails. `pin`: each child is held to as many CPUs as its count (pin_to_cpus), so T threads are
+// T cores' work.
+//
+// The runs go round by round: each repetition runs every count in turn, and a count's speedup
+// is taken against the first count's run of the same round, a few seconds before it (the median
+// over the rounds, with their range). A shared VM's speed moves between sittings and within
+// one; a sweep that ran all of one count's repetitions before the next counted that drift as
+// speedup. Two more columns tell the code's losses from the machine's:
+// - the four rules' CPU time at T threads over one thread's (the work more threads add: cache
+//   lines moving between cores, waits that spin);
+// - T one-thread replays side by side, each on a CPU of its own (when the first count is 1):
+//   T times the one-thread time over their mean time is the speedup the machine itself gives T
+//   copies of the work that share nothing but the machine (memory bandwidth, caches, a host's
+//   other guests). A replay's speedup can approach it, not pass it.
 void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t steps, int workers,
                  int repetitions, const std::vector<int>& counts, bool pin, bool keep) {
   const fs::path trial = data / (kind + "-job");
@@ -819,13 +870,25 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
             << " steps, "
             << (pin ? "each run held to as many CPUs as its threads"
                     : "each run free to use every CPU")
-            << "\n";
+            << ", " << repetitions << " rounds of every count\n";
+  std::cout << "fresh memory faults in at "
+            << fixed(num(run_phase({"--phase", "fresh-memory", "--mib", "256"}), "gb_per_second"),
+                     2)
+            << " GB/s (phase_fresh_memory: 10-25 GB/s where the machine's memory is its own; "
+               "0.4-0.7 GB/s on a VM whose host has taken freed memory back)\n";
   generate_job(kind, trial, steps, workers, 0, std::to_string(counts.back()));
-  struct Row {
+  const bool copies_measured = counts.front() == 1;
+  // What every round measured at one count.
+  struct Count {
     int threads = 0;
-    double read = 0, four = 0, all = 0, four_rss = 0, all_rss = 0;
+    std::vector<double> read, four, all;
+    std::vector<double> four_speedup, all_speedup;  // over the first count, same round
+    std::vector<double> four_cpu;                   // CPU time over the first count's
+    std::vector<double> machine;                    // T one-thread copies side by side
+    double four_rss = 0, all_rss = 0;
   };
-  std::vector<Row> rows;
+  std::vector<Count> table(counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) table[i].threads = counts[i];
   std::string four_fingerprint;
   std::string all_fingerprint;
   ChildResult first_four;  // the first count's replays (one thread: the work itself)
@@ -840,64 +903,100 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
                                " against " + expected + ")");
     }
   };
-  for (const int threads : counts) {
-    const std::string t = std::to_string(threads);
-    std::vector<double> read, four, all;
-    Row row;
-    row.threads = threads;
-    // Pinned, a count's phases also take --cpus: the child holds itself to that many CPUs.
-    std::vector<std::string> held;
-    if (pin) held = {"--cpus", t};
-    const auto phase = [&](std::vector<std::string> phase_args) {
-      phase_args.insert(phase_args.end(), held.begin(), held.end());
-      return run_phase(phase_args);
-    };
-    for (int r = 0; r < repetitions; ++r) {
-      const auto ceiling = phase(
-          {"--phase", "ceiling", "--method", "read", "--trial", trial.string(), "--threads", t});
-      read.push_back(num(ceiling, "seconds"));
-      const auto replay_four =
-          phase({"--phase", "replay", "--trial", trial.string(), "--threads", t});
-      check_same(four_fingerprint, replay_four, kind + " job, four rules, " + t + " threads");
-      four.push_back(num(replay_four, "seconds"));
-      row.four_rss = std::max(row.four_rss, replay_four.max_rss_mib);
-      const auto replay_all =
-          phase({"--phase", "replay", "--trial", trial.string(), "--threads", t, "--rules", "all"});
-      check_same(all_fingerprint, replay_all, kind + " job, all rules, " + t + " threads");
-      all.push_back(num(replay_all, "seconds"));
-      row.all_rss = std::max(row.all_rss, replay_all.max_rss_mib);
-      if (rows.empty() && r == 0) {
-        first_four = replay_four;
-        first_all = replay_all;
+  // Pinned, a phase also takes --cpus (and --first-cpu): the child holds itself to those CPUs.
+  const auto held = [&](int cpus, int first = 0) {
+    std::vector<std::string> extra;
+    if (pin) extra = {"--cpus", std::to_string(cpus), "--first-cpu", std::to_string(first)};
+    return extra;
+  };
+  const auto with = [](std::vector<std::string> phase_args, const std::vector<std::string>& more) {
+    phase_args.insert(phase_args.end(), more.begin(), more.end());
+    return phase_args;
+  };
+  for (int round = 0; round < repetitions; ++round) {
+    double four_base = 0, all_base = 0, cpu_base = 0;
+    std::ostringstream line;
+    line << "  round " << round + 1 << ":";
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      Count& count = table[i];
+      const std::string t = std::to_string(count.threads);
+      const auto ceiling = run_phase(with(
+          {"--phase", "ceiling", "--method", "read", "--trial", trial.string(), "--threads", t},
+          held(count.threads)));
+      count.read.push_back(num(ceiling, "seconds"));
+      const auto four = run_phase(with(
+          {"--phase", "replay", "--trial", trial.string(), "--threads", t}, held(count.threads)));
+      check_same(four_fingerprint, four, kind + " job, four rules, " + t + " threads");
+      const auto all = run_phase(
+          with({"--phase", "replay", "--trial", trial.string(), "--threads", t, "--rules", "all"},
+               held(count.threads)));
+      check_same(all_fingerprint, all, kind + " job, all rules, " + t + " threads");
+      const double four_seconds = num(four, "seconds");
+      const double all_seconds = num(all, "seconds");
+      if (i == 0) {
+        four_base = four_seconds;
+        all_base = all_seconds;
+        cpu_base = num(four, "cpu_seconds");
       }
-      last_four = replay_four;
-      last_all = replay_all;
+      count.four.push_back(four_seconds);
+      count.all.push_back(all_seconds);
+      count.four_speedup.push_back(four_base / four_seconds);
+      count.all_speedup.push_back(all_base / all_seconds);
+      count.four_cpu.push_back(num(four, "cpu_seconds") / cpu_base);
+      count.four_rss = std::max(count.four_rss, four.max_rss_mib);
+      count.all_rss = std::max(count.all_rss, all.max_rss_mib);
+      if (round == 0 && i == 0) {
+        first_four = four;
+        first_all = all;
+      }
+      if (i + 1 == counts.size()) {
+        last_four = four;
+        last_all = all;
+      }
+      line << " " << t << " threads " << fixed(four_seconds, 3) << " / " << fixed(all_seconds, 3)
+           << " s,";
     }
-    row.read = median(read);
-    row.four = median(four);
-    row.all = median(all);
-    rows.push_back(row);
-    std::cout << "  " << threads << " threads: read() " << fixed(row.read, 3) << " s, four rules "
-              << fixed(row.four, 3) << " s, all rules " << fixed(row.all, 3) << " s; load "
-              << load_average() << "\n";
+    if (copies_measured) {
+      for (std::size_t i = 1; i < counts.size(); ++i) {
+        Count& count = table[i];
+        std::vector<RunningPhase> copies;
+        for (int copy = 0; copy < count.threads; ++copy) {
+          copies.push_back(start_phase(with(
+              {"--phase", "replay", "--trial", trial.string(), "--threads", "1"}, held(1, copy))));
+        }
+        double total = 0;
+        for (auto& copy : copies) total += num(finish_phase(copy), "seconds");
+        const double mean = total / static_cast<double>(count.threads);
+        count.machine.push_back(count.threads * four_base / mean);
+        line << " " << count.threads << " copies " << fixed(mean, 3) << " s,";
+      }
+    }
+    std::cout << line.str() << " load " << load_average() << "\n";
   }
-  const Row& base = rows.front();
   std::cout << "| threads | read() | replay, four rules | speedup | replay, all rules | speedup | "
-               "all / four | read() / replay, four rules | peak RSS, four / all |\n"
-            << "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  for (const Row& row : rows) {
-    std::cout << "| " << row.threads << " | " << fixed(row.read, 3) << " s | " << fixed(row.four, 3)
-              << " s | " << fixed(base.four / row.four, 2) << "x | " << fixed(row.all, 3) << " s | "
-              << fixed(base.all / row.all, 2) << "x | " << fixed(row.all / row.four, 2) << "x | "
-              << fixed(row.read / row.four * 100, 0) << "% | " << fixed(row.four_rss, 0) << " / "
-              << fixed(row.all_rss, 0) << " MiB |\n";
+               "all / four | read() / replay, four rules | CPU, four rules, over "
+            << counts.front()
+            << " thread's | the machine: T one-thread replays side by side | peak RSS, four / "
+               "all |\n"
+            << "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const Count& count : table) {
+    const double four = median(count.four);
+    const double all = median(count.all);
+    const double read = median(count.read);
+    std::cout << "| " << count.threads << " | " << fixed(read, 3) << " s | " << fixed(four, 3)
+              << " s | " << ratio_with_range(count.four_speedup) << " | " << fixed(all, 3)
+              << " s | " << ratio_with_range(count.all_speedup) << " | " << fixed(all / four, 2)
+              << "x | " << fixed(read / four * 100, 0) << "% | " << ratio_with_range(count.four_cpu)
+              << " | " << ratio_with_range(count.machine) << " | " << fixed(count.four_rss, 0)
+              << " / " << fixed(count.all_rss, 0) << " MiB |\n";
   }
-  std::cout << "every thread count gave the same events in the same order, rule by rule ("
-            << repetitions << " repetitions each)\n";
+  std::cout << "speedups: the median over the rounds of each round's own ratio, with their range; "
+               "every thread count gave the same events in the same order, rule by rule, in "
+               "every round\n";
   // The serial nodes' CPU time at the last count, over the first count's CPU time (with one
   // thread first, the run's work).
-  const std::string label = " (serial nodes at " + std::to_string(rows.back().threads) +
-                            " threads, CPU at " + std::to_string(base.threads) + ")";
+  const std::string label = " (serial nodes at " + std::to_string(counts.back()) +
+                            " threads, CPU at " + std::to_string(counts.front()) + ")";
   print_serial_fraction(kind + " job, four rules" + label, last_four, &first_four);
   print_serial_fraction(kind + " job, all rules" + label, last_all, &first_all);
   print_rule_times(first_all.values["rule_seconds"]);
@@ -982,7 +1081,7 @@ constexpr const char* kUsage =
   --threads-sweep 1,2,... issue 23's table: replays at each thread count, with the serial
                           fractions and the speedup they bound at 16 threads
   --pin yes|no            hold each sweep run to as many CPUs as its threads (default yes)
-A phase runs alone with --phase generate|ceiling|replay|latency (what the driver runs in a child;
+A phase runs alone with --phase generate|ceiling|replay|latency|fresh-memory (what the driver runs in a child;
 replay takes --trial DIR --rules four|all|all-but-similar --explain-errors --cpus N).
 )";
 
@@ -997,11 +1096,17 @@ int main(int argc, char** argv) {
     }
     const std::string phase = arg(args, "phase", "");
     if (phase.empty()) return driver(args);
-    if (args.contains("cpus")) pin_to_first_cpus(static_cast<int>(int_arg(args, "cpus", 0)));
+    if (args.contains("cpus")) {
+      pin_to_cpus(static_cast<int>(int_arg(args, "first-cpu", 0)),
+                  static_cast<int>(int_arg(args, "cpus", 0)));
+    } else if (args.contains("first-cpu")) {
+      throw std::invalid_argument("--first-cpu needs --cpus");
+    }
     if (phase == "generate") return phase_generate(args);
     if (phase == "ceiling") return phase_ceiling(args);
     if (phase == "replay") return phase_replay(args);
     if (phase == "latency") return phase_latency(args);
+    if (phase == "fresh-memory") return phase_fresh_memory(args);
     throw std::invalid_argument("unknown phase: " + phase);
   } catch (const std::exception& error) {
     std::cerr << "pipeline_e2e: " << error.what() << "\n";

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 23's 16-core sweep on a lent machine (the `device` tool), in one call.
+#
+#   here:   bash benchmarks/device_sweep.sh pack     # after: cmake --build build-rel --target pipeline_e2e
+#   there:  run(command="bash benchmarks/device_sweep.sh run", carry=[".devrun"], timeout_s=540)
+#
+# `pack` copies the Release pipeline_e2e and the shared libraries it needs (all but glibc's own,
+# which the machine has) into .devrun/ (git-ignored). `run` prints the machine, then runs the
+# sweep of benchmarks/RESULTS.md ("pipeline_e2e --threads-sweep") over 1-16 threads, large job
+# then small, and writes its output to $OUT/sweep.txt. About five minutes on 16 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in
+  pack)
+    binary=build-rel/benchmarks/pipeline_e2e
+    [[ -x $binary ]] || { echo "device_sweep.sh: build $binary first (Release, build-rel)" >&2; exit 2; }
+    rm -rf .devrun && mkdir -p .devrun/lib
+    cp "$binary" .devrun/
+    ldd "$binary" | awk '$3 ~ /^\// {print $3}' |
+      grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
+      xargs -I{} cp -L {} .devrun/lib/
+    echo "packed $(du -sh .devrun | cut -f1) into .devrun ($(git rev-parse --short HEAD))"
+    ;;
+  run)
+    out=${OUT:-/tmp/device-sweep}
+    mkdir -p "$out"
+    export LD_LIBRARY_PATH=$PWD/.devrun/lib
+    {
+      echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%FT%TZ)"
+      nproc
+      lscpu | grep -E 'Model name|^CPU\(s\)|Thread|NUMA node\(s\)' || true
+      free -g | head -2
+      .devrun/pipeline_e2e --threads-sweep 1,2,4,8,16 --only large,small --large-steps 100 \
+        --small-steps 200 --repetitions 3 --data /tmp/sweep-data
+    } 2>&1 | tee "$out/sweep.txt"
+    ;;
+  *)
+    echo "usage: device_sweep.sh pack|run" >&2
+    exit 2
+    ;;
+esac
