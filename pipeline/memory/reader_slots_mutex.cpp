@@ -67,9 +67,37 @@ void ReaderSlotsMutex::lock_shared() {
     slot.readers.fetch_add(1, std::memory_order_seq_cst);
     if (!writer_.load(std::memory_order_seq_cst)) break;
     slot.readers.fetch_sub(1, std::memory_order_seq_cst);
-    writer_.wait(true, std::memory_order_acquire);
+    // Read before looking for work: an unlock or an offer after this changes it, and the wait
+    // below then returns at once.
+    const std::uint32_t seen = wake_.load(std::memory_order_seq_cst);
+    if (help_writer()) continue;
+    if (!writer_.load(std::memory_order_seq_cst)) continue;
+    wake_.wait(seen, std::memory_order_seq_cst);
   }
   held_locks.add(this);
+}
+
+bool ReaderSlotsMutex::help_writer() {
+  // Counted before looking: withdraw() waits for the count to fall to zero after taking the
+  // offer back, so what this finds stays valid until the count is given back (Dekker again).
+  helpers_.fetch_add(1, std::memory_order_seq_cst);
+  SharedRanges* ranges = offered_.load(std::memory_order_seq_cst);
+  const bool ran = ranges != nullptr && ranges->drain();
+  helpers_.fetch_sub(1, std::memory_order_seq_cst);
+  return ran;
+}
+
+void ReaderSlotsMutex::offer(SharedRanges& ranges) {
+  offered_.store(&ranges, std::memory_order_seq_cst);
+  wake_.fetch_add(1, std::memory_order_seq_cst);
+  wake_.notify_all();
+}
+
+void ReaderSlotsMutex::withdraw() {
+  offered_.store(nullptr, std::memory_order_seq_cst);
+  for (int spins = 0; helpers_.load(std::memory_order_seq_cst) != 0; ++spins) {
+    if (spins > 64) std::this_thread::yield();
+  }
 }
 
 void ReaderSlotsMutex::unlock_shared() {
@@ -89,8 +117,9 @@ void ReaderSlotsMutex::lock() {
 }
 
 void ReaderSlotsMutex::unlock() {
-  writer_.store(false, std::memory_order_release);
-  writer_.notify_all();
+  writer_.store(false, std::memory_order_seq_cst);
+  wake_.fetch_add(1, std::memory_order_seq_cst);
+  wake_.notify_all();
   writers_.unlock();
 }
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "pipeline/memory/shared_ranges.hpp"
+
 namespace rulestream {
 
 // A reader-writer mutex whose readers do not share a cache line: each reader counts itself in
@@ -28,6 +30,12 @@ namespace rulestream {
 // one, since that writer would wait for it forever. Not for a thread that holds the lock
 // exclusively (no mutex is re-entrant for its writer).
 //
+// A reader held up by a writer does the writer's work rather than sleep, where the writer
+// offers some (offer): a store's writer ingests an index file over several threads, and the
+// readers it holds up are those threads (issue 23: on two cores, a replay's readers slept about
+// 90 times waiting for ingestions that wanted their help). A reader that finds nothing to do
+// sleeps until the writer unlocks or offers work.
+//
 // Concurrency: every member is safe from any thread; meets the standard's SharedMutex
 // requirements used here (std::shared_lock, std::unique_lock).
 class ReaderSlotsMutex {
@@ -41,7 +49,16 @@ class ReaderSlotsMutex {
   void lock();
   void unlock();
 
+  // For the thread holding the lock exclusively: readers that wait for it from now on run
+  // `ranges` too (SharedRanges::drain), those asleep are woken for it. One offer at a time;
+  // withdraw() ends it, returning once no reader can still reach `ranges` (it may then go).
+  void offer(SharedRanges& ranges);
+  void withdraw();
+
  private:
+  // A waiting reader runs what the writer offers; true when it ran any.
+  bool help_writer();
+
   static constexpr std::size_t kSlots = 64;
   struct alignas(64) Slot {
     std::atomic<std::uint32_t> readers{0};
@@ -50,7 +67,11 @@ class ReaderSlotsMutex {
 
   std::array<Slot, kSlots> slots_{};
   alignas(64) std::atomic<bool> writer_{false};
-  std::mutex writers_;  // one writer at a time
+  // Readers that found a writer sleep on this; the writer changes it to wake them (unlock, offer).
+  std::atomic<std::uint32_t> wake_{0};
+  std::atomic<SharedRanges*> offered_{nullptr};
+  std::atomic<std::uint32_t> helpers_{0};  // readers that may be looking at offered_
+  std::mutex writers_;                     // one writer at a time
 };
 
 }  // namespace rulestream

@@ -18,19 +18,22 @@
 //
 // Sections 1 and 3 run on the calling arena's threads, isolated (a thread waiting for them
 // takes no unrelated work, such as decoding the next file, which would hold the serial node
-// up). A file of fewer tensors than a few tasks' worth runs all three on the calling thread,
-// without oneTBB: a task costs more than a few hundred tensors' placing.
+// up), and on the readers the store's lock holds up meanwhile: rules and decoders that asked
+// for the store while it ingests do its work rather than sleep (for_ranges). A file of fewer
+// tensors than a few tasks' worth runs all three on the calling thread, without oneTBB: a task
+// costs more than a few hundred tensors' placing.
 //
 // Concurrency: called with mutex_ held exclusively (no reader looks meanwhile); the tasks of
 // one call share the store as the sections say. RecordArena allocates from many threads.
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include <algorithm>
 #include <cstdint>
 
+#include "pipeline/memory/reader_slots_mutex.hpp"
+#include "pipeline/memory/shared_ranges.hpp"
 #include "pipeline/model/busy_timer.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "pipeline/store/trial_store.hpp"
@@ -60,18 +63,41 @@ std::uint8_t shard_of(const void* entry, std::size_t shards) {
   return static_cast<std::uint8_t>((bits * 0x9E3779B97F4A7C15ULL >> 32) % shards);
 }
 
-// Runs body(begin, end) over [0, count) in tasks of the calling arena (isolated), or inline.
+// Runs body(begin, end) over [0, count) in ranges of `grain`: inline when not `parallel`; else
+// on the calling thread, on tasks of its arena (isolated: a thread waiting for them takes no
+// unrelated work, such as decoding the next file, which would hold the serial node up), and on
+// the readers the store's lock holds up meanwhile (ReaderSlotsMutex::offer), which would
+// otherwise sleep until the ingestion ends. An exception from `body` is rethrown here.
 template <typename Body>
-void for_ranges(std::size_t count, std::size_t grain, bool parallel, const Body& body) {
+void for_ranges(ReaderSlotsMutex& lock, std::size_t count, std::size_t grain, bool parallel,
+                const Body& body) {
   if (!parallel) {
     body(std::size_t{0}, count);
     return;
   }
-  tbb::this_task_arena::isolate([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, count, grain),
-        [&](const tbb::blocked_range<std::size_t>& range) { body(range.begin(), range.end()); });
-  });
+  SharedRanges ranges(count, grain, [&](std::size_t begin, std::size_t end) { body(begin, end); });
+  struct Offer {
+    ReaderSlotsMutex& lock;
+    explicit Offer(ReaderSlotsMutex& held, SharedRanges& offered) : lock(held) {
+      lock.offer(offered);
+    }
+    ~Offer() { lock.withdraw(); }  // after the tasks: no one can reach the ranges then
+    Offer(const Offer&) = delete;
+    Offer& operator=(const Offer&) = delete;
+  };
+  {
+    const Offer offer(lock, ranges);
+    const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+    const std::size_t tasks = std::min(threads - 1, (count + grain - 1) / grain - 1);
+    tbb::this_task_arena::isolate([&] {
+      tbb::task_group group;
+      for (std::size_t i = 0; i < tasks; ++i) group.run([&] { ranges.drain(); });
+      ranges.drain();
+      group.wait();
+    });
+    ranges.wait_done();
+  }
+  ranges.rethrow();
 }
 
 // Asks for what writing a save touches, a few positions ahead: the history's header and the
@@ -129,9 +155,9 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   std::chrono::nanoseconds parallel_cpu{};
   {
     BusyTimer busy(parallel_cpu);
-    for_ranges(positions, kPositionsPerTask, parallel, [&](std::size_t begin, std::size_t end) {
-      place(pending, layout, file_id, begin, end);
-    });
+    for_ranges(
+        mutex_, positions, kPositionsPerTask, parallel,
+        [&](std::size_t begin, std::size_t end) { place(pending, layout, file_id, begin, end); });
   }
   make_new_entries(pending, generation, layout);
   for (Placement& placement : placements_) placement.shard = shard_of(placement.entry, shards);
@@ -139,7 +165,7 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   std::vector<std::uint8_t> changed(shards, 0);  // one flag per shard: no two tasks share one
   {
     BusyTimer busy(parallel_cpu);
-    for_ranges(shards, 1, parallel, [&](std::size_t begin, std::size_t end) {
+    for_ranges(mutex_, shards, 1, parallel, [&](std::size_t begin, std::size_t end) {
       for (std::size_t shard = begin; shard != end; ++shard) {
         changed[shard] = save_shard(pending, generation, worker, shard) ? 1 : 0;
       }
