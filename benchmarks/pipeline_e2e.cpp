@@ -891,7 +891,9 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
   for (std::size_t i = 0; i < counts.size(); ++i) table[i].threads = counts[i];
   std::string four_fingerprint;
   std::string all_fingerprint;
-  ChildResult first_four;  // the first count's replays (one thread: the work itself)
+  // The first count's replays of the last round (one thread: the work itself; not the first
+  // round's, whose first run may still meet a cold cache or cold memory).
+  ChildResult first_four;
   ChildResult first_all;
   ChildResult last_four;  // the last count's (its serial nodes are what bound it)
   ChildResult last_all;
@@ -945,7 +947,7 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
       count.four_cpu.push_back(num(four, "cpu_seconds") / cpu_base);
       count.four_rss = std::max(count.four_rss, four.max_rss_mib);
       count.all_rss = std::max(count.all_rss, all.max_rss_mib);
-      if (round == 0 && i == 0) {
+      if (i == 0) {
         first_four = four;
         first_all = all;
       }
