@@ -3,11 +3,13 @@
 #
 #   here:   bash benchmarks/device_sweep.sh pack     # after: cmake --build build-rel --target pipeline_e2e
 #   there:  run(command="bash benchmarks/device_sweep.sh run", carry=[".devrun"], timeout_s=540)
+#   a try here: bash benchmarks/device_sweep.sh pack && bash benchmarks/device_sweep.sh run 1,2
 #
 # `pack` copies the Release pipeline_e2e and the shared libraries it needs (all but glibc's own,
 # which the machine has) into .devrun/ (git-ignored). `run` prints the machine, then runs the
 # sweep of benchmarks/RESULTS.md ("pipeline_e2e --threads-sweep") over 1-16 threads, large job
-# then small, and writes its output to $OUT/sweep.txt. About five minutes on 16 cores.
+# then small (the counts: `run 1,2,4` for others), and writes its output to $OUT/sweep.txt.
+# About five minutes on 16 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -27,10 +29,10 @@ case "${1:-}" in
     export LD_LIBRARY_PATH=$PWD/.devrun/lib
     {
       echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%FT%TZ)"
-      nproc
+      nproc || true
       lscpu | grep -E 'Model name|^CPU\(s\)|Thread|NUMA node\(s\)' || true
-      free -g | head -2
-      .devrun/pipeline_e2e --threads-sweep 1,2,4,8,16 --only large,small --large-steps 100 \
+      free -g 2>/dev/null | head -2 || true
+      .devrun/pipeline_e2e --threads-sweep "${2:-1,2,4,8,16}" --only large,small --large-steps 100 \
         --small-steps 200 --repetitions 3 --data /tmp/sweep-data
     } 2>&1 | tee "$out/sweep.txt"
     ;;
