@@ -1,5 +1,6 @@
 #include "pipeline/graph/rule_runner.hpp"
 
+#include "pipeline/memory/reader_slots_mutex.hpp"
 #include "pipeline/model/busy_timer.hpp"
 #include "pipeline/model/exceptions.hpp"
 
@@ -50,8 +51,11 @@ RuleRunner::RuleRunner(std::size_t index, ConfiguredRule configured,
 
 void RuleRunner::handle(const RuleMessage& message) {
   // What this thread did of the rule's parallel sections ran on every thread of the arena: it
-  // is the rule's work, not its serial node's.
+  // is the rule's work, not its serial node's. Nor is what it did of the store's ingestion while
+  // a lookup waited for the store's lock (ReaderSlotsMutex::helped_cpu): that is the
+  // assembler's parallel work, and the rule's neither.
   const auto parallel_before = rule_->parallel_section_cpu();
+  const auto helped_before = ReaderSlotsMutex::helped_cpu();
   {
     BusyTimer serial(serial_busy_);
     if (const auto* ready = std::get_if<StepReady>(&message)) {
@@ -61,12 +65,14 @@ void RuleRunner::handle(const RuleMessage& message) {
         BusyTimer timer(busy_);
         outcome = evaluate_step(*rule_, *ready);
       }
+      busy_ -= ReaderSlotsMutex::helped_cpu() - helped_before;
       record(*ready, std::move(outcome));
     } else {
       check_time();
     }
   }
   serial_busy_ -= rule_->parallel_section_cpu() - parallel_before;
+  serial_busy_ -= ReaderSlotsMutex::helped_cpu() - helped_before;
 }
 
 void RuleRunner::add_replicas(std::vector<std::unique_ptr<Rule>> replicas) {

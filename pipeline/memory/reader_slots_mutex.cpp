@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "pipeline/model/busy_timer.hpp"
+
 namespace rulestream {
 namespace {
 
@@ -41,6 +43,9 @@ struct HeldLocks {
 };
 
 thread_local HeldLocks held_locks;
+
+// ReaderSlotsMutex::helped_cpu's total for this thread.
+thread_local std::chrono::nanoseconds helped_total{0};
 
 std::size_t next_slot() {
   static std::atomic<std::size_t> next{0};
@@ -82,9 +87,17 @@ bool ReaderSlotsMutex::help_writer() {
   // offer back, so what this finds stays valid until the count is given back (Dekker again).
   helpers_.fetch_add(1, std::memory_order_seq_cst);
   SharedRanges* ranges = offered_.load(std::memory_order_seq_cst);
-  const bool ran = ranges != nullptr && ranges->drain();
+  bool ran = false;
+  if (ranges != nullptr) {
+    BusyTimer helping(helped_total);
+    ran = ranges->drain();
+  }
   helpers_.fetch_sub(1, std::memory_order_seq_cst);
   return ran;
+}
+
+std::chrono::nanoseconds ReaderSlotsMutex::helped_cpu() {
+  return helped_total;
 }
 
 void ReaderSlotsMutex::offer(SharedRanges& ranges) {

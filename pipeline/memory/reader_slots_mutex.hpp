@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -54,6 +55,11 @@ class ReaderSlotsMutex {
   // withdraw() ends it, returning once no reader can still reach `ranges` (it may then go).
   void offer(SharedRanges& ranges);
   void withdraw();
+
+  // The CPU time the calling thread has spent running writers' ranges while it waited for a
+  // shared lock (any ReaderSlotsMutex): work of the writer's, which a serial node that took a
+  // lookup's wait for it subtracts from its own busy time, as it does its parallel sections.
+  static std::chrono::nanoseconds helped_cpu();
 
  private:
   // A waiting reader runs what the writer offers; true when it ran any.

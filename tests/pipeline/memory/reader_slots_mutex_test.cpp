@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/model/busy_timer.hpp"
+
 namespace rulestream {
 namespace {
 
@@ -123,22 +125,29 @@ bool eventually(Done&& done) {
 TEST(ReaderSlotsMutex, AReaderHeldUpByTheWriterRunsWhatTheWriterOffers) {
   for (const bool reader_first : {false, true}) {
     ReaderSlotsMutex mutex;
+    const auto writer_helped_before = ReaderSlotsMutex::helped_cpu();
     mutex.lock();
     std::atomic<int> ran_by_reader{0};
     std::atomic<int> ran{0};
     static thread_local bool on_reader = false;
     std::atomic<bool> reader_started{false};
+    // Each range keeps its thread's CPU busy for 2 ms: what helping cost is counted.
     SharedRanges ranges(5, 1, [&](std::size_t, std::size_t) {
       if (on_reader) ran_by_reader++;
+      const auto until = BusyTimer::now() + 2ms;
+      while (BusyTimer::now() < until) {
+      }
       ran++;
     });
     std::atomic<bool> read{false};
+    std::atomic<std::int64_t> reader_helped_ns{-1};
     const auto start_reader = [&] {
       return std::thread([&] {
         on_reader = true;
         reader_started = true;
         std::shared_lock lock(mutex);
         read = true;
+        reader_helped_ns = ReaderSlotsMutex::helped_cpu().count();
       });
     };
     std::thread reader;
@@ -159,6 +168,10 @@ TEST(ReaderSlotsMutex, AReaderHeldUpByTheWriterRunsWhatTheWriterOffers) {
     reader.join();
     EXPECT_TRUE(read.load());
     EXPECT_EQ(ran_by_reader.load(), 5) << "reader first: " << reader_first;
+    // The reader's 10 ms of the writer's work are counted as its helping; the writer, which ran
+    // none of it while waiting for a shared lock, has none.
+    EXPECT_GE(reader_helped_ns.load(), 10'000'000) << "reader first: " << reader_first;
+    EXPECT_EQ(ReaderSlotsMutex::helped_cpu(), writer_helped_before);
   }
 }
 
