@@ -248,16 +248,14 @@ std::uint64_t map_file(const fs::path& path, bool every_byte, std::uint64_t& che
   return size;
 }
 
-// Reads every event file with `threads` threads taking files in turn.
-// method: read | mmap-touch (one byte per page) | mmap-read (every byte).
 // Touches `mib` MiB of fresh memory a huge page at a time, frees it, and prints the rate. On a
 // machine whose memory is its own that is 10-25 GB/s. On a VM whose balloon reports free memory
 // to its host (virtio-balloon free page reporting, as on the development VM), memory the guest
 // freed a few seconds before has gone back to the host, and touching it again waits for the
 // host to fault it in: 0.4-0.7 GB/s there. A replay's store is fresh memory, so on such a VM a
-// run's time depends on how much of what it touches the host took back meanwhile, and the host's
-// work of taking it back (a kernel worker on the guest's CPUs) falls on whatever runs next. The
-// sweep prints this rate once, so that a reader knows which kind of machine the figures are from.
+// run's time depends on how much of what it touches the host took back meanwhile (and the
+// host's work of taking it back probably falls on whatever runs next). The sweep prints this
+// rate once, so that a reader knows which kind of machine the figures are from.
 int phase_fresh_memory(const Args& args) {
   const std::size_t bytes = static_cast<std::size_t>(int_arg(args, "mib", 256)) << 20;
   constexpr std::size_t kHuge = std::size_t{2} << 20;
@@ -276,6 +274,8 @@ int phase_fresh_memory(const Args& args) {
   return 0;
 }
 
+// Reads every event file with `threads` threads taking files in turn.
+// method: read | mmap-touch (one byte per page) | mmap-read (every byte).
 int phase_ceiling(const Args& args) {
   const fs::path trial = arg(args, "trial", "");
   const std::string method = arg(args, "method", "read");
@@ -764,11 +764,6 @@ void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps
   }
 }
 
-// How a replay's cost grows with the job's length: all twenty rules over a job of tiny tensors,
-// `steps` / 10 steps against `steps`. The cost per step stays flat when every stage and rule
-// does a step's work in time independent of how many steps came before; something that looks
-// through every earlier step at every step makes the long job's per-step cost up to ten times
-// the short one's (the quadratic lookups fixed on 2026-11-25 did: 67 s against 1.2 s).
 // The rules, in every_rule()'s order, that end in Error on the long job: an MLP of two tiny
 // layers saves no input images, labels and predictions, ReLU outputs, feature importances,
 // embeddings, tanh or sigmoid inputs, or trees, and a rule with nothing to read must not say
@@ -777,6 +772,11 @@ constexpr const char* kRulesTheLongJobCannotFeed =
     "CheckInputImages,ClassImbalance,Confusion,DeadRelu,FeatureImportanceOverweight,"
     "NLPSequenceRatio,SaturatedActivation,TreeDepth";
 
+// How a replay's cost grows with the job's length: all twenty rules over a job of tiny tensors,
+// `steps` / 10 steps against `steps`. The cost per step stays flat when every stage and rule
+// does a step's work in time independent of how many steps came before; something that looks
+// through every earlier step at every step makes the long job's per-step cost up to ten times
+// the short one's (the quadratic lookups fixed on 2026-11-25 did: 67 s against 1.2 s).
 void bench_scaling(const fs::path& data, std::int64_t steps, int workers, int repetitions,
                    const std::string& threads, bool keep) {
   std::cout << "## scaling with steps: all rules over " << steps / 10 << " and " << steps
