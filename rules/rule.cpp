@@ -6,6 +6,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "pipeline/model/busy_timer.hpp"
 #include "pipeline/model/exceptions.hpp"
@@ -13,18 +14,19 @@
 namespace rulestream {
 namespace {
 
+// This thread's CPU time inside rules' parallel sections (Rule::parallel_section_cpu).
+thread_local std::chrono::nanoseconds parallel_section_total{0};
+
 // Installs the pinned views for one invocation and removes them however it ends, so that a
 // rule that threw never keeps a stale view into its next step (or into base_trial() callers
 // outside invoke()).
 class PinnedViews {
  public:
-  PinnedViews(std::optional<Trial>& base, std::vector<Trial>& others, const Trial& base_trial,
-              const std::vector<Trial>& other_trials)
+  PinnedViews(std::optional<Trial>& base, std::vector<Trial>& others, Trial pinned_base,
+              std::vector<Trial> pinned_others)
       : base_(base), others_(others) {
-    base_ = base_trial.pinned();
-    others_.clear();
-    others_.reserve(other_trials.size());
-    for (const Trial& trial : other_trials) others_.push_back(trial.pinned());
+    base_ = std::move(pinned_base);
+    others_ = std::move(pinned_others);
   }
   ~PinnedViews() {
     base_.reset();
@@ -37,6 +39,13 @@ class PinnedViews {
   std::optional<Trial>& base_;
   std::vector<Trial>& others_;
 };
+
+std::vector<Trial> pinned(const std::vector<Trial>& trials) {
+  std::vector<Trial> views;
+  views.reserve(trials.size());
+  for (const Trial& trial : trials) views.push_back(trial.pinned());
+  return views;
+}
 
 }  // namespace
 
@@ -62,7 +71,11 @@ void Rule::for_ranges_in_parallel(std::size_t count, std::size_t grain,
           tbb::simple_partitioner());
     });
   }
-  parallel_section_nanoseconds_.fetch_add(caller_cpu.count(), std::memory_order_relaxed);
+  parallel_section_total += caller_cpu;
+}
+
+std::chrono::nanoseconds Rule::parallel_section_cpu() {
+  return parallel_section_total;
 }
 
 void Rule::invoke(std::int64_t step) {
@@ -75,15 +88,66 @@ void Rule::invoke(std::int64_t step) {
   {
     // smdebug evaluates under no_refresh: the step numbers and tensors the rule sees cannot
     // change while it runs, however long that takes on a live trial.
-    const PinnedViews views(current_base_, current_others_, base_trial_, other_trials_);
+    const PinnedViews views(current_base_, current_others_, base_trial_.pinned(),
+                            pinned(other_trials_));
     finding_ = Finding{};
     condition_met = invoke_at_step(step);
   }
   if (condition_met) throw RuleEvaluationConditionMet(std::string(name()), step);
 }
 
+std::unique_ptr<StepReading> Rule::read_step(const Trial& /*trial*/, std::int64_t /*step*/) const {
+  return nullptr;
+}
+
+ReadAhead Rule::read_ahead(std::int64_t step) const {
+  ReadAhead ahead;
+  try {
+    base_trial_.wait_for_steps({step});  // as invoke(step)
+    // Counted apart from the rule's other handles: several steps are read at once.
+    ahead.base = base_trial_.pinned().separately_counted();
+    ahead.others = pinned(other_trials_);
+    ahead.reading = read_step(*ahead.base, step);
+  } catch (...) {
+    ahead.failure = std::current_exception();
+  }
+  return ahead;
+}
+
+void Rule::invoke_with(std::int64_t step, ReadAhead ahead) {
+  // Waiting for the step threw: as invoke(step) would have, before any view was pinned.
+  if (!ahead.base) std::rethrow_exception(ahead.failure);
+  bool condition_met = false;
+  {
+    const PinnedViews views(current_base_, current_others_, std::move(*ahead.base),
+                            std::move(ahead.others));
+    struct Given {  // the reading is this invocation's only, however it ends
+      Rule& rule;
+      ~Given() {
+        rule.read_ahead_ = false;
+        rule.ahead_reading_.reset();
+        rule.ahead_failure_ = nullptr;
+      }
+    } given{*this};
+    read_ahead_ = true;
+    ahead_reading_ = std::move(ahead.reading);
+    ahead_failure_ = ahead.failure;
+    finding_ = Finding{};
+    condition_met = invoke_at_step(step);
+  }
+  if (condition_met) throw RuleEvaluationConditionMet(std::string(name()), step);
+}
+
+std::unique_ptr<StepReading> Rule::reading(std::int64_t step) {
+  if (!read_ahead_) return read_step(base_trial(), step);
+  read_ahead_ = false;
+  if (ahead_failure_) std::rethrow_exception(std::exchange(ahead_failure_, nullptr));
+  return std::move(ahead_reading_);
+}
+
 bool Rule::invoke_at(std::chrono::system_clock::time_point now) {
-  const PinnedViews views(current_base_, current_others_, base_trial_, other_trials_);
+  const PinnedViews views(current_base_, current_others_, base_trial_.pinned(),
+                          pinned(other_trials_));
   finding_ = Finding{};
   return invoke_at_time(now);
 }

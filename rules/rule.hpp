@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +27,21 @@ struct Finding {
   // The step the finding is about, when it is not the step the rule was invoked at: a finding
   // from invoke_at_time names the last step the rule saw (nullopt: none yet).
   std::optional<std::int64_t> step;
+};
+
+// What a rule that reads ahead (Rule::reads_ahead) read at one step: its own type, derived.
+class StepReading {
+ public:
+  virtual ~StepReading() = default;
+};
+
+// A step read ahead of its judging (Rule::read_ahead): the views it was read from, which the
+// judging then sees too, and the reading, or what reading threw.
+struct ReadAhead {
+  std::optional<Trial> base;  // pinned; empty when waiting for the step threw
+  std::vector<Trial> others;  // pinned
+  std::unique_ptr<StepReading> reading;
+  std::exception_ptr failure;  // from waiting for the step, or from read_step()
 };
 
 // smdebug's Rule (seed 000): subclass it, take string parameters in the constructor, and
@@ -86,13 +102,36 @@ class Rule {
   // What made the last condition-met invocation fire (filled through report()).
   const Finding& last_finding() const { return finding_; }
 
-  // CPU time the threads invoking this rule spent inside its parallel sections
-  // (for_ranges_in_parallel), their own share of work spread over the arena's threads. A
-  // pipeline subtracts it from the rule's serial node's busy time, as it subtracts the store's
-  // parallel ingestion from the assembler's: that work is not serial. Any thread.
-  std::chrono::nanoseconds parallel_section_cpu() const {
-    return std::chrono::nanoseconds(parallel_section_nanoseconds_.load(std::memory_order_relaxed));
-  }
+  // CPU time the calling thread has spent inside rules' parallel sections
+  // (for_ranges_in_parallel), its own share of work spread over the arena's threads. A
+  // pipeline subtracts what a rule's serial node's thread spent there from the node's busy
+  // time, as it subtracts the store's parallel ingestion from the assembler's: that work is not
+  // serial. Counted per thread: a rule that reads ahead runs parallel sections on other threads
+  // while its serial node runs, and those are not the node's to subtract.
+  static std::chrono::nanoseconds parallel_section_cpu();
+
+  // --- Reading ahead (rules that keep state, but read each step on its own) ----------------
+  // A rule that reads ahead splits its evaluation in two: read_step() gathers what it needs at
+  // a step from the trial alone (the slow part: listings, lookups, reductions), and
+  // invoke_at_step() judges it against the rule's state, in step order. A pipeline may then
+  // read several steps at once on other threads while the rule's own thread judges earlier
+  // ones: only the judging is serial. The outcome is the serial form's by construction, since
+  // invoke_at_step asks for its reading (reading()) in both forms, and it is read from the same
+  // pinned view the judging then sees.
+  //
+  // The contract of a rule that says true: read_step() reads only `trial` and the rule's
+  // parameters, nothing invoke_at_step() writes; it may run on any thread, on several steps at
+  // once, and while invoke_at_step() runs for an earlier step. The rule watches no clock.
+  virtual bool reads_ahead() const { return false; }
+  // What a rule that reads ahead read at `step` from `trial` (a pinned view); may throw what
+  // invoke_at_step would (TensorUnavailableForStep, a FormatError). The default reads nothing.
+  virtual std::unique_ptr<StepReading> read_step(const Trial& trial, std::int64_t step) const;
+  // For a pipeline, on any thread: waits for the step as invoke() does, pins the views and reads
+  // the step. Never throws: what went wrong is kept and thrown by invoke_with() where the
+  // serial form would have thrown it.
+  ReadAhead read_ahead(std::int64_t step) const;
+  // invoke(step) with the step read ahead: the judging sees the views the reading was made from.
+  void invoke_with(std::int64_t step, ReadAhead ahead);
 
  protected:
   // The trials as this invocation sees them (pinned during invoke()).
@@ -100,6 +139,10 @@ class Rule {
   const std::vector<Trial>& other_trials() const {
     return current_others_.empty() ? other_trials_ : current_others_;
   }
+
+  // From invoke_at_step of a rule that reads ahead, first: this step's reading, as read ahead
+  // on another thread (rethrowing what that reading threw), or read now from base_trial().
+  std::unique_ptr<StepReading> reading(std::int64_t step);
 
   // Records why the rule fires at this step; call before returning true.
   void report(Finding finding) { finding_ = std::move(finding); }
@@ -125,8 +168,10 @@ class Rule {
   std::vector<Trial> current_others_;
   Finding finding_;
   std::atomic<bool> done_reading_values_{false};
-  // Written by the invoking thread, read by the pipeline between invocations.
-  mutable std::atomic<std::chrono::nanoseconds::rep> parallel_section_nanoseconds_{0};
+  // The reading invoke_with() was given, until invoke_at_step takes it (reading()).
+  std::unique_ptr<StepReading> ahead_reading_;
+  std::exception_ptr ahead_failure_;
+  bool read_ahead_ = false;
 };
 
 // smdebug's invoke_rule: invokes `rule` at start_step, start_step + 1, ... until end_step

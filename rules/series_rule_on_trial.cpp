@@ -63,8 +63,19 @@ bool SeriesRuleOnTrial::feed(const SeriesInfo& info, std::int64_t step, double v
   return true;
 }
 
-bool SeriesRuleOnTrial::invoke_at_step(std::int64_t step) {
-  const Trial& trial = base_trial();
+namespace {
+
+// What the rule watches at one step: each series' value, in the order they are fed (the
+// candidates' names in order, then the gradient norm).
+struct SeriesReading final : StepReading {
+  std::vector<std::pair<SeriesInfo, double>> values;
+};
+
+}  // namespace
+
+std::unique_ptr<StepReading> SeriesRuleOnTrial::read_step(const Trial& trial,
+                                                          std::int64_t step) const {
+  auto reading = std::make_unique<SeriesReading>();
   const Mode mode = trial.mode(step).value_or(Mode::Global);
   const std::set<std::string> losses = [&] {
     const auto names = trial.tensor_names({.step = step, .collection = "losses"});
@@ -78,9 +89,6 @@ bool SeriesRuleOnTrial::invoke_at_step(std::int64_t step) {
       names.insert(name);
     }
   }
-  Finding finding;
-  bool met = false;
-  bool fed = false;
   for (const auto& name : names) {
     SeriesInfo info;
     info.tag = name;
@@ -89,8 +97,7 @@ bool SeriesRuleOnTrial::invoke_at_step(std::int64_t step) {
     if (!rule_->watches(info)) continue;
     const auto value = saved_scalar(trial.tensor(name), step, Mode::Global);
     if (!value) continue;
-    fed = true;
-    if (feed(info, step, *value, finding)) met = true;
+    reading->values.emplace_back(std::move(info), *value);
   }
   if (watches_gradient_norm_) {
     if (const auto norm = gradient_norm(trial, step)) {
@@ -98,13 +105,23 @@ bool SeriesRuleOnTrial::invoke_at_step(std::int64_t step) {
       info.tag = kGradientNorm;
       info.mode = mode;
       info.role = SeriesRole::GradientNorm;
-      fed = true;
-      if (feed(info, step, *norm, finding)) met = true;
+      reading->values.emplace_back(std::move(info), *norm);
     }
   }
+  return reading;
+}
+
+bool SeriesRuleOnTrial::invoke_at_step(std::int64_t step) {
+  const auto read = reading(step);
+  const auto& values = static_cast<const SeriesReading&>(*read).values;
   // A step without what the rule watches was not evaluated: a trial without any ends in Error,
   // never in NoIssuesFound.
-  if (!fed) throw TensorUnavailableForStep(rule_->looks_for(), step, Mode::Global);
+  if (values.empty()) throw TensorUnavailableForStep(rule_->looks_for(), step, Mode::Global);
+  Finding finding;
+  bool met = false;
+  for (const auto& [info, value] : values) {
+    if (feed(info, step, value, finding)) met = true;
+  }
   if (met) report(std::move(finding));
   return met;
 }

@@ -7,6 +7,10 @@
 // rules that watch gradient norms, the step's gradient norm: the square root of the sum of the
 // squared L2 norms of the `gradients` collection's tensors (from their reductions), as the
 // series "gradient_norm".
+//
+// The values are read ahead (Rule::reads_ahead): what a step's series hold depends on the step
+// alone, and only feeding them to their states is serial. Reading (listing the candidates,
+// looking each value up, summing the gradients' norms) is nearly all of the rule's work.
 
 #include <functional>
 #include <map>
@@ -28,6 +32,8 @@ class SeriesRuleOnTrial final : public Rule {
   std::string_view name() const override { return rule_->name(); }
   bool invoke_at_step(std::int64_t step) override;
   RequiredTensors required_tensors() const override;
+  bool reads_ahead() const override { return true; }
+  std::unique_ptr<StepReading> read_step(const Trial& trial, std::int64_t step) const override;
 
  private:
   bool feed(const SeriesInfo& info, std::int64_t step, double value, Finding& finding);

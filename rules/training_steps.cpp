@@ -9,25 +9,27 @@ bool is_training_step(const Trial& trial, std::int64_t step) {
   return mode == Mode::Train || mode == Mode::Global;
 }
 
-SavedStepHistory::Steps SavedStepHistory::advance(const Trial& trial, const Tensor& tensor,
-                                                  std::int64_t step) {
-  auto found = steps_.find(&tensor.name());
-  if (found == steps_.end()) {
-    std::vector<std::int64_t> seeded;
+TensorSaves::Steps TensorSaves::advance(const Trial& trial, const Tensor& tensor, std::int64_t step,
+                                        std::size_t depth) {
+  if (!seeded_) {
+    seeded_ = true;
     const std::vector<std::int64_t> saved = tensor.steps();
-    for (auto it = saved.rbegin(); it != saved.rend() && seeded.size() < depth_; ++it) {
-      if (*it < step && is_training_step(trial, *it)) seeded.push_back(*it);
+    for (auto it = saved.rbegin(); it != saved.rend() && steps_.size() < depth; ++it) {
+      if (*it < step && is_training_step(trial, *it)) steps_.push_back(*it);
     }
-    std::reverse(seeded.begin(), seeded.end());
-    found = steps_.emplace(&tensor.name(), std::move(seeded)).first;
+    std::reverse(steps_.begin(), steps_.end());
   }
-  std::vector<std::int64_t>& history = found->second;
-  Steps previous(history.begin(), std::lower_bound(history.begin(), history.end(), step));
-  if (history.empty() || history.back() < step) {  // not recorded yet
-    history.push_back(step);
-    if (history.size() > depth_) history.erase(history.begin(), history.end() - depth_);
+  Steps previous(steps_.begin(), std::lower_bound(steps_.begin(), steps_.end(), step));
+  if (steps_.empty() || steps_.back() < step) {  // not recorded yet
+    steps_.push_back(step);
+    if (steps_.size() > depth) steps_.erase(steps_.begin(), steps_.end() - depth);
   }
   return previous;
+}
+
+SavedStepHistory::Steps SavedStepHistory::advance(const Trial& trial, const Tensor& tensor,
+                                                  std::int64_t step) {
+  return steps_[&tensor.name()].advance(trial, tensor, step, depth_);
 }
 
 }  // namespace rulestream

@@ -18,6 +18,25 @@ namespace rulestream {
 // look at training steps only and stay quiet at EVAL and PREDICT steps.
 bool is_training_step(const Trial& trial, std::int64_t step);
 
+// One tensor's newest training steps at which it was saved, at most `depth`: what
+// SavedStepHistory keeps for each tensor, for a rule that keeps a tensor's state in a place of
+// its own. Different tensors' may then advance on different threads at once (one tensor's on one
+// thread at a time).
+class TensorSaves {
+ public:
+  // Inline for the few steps rules look back.
+  using Steps = boost::container::small_vector<std::int64_t, 4>;
+
+  // The training steps before `step` at which `tensor` was saved, oldest first, at most
+  // `depth`; then records that it was saved at training step `step`. The first call seeds the
+  // steps from the trial (a rule started in mid-job, a tensor first selected now).
+  Steps advance(const Trial& trial, const Tensor& tensor, std::int64_t step, std::size_t depth);
+
+ private:
+  bool seeded_ = false;
+  std::vector<std::int64_t> steps_;
+};
+
 // Per tensor, the newest training steps at which it was saved, so a rule finds "the previous
 // saved steps" in constant time at every step (Tensor::prev_steps lists every step of the
 // tensor, which over a long job makes a rule quadratic). Holds at most `depth` steps per tensor:
@@ -26,8 +45,7 @@ class SavedStepHistory {
  public:
   explicit SavedStepHistory(std::size_t depth) : depth_(depth) {}
 
-  // Inline for the few steps rules look back (asked for every tensor at every step).
-  using Steps = boost::container::small_vector<std::int64_t, 4>;
+  using Steps = TensorSaves::Steps;
 
   // The training steps before `step` at which `tensor` was saved, oldest first, at most depth;
   // then records that it was saved at training step `step`. The first call for a tensor seeds
@@ -41,7 +59,7 @@ class SavedStepHistory {
   // map of names compared long, alike names ("model_layer12.weight") at every lookup. A history
   // serves one trial, the rule's base trial.
   std::size_t depth_;
-  std::unordered_map<const std::string*, std::vector<std::int64_t>> steps_;
+  std::unordered_map<const std::string*, TensorSaves> steps_;
 };
 
 }  // namespace rulestream

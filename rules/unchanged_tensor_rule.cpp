@@ -142,9 +142,7 @@ std::vector<UnchangedTensorRule::CurrentScreen> UnchangedTensorRule::current_scr
 }
 
 UnchangedTensorRule::UnchangedTensorRule(Trial base_trial, Options options)
-    : Rule(std::move(base_trial)),
-      options_(std::move(options)),
-      history_(static_cast<std::size_t>(options_.num_steps - 1)) {}
+    : Rule(std::move(base_trial)), options_(std::move(options)) {}
 
 RuleSpec UnchangedTensorRule::spec() {
   RuleSpec spec;
@@ -173,79 +171,134 @@ RuleSpec UnchangedTensorRule::spec() {
   return spec;
 }
 
+// Nothing at a step that trains nothing (`training` false).
+struct UnchangedTensorRule::Reading final : StepReading {
+  bool training = false;
+  std::vector<TensorRef> refs;
+  std::vector<CurrentScreen> screens;
+};
+
+std::unique_ptr<StepReading> UnchangedTensorRule::read_step(const Trial& trial,
+                                                            std::int64_t step) const {
+  auto reading = std::make_unique<Reading>();
+  reading->training = is_training_step(trial, step);
+  if (!reading->training) return reading;
+  reading->refs = options_.selection.tensor_refs(trial, step);
+  reading->screens = current_screens(trial, reading->refs, step);
+  return reading;
+}
+
+const std::vector<UnchangedTensorRule::TensorState*>& UnchangedTensorRule::states_of(
+    std::span<const TensorRef> refs) {
+  bool same = refs.size() == last_names_.size();
+  for (std::size_t i = 0; same && i < refs.size(); ++i) same = &refs[i].name() == last_names_[i];
+  if (same) return last_states_;
+  last_names_.resize(refs.size());
+  last_states_.resize(refs.size());
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    last_names_[i] = &refs[i].name();
+    last_states_[i] = &states_[last_names_[i]];
+  }
+  return last_states_;
+}
+
+UnchangedTensorRule::Verdict UnchangedTensorRule::judge(const Trial& trial, const Tensor& tensor,
+                                                        const CloseScreen& current_screen,
+                                                        TensorState& state,
+                                                        std::int64_t step) const {
+  const auto wanted = static_cast<std::size_t>(options_.num_steps - 1);
+  const TensorSaves::Steps previous = state.saves.advance(trial, tensor, step, wanted);
+  // This save's screen is kept for the steps after it; the older saves' screens come from those
+  // kept as their steps were read (a rule started in mid-job, or a tensor first selected now,
+  // reads them from the trial).
+  auto& screens = state.screens;
+  if (screens.empty() || screens.back().step < step) {
+    if (screens.size() == static_cast<std::size_t>(options_.num_steps)) {
+      screens.erase(screens.begin());
+    }
+    screens.push_back({step, current_screen});
+  }
+  const auto screen_at = [&](std::int64_t older) -> CloseScreen {
+    for (const Screen& kept : screens) {
+      if (kept.step == older) return kept.screen;
+    }
+    return close_screen(tensor.value_reductions(kCloseScreenReductions, older));
+  };
+  Verdict verdict;
+  if (previous.size() < wanted) return verdict;
+  if (!current_screen.elements) return verdict;  // strings, complex: nothing to compare
+  const Tolerance tolerance{options_.rtol, options_.atol, options_.equal_nan};
+
+  // Values are read only when the reductions cannot tell: a tensor that changed almost always
+  // shows it in its sum, and most tensors of a training job change at every step.
+  std::optional<TensorValue> current;
+  std::optional<double> largest = 0.0;
+  for (auto it = previous.rbegin(); it != previous.rend() && largest; ++it) {
+    CloseScreen older_screen;
+    try {
+      older_screen = screen_at(*it);
+    } catch (const TensorUnavailableForStep&) {
+      largest.reset();  // that save holds only reductions: nothing shows it did not change
+      break;
+    }
+    if (!older_screen.elements || !may_be_close(older_screen, current_screen, tolerance)) {
+      largest.reset();
+      break;
+    }
+    if (!current) current = tensor.value(step);
+    // numpy.allclose(older, current), left at the first block that is not close
+    const std::optional<double> difference = close_within(tensor.value(*it), *current, tolerance);
+    largest = difference ? std::optional(std::max(*largest, *difference)) : std::nullopt;
+  }
+  verdict.largest = largest;
+  verdict.since_step = previous.front();
+  return verdict;
+}
+
 bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
-  if (!is_training_step(trial, step)) return false;
+  const auto read = reading(step);
+  const auto& screens_read = static_cast<const Reading&>(*read);
+  if (!screens_read.training) return false;
+  const std::vector<TensorRef>& refs = screens_read.refs;
+  const std::vector<CurrentScreen>& found = screens_read.screens;
+  // Every selected tensor is looked at, even past kMaxReportedTensors, so that each one's saved
+  // steps stay complete. A tensor's state and verdict depend on that tensor alone: they are
+  // worked out on as many threads as are free, then the finding is made here in name order, as
+  // one thread would. Where a tensor could not be read, every other tensor still moves on to
+  // this step (its saves are what the trial saved), and the first failure in name order is
+  // thrown once all have.
+  const std::vector<TensorState*>& states = states_of(refs);
+  std::vector<Verdict> verdicts(refs.size());
+  for_ranges_in_parallel(refs.size(), kScreensPerTask, [&](std::size_t begin, std::size_t end) {
+    // A handle counted apart: tasks making Tensors of one handle would fight over its count.
+    const Trial own = trial.separately_counted();
+    for (std::size_t i = begin; i != end; ++i) {
+      if (found[i].failure || !found[i].screen) continue;  // only reductions: nothing to compare
+      try {
+        verdicts[i] = judge(own, own.tensor(refs[i]), *found[i].screen, *states[i], step);
+      } catch (...) {
+        verdicts[i].failure = std::current_exception();
+      }
+    }
+  });
   Finding finding;
   std::string first_detail;
-  const auto wanted = static_cast<std::size_t>(options_.num_steps - 1);
-  // Every selected tensor is looked at, even past kMaxReportedTensors, so that each one's
-  // history of saved steps stays complete.
-  // Each tensor's screen at this step depends on that tensor alone: the screens are found on as
-  // many threads as are free, then everything that keeps state (saved steps, kept screens) and
-  // the comparisons of values run here in name order, as one thread would. A tensor whose
-  // screen could not be read throws at its turn, with the tensors before it handled.
-  const std::vector<TensorRef> refs = options_.selection.tensor_refs(trial, step);
-  const std::vector<CurrentScreen> found = current_screens(trial, refs, step);
   for (std::size_t i = 0; i < refs.size(); ++i) {
-    const TensorRef& ref = refs[i];
     if (found[i].failure) std::rethrow_exception(found[i].failure);
-    if (!found[i].screen) continue;  // saved only as reductions at this step: nothing to compare
-    const CloseScreen& current_screen = *found[i].screen;
-    const std::string& name = ref.name();
-    const Tensor tensor = trial.tensor(ref);
-    const SavedStepHistory::Steps previous = history_.advance(trial, tensor, step);
-    // This save's screen is kept for the steps after it; the older saves' screens come from
-    // those kept as their steps were read (a rule started in mid-job, or a tensor first
-    // selected now, reads them from the trial).
-    auto& screens = screens_[&name];
-    if (screens.empty() || screens.back().step < step) {
-      if (screens.size() == static_cast<std::size_t>(options_.num_steps)) {
-        screens.erase(screens.begin());
-      }
-      screens.push_back({step, current_screen});
-    }
-    const auto screen_at = [&](std::int64_t older) -> CloseScreen {
-      for (const Screen& kept : screens) {
-        if (kept.step == older) return kept.screen;
-      }
-      return close_screen(tensor.value_reductions(kCloseScreenReductions, older));
-    };
-    if (previous.size() < wanted) continue;
-    if (!current_screen.elements) continue;  // strings, complex: nothing to compare
-    const Tolerance tolerance{options_.rtol, options_.atol, options_.equal_nan};
-
-    // Values are read only when the reductions cannot tell: a tensor that changed almost always
-    // shows it in its sum, and most tensors of a training job change at every step.
-    std::optional<TensorValue> current;
-    std::optional<double> largest = 0.0;
-    for (auto it = previous.rbegin(); it != previous.rend() && largest; ++it) {
-      CloseScreen older_screen;
-      try {
-        older_screen = screen_at(*it);
-      } catch (const TensorUnavailableForStep&) {
-        largest.reset();  // that save holds only reductions: nothing shows it did not change
-        break;
-      }
-      if (!older_screen.elements || !may_be_close(older_screen, current_screen, tolerance)) {
-        largest.reset();
-        break;
-      }
-      if (!current) current = tensor.value(step);
-      // numpy.allclose(older, current), left at the first block that is not close
-      const std::optional<double> difference = close_within(tensor.value(*it), *current, tolerance);
-      largest = difference ? std::optional(std::max(*largest, *difference)) : std::nullopt;
-    }
-    if (!largest || finding.tensors.size() == kMaxReportedTensors) continue;
-
+    const Verdict& verdict = verdicts[i];
+    if (verdict.failure) std::rethrow_exception(verdict.failure);
+    if (!verdict.largest || finding.tensors.size() == kMaxReportedTensors) continue;
+    const std::string& name = refs[i].name();
     finding.tensors.push_back(name);
-    finding.figures.push_back({"max_abs_difference", *largest, name});
-    finding.figures.push_back({"since_step", static_cast<double>(previous.front()), name});
+    finding.figures.push_back({"max_abs_difference", *verdict.largest, name});
+    finding.figures.push_back({"since_step", static_cast<double>(verdict.since_step), name});
     if (first_detail.empty()) {
-      first_detail = " unchanged over saved steps " + std::to_string(previous.front()) + ".." +
+      first_detail = " unchanged over saved steps " + std::to_string(verdict.since_step) + ".." +
                      std::to_string(step) + " (" + std::to_string(options_.num_steps) +
-                     " saves, largest difference " + format_figure(*largest) + " within rtol " +
-                     format_figure(options_.rtol) + ", atol " + format_figure(options_.atol) + ")";
+                     " saves, largest difference " + format_figure(*verdict.largest) +
+                     " within rtol " + format_figure(options_.rtol) + ", atol " +
+                     format_figure(options_.atol) + ")";
     }
   }
   if (finding.tensors.empty()) return false;

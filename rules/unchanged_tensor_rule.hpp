@@ -44,6 +44,10 @@ class UnchangedTensorRule final : public Rule {
 
   std::string_view name() const override { return "UnchangedTensor"; }
   bool invoke_at_step(std::int64_t step) override;
+  // A step's tensors and their screens depend on the step alone: they are read ahead, and only
+  // the saved steps, the kept screens and the comparisons are serial (Rule::reads_ahead).
+  bool reads_ahead() const override { return true; }
+  std::unique_ptr<StepReading> read_step(const Trial& trial, std::int64_t step) const override;
   // Values are compared only when reductions say they may be close (read on demand then).
   RequiredTensors required_tensors() const override { return options_.selection.required(false); }
 
@@ -61,17 +65,41 @@ class UnchangedTensorRule final : public Rule {
     std::optional<CloseScreen> screen;
     std::exception_ptr failure;
   };
+  // What read_step() reads: the selected tensors and their screens at a training step.
+  struct Reading;
   // The screens of `refs` at `step`, in their order, found in parallel (they change no state).
   std::vector<CurrentScreen> current_screens(const Trial& trial, std::span<const TensorRef> refs,
                                              std::int64_t step) const;
 
+  // What the rule keeps of one tensor: its saved training steps, and its screens at the last
+  // num_steps of them as read at those steps (a step compares its value's screen with those of
+  // the saves before it; reading them again from the trial was two thirds of the rule's
+  // lookups).
+  struct TensorState {
+    TensorSaves saves;
+    boost::container::small_vector<Screen, 3> screens;
+  };
+  // What judging one tensor at a step found: whether it is unchanged (the largest difference)
+  // since which step, or what reading its values threw.
+  struct Verdict {
+    std::optional<double> largest;
+    std::int64_t since_step = 0;
+    std::exception_ptr failure;
+  };
+  // The state of each of `refs`, made for tensors not seen before. The same tensors as last
+  // step, in the same order, cost one comparison each rather than a lookup.
+  const std::vector<TensorState*>& states_of(std::span<const TensorRef> refs);
+  // Moves one tensor's state on to `step` and judges it there. Touches that tensor's state
+  // alone: different tensors are judged on different threads at once.
+  Verdict judge(const Trial& trial, const Tensor& tensor, const CloseScreen& current_screen,
+                TensorState& state, std::int64_t step) const;
+
   Options options_;
-  SavedStepHistory history_;
-  // Each tensor's screens at its last num_steps saved steps, as read at those steps: a step
-  // compares its value's screen with those of the saves before it, and reading them again from
-  // the trial was two thirds of the rule's lookups (keyed by the store's copy of the name, as
-  // history_ is).
-  std::unordered_map<const std::string*, boost::container::small_vector<Screen, 3>> screens_;
+  // By the store's copy of the name (Tensor::name(): one string per tensor for as long as the
+  // trial lives). Nodes never move, so states_of's pointers stay valid.
+  std::unordered_map<const std::string*, TensorState> states_;
+  std::vector<const std::string*> last_names_;  // states_of's last refs, and their states
+  std::vector<TensorState*> last_states_;
 };
 
 }  // namespace rulestream

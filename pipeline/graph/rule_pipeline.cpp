@@ -126,9 +126,13 @@ class RulePipeline::Impl {
               registry.create(rule_config.rule, own_context(), rule_config.parameters));
         }
       }
+      // A rule that keeps state but reads each step on its own reads as many steps at once as
+      // there are threads, and judges them in order on its own node (RuleStage).
+      const bool reads_ahead = replicas.empty() && rule.reads_ahead() && !rule.check_interval();
       runners_.push_back(
           std::make_unique<RuleRunner>(runners_.size(), std::move(configured), runner_context_));
       runners_.back()->add_replicas(std::move(replicas));
+      if (reads_ahead) runners_.back()->allow_reading_ahead(parallelism());
     }
     routing_ = std::make_unique<SinkRouting>(configured_rules(), sink_labels());
     runner_context_ =

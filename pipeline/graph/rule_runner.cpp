@@ -50,29 +50,55 @@ RuleRunner::RuleRunner(std::size_t index, ConfiguredRule configured,
       context_(context) {}
 
 void RuleRunner::handle(const RuleMessage& message) {
-  // What this thread did of the rule's parallel sections ran on every thread of the arena: it
-  // is the rule's work, not its serial node's. Nor is what it did of the store's ingestion while
-  // a lookup waited for the store's lock (ReaderSlotsMutex::helped_cpu): that is the
-  // assembler's parallel work, and the rule's neither.
-  const auto parallel_before = rule_->parallel_section_cpu();
+  if (const auto* ready = std::get_if<StepReady>(&message)) {
+    run_step(*ready, nullptr);
+  } else {
+    on_serial_node([&] { check_time(); });
+  }
+}
+
+template <typename Body>
+void RuleRunner::on_serial_node(const Body& body) {
+  // What this thread did of rules' parallel sections ran on every thread of the arena: it is
+  // the rule's work, not its serial node's. Nor is what it did of the store's ingestion while a
+  // lookup waited for the store's lock (ReaderSlotsMutex::helped_cpu): that is the assembler's
+  // parallel work, and the rule's neither. Both are counted per thread, so a rule reading ahead
+  // on other threads meanwhile changes neither figure here.
+  const auto parallel_before = Rule::parallel_section_cpu();
   const auto helped_before = ReaderSlotsMutex::helped_cpu();
   {
     BusyTimer serial(serial_busy_);
-    if (const auto* ready = std::get_if<StepReady>(&message)) {
-      if (errored_ || !context_.in_range(ready->step)) return;
-      StepOutcome outcome;
-      {
-        BusyTimer timer(busy_);
-        outcome = evaluate_step(*rule_, *ready);
-      }
-      busy_ -= ReaderSlotsMutex::helped_cpu() - helped_before;
-      record(*ready, std::move(outcome));
-    } else {
-      check_time();
-    }
+    body();
   }
-  serial_busy_ -= rule_->parallel_section_cpu() - parallel_before;
+  serial_busy_ -= Rule::parallel_section_cpu() - parallel_before;
   serial_busy_ -= ReaderSlotsMutex::helped_cpu() - helped_before;
+}
+
+void RuleRunner::run_step(const StepReady& ready, ReadAhead* ahead) {
+  on_serial_node([&] {
+    if (errored_ || !context_.in_range(ready.step)) return;
+    const auto helped_before = ReaderSlotsMutex::helped_cpu();
+    StepOutcome outcome;
+    {
+      BusyTimer timer(busy_);
+      outcome = evaluate_step(*rule_, ready, ahead);
+    }
+    busy_ -= ReaderSlotsMutex::helped_cpu() - helped_before;
+    record(ready, std::move(outcome));
+  });
+}
+
+std::shared_ptr<ReadAhead> RuleRunner::read_ahead(const StepReady& ready) {
+  if (!context_.in_range(ready.step)) return nullptr;
+  const auto start = BusyTimer::now();
+  auto ahead = std::make_shared<ReadAhead>(rule_->read_ahead(ready.step));
+  parallel_busy_ += (BusyTimer::now() - start).count();
+  return ahead;
+}
+
+void RuleRunner::judge(const StepReady& ready, const std::shared_ptr<ReadAhead>& ahead) {
+  if (!ahead) return;  // out of range: nothing was read, and the serial form evaluates nothing
+  run_step(ready, ahead.get());
 }
 
 void RuleRunner::add_replicas(std::vector<std::unique_ptr<Rule>> replicas) {
@@ -107,12 +133,16 @@ StepOutcome RuleRunner::evaluate_on_replica(const StepReady& ready) {
   return evaluate_step(*instance, ready);
 }
 
-StepOutcome RuleRunner::evaluate_step(Rule& rule, const StepReady& ready) const {
+StepOutcome RuleRunner::evaluate_step(Rule& rule, const StepReady& ready, ReadAhead* ahead) const {
   using Kind = StepOutcome::Kind;
   if (!context_.in_range(ready.step)) return {};
   StepOutcome outcome;
   try {
-    rule.invoke(ready.step);
+    if (ahead != nullptr) {
+      rule.invoke_with(ready.step, std::move(*ahead));
+    } else {
+      rule.invoke(ready.step);
+    }
     outcome.kind = Kind::Quiet;
   } catch (const RuleEvaluationConditionMet&) {
     outcome.kind = Kind::Fired;

@@ -2,6 +2,7 @@
 
 #include <tbb/concurrent_queue.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -73,10 +74,12 @@ struct StepOutcome {
 // One configured rule and how its evaluation is going: the body of the rule's part of the graph
 // (RuleStage).
 //
-// Concurrency: handle() and apply() are called by the rule's own serial node, one message at a
-// time, and nothing else touches the runner's counts until the graph has drained (then
-// finish() reads them). evaluate_on_replica() is called by up to replica_count() threads at
-// once, each on its own instance of the rule. claim_time_check() is safe from any thread.
+// Concurrency: handle(), apply() and judge() are called by the rule's own serial node, one
+// message at a time, and nothing else touches the runner's counts until the graph has drained
+// (then finish() reads them). evaluate_on_replica() is called by up to replica_count() threads
+// at once, each on its own instance of the rule; read_ahead() by up to steps_read_at_once()
+// threads at once, on the rule's one instance, while judge() runs (Rule::reads_ahead says why
+// that is safe). claim_time_check() is safe from any thread.
 // Different runners run in parallel and share only the context (sinks are thread-safe; the
 // stop action runner is).
 class RuleRunner {
@@ -98,6 +101,21 @@ class RuleRunner {
   StepOutcome evaluate_on_replica(const StepReady& ready);
   // What evaluate_on_replica() found, in release order: counts, events, stop actions.
   void apply(const StepReady& ready, StepOutcome outcome);
+
+  // --- Steps read ahead (rules that keep state but read each step on its own) ---------------
+  // Lets up to `steps` steps be read at once (Rule::reads_ahead) while the rule judges earlier
+  // ones. Before the graph runs.
+  void allow_reading_ahead(std::size_t steps) {
+    steps_read_at_once_ = std::max<std::size_t>(steps, 1);
+  }
+  // How many steps may be read at once: 1 unless allowed more.
+  std::size_t steps_read_at_once() const { return steps_read_at_once_; }
+  // Reads a released step for the rule (Rule::read_ahead); null for a step out of range. Any
+  // thread, up to steps_read_at_once() at once.
+  std::shared_ptr<ReadAhead> read_ahead(const StepReady& ready);
+  // Judges a step read ahead, in release order, on the rule's serial node: as handle() does
+  // with the step, from what was read.
+  void judge(const StepReady& ready, const std::shared_ptr<ReadAhead>& ahead);
 
   // True when no time check is queued on the node (and one now is): the caller puts it. A rule
   // busy with a backlog of steps gets one time check, not one per tick.
@@ -126,9 +144,15 @@ class RuleRunner {
   std::chrono::nanoseconds serial_busy() const { return serial_busy_; }
 
  private:
-  // Evaluates `rule` (the runner's own or a replica) at a released step. Touches no count:
-  // safe on different instances at once.
-  StepOutcome evaluate_step(Rule& rule, const StepReady& ready) const;
+  // Evaluates `rule` (the runner's own or a replica) at a released step, from what was read
+  // ahead when `ahead` is given. Touches no count: safe on different instances at once.
+  StepOutcome evaluate_step(Rule& rule, const StepReady& ready, ReadAhead* ahead = nullptr) const;
+  // handle() of a released step, and judge(): evaluates it on the serial node and records it.
+  void run_step(const StepReady& ready, ReadAhead* ahead);
+  // Runs `body` on the serial node, counting its CPU time as the node's (serial_busy_) less
+  // what is not the node's own (see serial_busy()).
+  template <typename Body>
+  void on_serial_node(const Body& body);
   // Counts an outcome, fires its event, or puts the rule in Error (apply() and handle()).
   void record(const StepReady& ready, StepOutcome outcome);
   void check_time();
@@ -159,6 +183,7 @@ class RuleRunner {
   // Instances of the rule not evaluating a step now (the runner's own is one of them).
   std::vector<std::unique_ptr<Rule>> replicas_;
   tbb::concurrent_queue<Rule*> free_instances_;
+  std::size_t steps_read_at_once_ = 1;
   bool errored_ = false;
   std::string error_;
   bool stop_ran_ = false;

@@ -7,6 +7,28 @@ namespace rulestream {
 namespace flow = tbb::flow;
 
 RuleStage::RuleStage(flow::graph& graph, RuleRunner& runner, flow::node_priority_t priority) {
+  if (runner.replica_count() == 1 && runner.steps_read_at_once() > 1) {
+    read_ = std::make_unique<ReadNode>(
+        graph, runner.steps_read_at_once(),
+        [&runner](const RuleMessage& message) {
+          // Only released steps come here (no time checks: see the class comment).
+          const StepReady& ready = std::get<StepReady>(message);
+          return Read{ready, runner.read_ahead(ready)};
+        },
+        priority);
+    read_sequencer_ = std::make_unique<ReadSequencer>(
+        graph, [](const Read& read) { return read.ready.sequence; });
+    judge_ = std::make_unique<JudgeNode>(
+        graph, flow::serial,
+        [&runner](const Read& read) {
+          runner.judge(read.ready, read.ahead);
+          return flow::continue_msg();
+        },
+        priority);
+    flow::make_edge(*read_, *read_sequencer_);
+    flow::make_edge(*read_sequencer_, *judge_);
+    return;
+  }
   if (runner.replica_count() == 1) {
     serial_ = std::make_unique<SerialNode>(
         graph, flow::serial,
@@ -40,6 +62,7 @@ RuleStage::RuleStage(flow::graph& graph, RuleRunner& runner, flow::node_priority
 
 flow::receiver<RuleMessage>& RuleStage::input() {
   if (serial_) return *serial_;
+  if (read_) return *read_;
   return *evaluate_;
 }
 

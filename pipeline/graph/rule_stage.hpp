@@ -20,6 +20,11 @@ namespace rulestream {
 //   them (RuleRunner::apply). The rule's events, problems and status are those of the serial
 //   form, in the same order: only where the evaluating happens changes. Such rules watch no
 //   clock, so no time check comes in.
+// - A rule that reads ahead (RuleRunner::allow_reading_ahead; rules that keep state but read
+//   each step on its own): a node reading up to steps_read_at_once() steps at once on the
+//   rule's one instance, a sequencer, and a serial node judging them in release order
+//   (RuleRunner::judge). The same events, problems and status as the serial form; no time check
+//   comes in either.
 //
 // The stage refers to `runner`, which outlives the graph.
 class RuleStage {
@@ -39,11 +44,21 @@ class RuleStage {
   using EvaluateNode = tbb::flow::function_node<RuleMessage, Evaluated>;
   using Sequencer = tbb::flow::sequencer_node<Evaluated>;
   using ApplyNode = tbb::flow::function_node<Evaluated>;
+  struct Read {
+    StepReady ready;
+    std::shared_ptr<ReadAhead> ahead;  // null: out of range
+  };
+  using ReadNode = tbb::flow::function_node<RuleMessage, Read>;
+  using ReadSequencer = tbb::flow::sequencer_node<Read>;
+  using JudgeNode = tbb::flow::function_node<Read>;
 
   std::unique_ptr<SerialNode> serial_;
   std::unique_ptr<EvaluateNode> evaluate_;
   std::unique_ptr<Sequencer> sequencer_;
   std::unique_ptr<ApplyNode> apply_;
+  std::unique_ptr<ReadNode> read_;
+  std::unique_ptr<ReadSequencer> read_sequencer_;
+  std::unique_ptr<JudgeNode> judge_;
 };
 
 }  // namespace rulestream

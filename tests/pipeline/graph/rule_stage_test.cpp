@@ -7,23 +7,23 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 
-#include "pipeline/graph/rule_pipeline.hpp"
 #include "pipeline/model/busy_timer.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
-#include "rules/rule_registry.hpp"
-#include "tests/support/recording_sink.hpp"
+#include "tests/support/one_rule_replay.hpp"
+#include "tests/support/overtaking_gate.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
 namespace {
 
-using rulestream::testing::RecordingSink;
+using rulestream::testing::OneRuleReplay;
+using rulestream::testing::OvertakingGate;
+using rulestream::testing::replay_one_rule;
 using rulestream::testing::TempDir;
+using rulestream::testing::write_simulated_job;
 using namespace std::chrono_literals;
 
 constexpr std::int64_t kSteps = 12;
@@ -33,16 +33,12 @@ constexpr std::chrono::milliseconds kWorkPerStep{1};
 // gate that holds step 0's evaluation until step 1's has finished (so outcomes complete out of
 // step order whenever two threads evaluate).
 struct Shared {
+  explicit Shared(std::chrono::milliseconds wait_for_step_one = {}) : gate(wait_for_step_one) {}
   std::atomic<int> instances{0};
   std::mutex mutex;
-  std::condition_variable step_one_done;
-  bool step_one_finished = false;
-  bool overtaken = false;  // step 1 finished while step 0 waited
-  std::set<int> instances_used;
+  std::set<int> instances_used;         // guarded by mutex
   std::optional<std::int64_t> fail_at;  // the rule throws at this step
-  // How long step 0 waits for step 1: bounded, so that a run with one thread (where nothing
-  // else evaluates) ends rather than hangs.
-  std::chrono::milliseconds wait_for_step_one{0};
+  OvertakingGate gate;
 };
 
 // Fires at odd steps with a message naming only the step; throws at Shared::fail_at.
@@ -59,17 +55,11 @@ class OddStepRule final : public Rule {
     const auto start = BusyTimer::now();
     while (BusyTimer::now() - start < kWorkPerStep) {
     }
-    std::unique_lock lock(shared_.mutex);
-    shared_.instances_used.insert(id_);
-    if (step == 0) {
-      // Waits for step 1 to be evaluated on another instance and finish first.
-      shared_.overtaken = shared_.step_one_done.wait_for(lock, shared_.wait_for_step_one,
-                                                         [&] { return shared_.step_one_finished; });
+    {
+      const std::lock_guard lock(shared_.mutex);
+      shared_.instances_used.insert(id_);
     }
-    if (step == 1) {
-      shared_.step_one_finished = true;
-      shared_.step_one_done.notify_all();
-    }
+    shared_.gate.finished(step);  // step 0 waits for step 1, evaluated on another instance
     if (shared_.fail_at && step == *shared_.fail_at) throw std::runtime_error("broken on purpose");
     if (step % 2 == 0) return false;
     report({.tensors = {}, .figures = {}, .message = "odd step " + std::to_string(step)});
@@ -81,51 +71,15 @@ class OddStepRule final : public Rule {
   int id_ = 0;
 };
 
-RuleRegistry registry_with(Shared& shared) {
-  RuleRegistry registry = RuleRegistry::builtin();
-  registry.add(
-      {.name = "OddStep", .create = [&shared](const RuleContext& context, const RuleParameters&) {
-         return std::unique_ptr<Rule>(new OddStepRule(context.base_trial, shared));
-       }});
-  return registry;
-}
-
-struct Replay {
-  std::vector<RuleEvent> events;  // OddStep's, in the order they reached the sink
-  PipelineReport report;
-};
-
-Replay replay(const std::filesystem::path& trial, int threads, Shared& shared) {
-  PipelineConfig config;
-  config.paths = {trial.string()};
-  config.rules = {{"odd", "OddStep", {}}};
-  config.threads = threads;
-  auto sink = std::make_unique<RecordingSink>();
-  const RecordingSink* recording = sink.get();
-  std::vector<std::unique_ptr<Sink>> sinks;
-  sinks.push_back(std::move(sink));
-  const RuleRegistry registry = registry_with(shared);
-  RulePipeline pipeline(config, std::move(sinks), registry);
-  Replay result;
-  result.report = pipeline.run();
-  for (const RuleEvent& event : recording->events()) {
-    if (event.rule_configuration == "odd") result.events.push_back(event);
-  }
-  return result;
-}
-
-std::filesystem::path write_job(const TempDir& dir) {
-  JobSimulatorOptions options;
-  options.output = dir.path() / "job";
-  options.steps = kSteps;
-  options.save_interval = 1;
-  options.tensor_size = 16;
-  JobSimulator(options).run();
-  return options.output;
+OneRuleReplay replay(const std::filesystem::path& trial, int threads, Shared& shared) {
+  return replay_one_rule(
+      trial, threads, "OddStep", [&shared](const RuleContext& context, const RuleParameters&) {
+        return std::unique_ptr<Rule>(new OddStepRule(context.base_trial, shared));
+      });
 }
 
 // The condition-met events' steps in arrival order, and the status.
-std::vector<std::int64_t> fired_steps(const Replay& run) {
+std::vector<std::int64_t> fired_steps(const OneRuleReplay& run) {
   std::vector<std::int64_t> steps;
   for (const RuleEvent& event : run.events) {
     if (event.kind == RuleEvent::Kind::ConditionMet) steps.push_back(event.global_step);
@@ -135,18 +89,17 @@ std::vector<std::int64_t> fired_steps(const Replay& run) {
 
 TEST(RuleStage, StepsEvaluatedAtOnceGiveTheSerialEventsInStepOrder) {
   TempDir dir;
-  const auto trial = write_job(dir);
+  const auto trial = write_simulated_job(dir.path(), kSteps);
 
   Shared serial_shared;
-  const Replay serial = replay(trial, 1, serial_shared);
+  const OneRuleReplay serial = replay(trial, 1, serial_shared);
   EXPECT_EQ(serial_shared.instances_used.size(), 1u);  // one thread: one instance evaluates
 
   // Two threads at least (CI's machines have two cores; the pipeline takes no more threads
   // than the machine has): step 0 waits on one instance while another evaluates step 1.
-  Shared shared;
-  shared.wait_for_step_one = 30s;
-  const Replay parallel = replay(trial, 4, shared);
-  ASSERT_TRUE(shared.overtaken) << "step 1 never finished while step 0 was being evaluated";
+  Shared shared(30s);
+  const OneRuleReplay parallel = replay(trial, 4, shared);
+  ASSERT_TRUE(shared.gate.overtaken()) << "step 1 never finished while step 0 was being evaluated";
   EXPECT_GE(shared.instances_used.size(), 2u);
 
   // Odd steps 1..11, in step order, though step 1 finished before step 0.
@@ -181,11 +134,11 @@ TEST(RuleStage, StepsEvaluatedAtOnceGiveTheSerialEventsInStepOrder) {
 // evaluated meanwhile report nothing.
 TEST(RuleStage, AnErrorEndsTheRuleAtItsStepThoughLaterStepsWereEvaluated) {
   TempDir dir;
-  const auto trial = write_job(dir);
+  const auto trial = write_simulated_job(dir.path(), kSteps);
   for (const int threads : {1, 4}) {
     Shared shared;
     shared.fail_at = 4;
-    const Replay run = replay(trial, threads, shared);
+    const OneRuleReplay run = replay(trial, threads, shared);
     EXPECT_EQ(fired_steps(run), (std::vector<std::int64_t>{1, 3})) << threads << " threads";
     ASSERT_FALSE(run.events.empty());
     const RuleEvent& status = run.events.back();

@@ -1,0 +1,42 @@
+#include "tests/support/one_rule_replay.hpp"
+
+#include <utility>
+
+#include "pipeline/simulator/job_simulator.hpp"
+#include "tests/support/recording_sink.hpp"
+
+namespace rulestream::testing {
+
+std::filesystem::path write_simulated_job(const std::filesystem::path& dir, std::int64_t steps) {
+  JobSimulatorOptions options;
+  options.output = dir / "job";
+  options.steps = steps;
+  options.save_interval = 1;
+  options.tensor_size = 16;
+  JobSimulator(options).run();
+  return options.output;
+}
+
+OneRuleReplay replay_one_rule(
+    const std::filesystem::path& trial, int threads, const std::string& rule_name,
+    std::function<std::unique_ptr<Rule>(const RuleContext&, const RuleParameters&)> create) {
+  RuleRegistry registry = RuleRegistry::builtin();
+  registry.add({.name = rule_name, .create = std::move(create)});
+  PipelineConfig config;
+  config.paths = {trial.string()};
+  config.rules = {{"rule", rule_name, {}}};
+  config.threads = threads;
+  auto sink = std::make_unique<RecordingSink>();
+  const RecordingSink* recording = sink.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(sink));
+  RulePipeline pipeline(config, std::move(sinks), registry);
+  OneRuleReplay result;
+  result.report = pipeline.run();
+  for (const RuleEvent& event : recording->events()) {
+    if (event.rule_configuration == "rule") result.events.push_back(event);
+  }
+  return result;
+}
+
+}  // namespace rulestream::testing
