@@ -4,35 +4,46 @@
 
 namespace rulestream {
 
-std::optional<TensorValue> HeldValues::take(const std::string* tensor, std::int64_t step) {
-  const auto found = held_.find(tensor);
-  if (found == held_.end() || !found->second.value || found->second.step != step) {
-    return std::nullopt;
-  }
-  // Moved out, the entry's optional is still engaged (with an empty value): release empties it.
-  std::optional<TensorValue> value = std::move(found->second.value);
-  release(found->second);
+std::optional<TensorValue> HeldValues::take(Slot& slot, std::int64_t step) {
+  if (!slot.value || slot.step != step) return std::nullopt;
+  // Moved out, the slot's optional is still engaged (with an empty value): release empties it.
+  std::optional<TensorValue> value = std::move(slot.value);
+  release(slot);
   return value;
 }
 
-void HeldValues::hold(const std::string* tensor, std::int64_t step, TensorValue value) {
+void HeldValues::hold(Slot& slot, std::int64_t step, TensorValue value) {
   const std::size_t copied = value.bytes().in_kept_mapping() ? 0 : value.bytes().size();
-  Held& held = held_[tensor];
-  release(held);
-  if (copied > budget_ - copied_) return;  // read again when it is needed
-  held.step = step;
-  held.value = std::move(value);
-  held.copied_bytes = copied;
-  copied_ += copied;
-  ++count_;
+  release(slot);
+  // Counted before it is held: two threads never both fit in what is left for one.
+  if (copied > 0) {
+    std::size_t before = copied_.load(std::memory_order_relaxed);
+    do {
+      if (copied > budget_ - before) return;  // read again when it is needed
+    } while (!copied_.compare_exchange_weak(before, before + copied, std::memory_order_relaxed));
+  }
+  slot.step = step;
+  slot.value = std::move(value);
+  slot.copied_bytes = copied;
+  count_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void HeldValues::release(Held& held) {
-  if (!held.value) return;
-  copied_ -= held.copied_bytes;
-  held.copied_bytes = 0;
-  held.value.reset();
-  --count_;
+std::optional<TensorValue> HeldValues::take(const std::string* tensor, std::int64_t step) {
+  const auto found = held_.find(tensor);
+  if (found == held_.end()) return std::nullopt;
+  return take(found->second, step);
+}
+
+void HeldValues::hold(const std::string* tensor, std::int64_t step, TensorValue value) {
+  hold(slot(tensor), step, std::move(value));
+}
+
+void HeldValues::release(Slot& slot) {
+  if (!slot.value) return;
+  copied_.fetch_sub(slot.copied_bytes, std::memory_order_relaxed);
+  slot.copied_bytes = 0;
+  slot.value.reset();
+  count_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace rulestream

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -20,37 +21,51 @@ namespace rulestream {
 // past it they are not held, and the rule reads them again when it needs them.
 //
 // Tensors are keyed by the trial's own copy of their name (Tensor::name(), one string per tensor
-// for as long as the trial lives), as SavedStepHistory keys them. Not thread-safe: one rule's.
+// for as long as the trial lives), as SavedStepHistory keys them.
+//
+// Concurrency: slot() and the calls by name from one thread at a time (a rule's). take() and
+// hold() on slots from any threads at once, each slot from one thread at a time: a rule that
+// moves each tensor on in parallel ranges takes its slots first, then works on them (the byte
+// budget is shared atomically, and which copies fit it then depends on the threads' timing;
+// what is not held is read again, so only the cost changes).
 class HeldValues {
  public:
-  explicit HeldValues(std::size_t copied_budget_bytes) : budget_(copied_budget_bytes) {}
-
-  // The value of `tensor` held from `step`, handed over (no longer held); nullopt when none is.
-  std::optional<TensorValue> take(const std::string* tensor, std::int64_t step);
-
-  // Holds `value` as `tensor`'s at `step`, in place of what was held for it.
-  void hold(const std::string* tensor, std::int64_t step, TensorValue value);
-
-  std::size_t size() const { return count_; }
-  std::size_t copied_bytes() const { return copied_; }
-
- private:
-  // A tensor's entry stays once made, empty between a take and the next hold: a rule takes and
+  // One tensor's entry: made once, empty between a take and the next hold (a rule takes and
   // holds every weight at every step, and freeing the node and making it again each time cost a
-  // malloc and a free per weight per step.
-  struct Held {
+  // malloc and a free per weight per step).
+  struct Slot {
     std::int64_t step = 0;
     std::optional<TensorValue> value;  // nullopt: nothing held
     std::size_t copied_bytes = 0;      // what the value counts against the budget
   };
 
-  // Empties an entry, if it holds a value.
-  void release(Held& held);
+  explicit HeldValues(std::size_t copied_budget_bytes) : budget_(copied_budget_bytes) {}
+  HeldValues(const HeldValues&) = delete;
+  HeldValues& operator=(const HeldValues&) = delete;
 
-  std::size_t budget_;
-  std::size_t copied_ = 0;
-  std::size_t count_ = 0;  // entries holding a value
-  std::unordered_map<const std::string*, Held> held_;
+  // `tensor`'s slot, made the first time. Its address stays valid for the HeldValues' life.
+  Slot& slot(const std::string* tensor) { return held_[tensor]; }
+
+  // The value held in `slot` from `step`, handed over (no longer held); nullopt when none is.
+  std::optional<TensorValue> take(Slot& slot, std::int64_t step);
+  // Holds `value` as the slot's at `step`, in place of what was held there.
+  void hold(Slot& slot, std::int64_t step, TensorValue value);
+
+  // The same, by tensor.
+  std::optional<TensorValue> take(const std::string* tensor, std::int64_t step);
+  void hold(const std::string* tensor, std::int64_t step, TensorValue value);
+
+  std::size_t size() const { return count_.load(std::memory_order_relaxed); }
+  std::size_t copied_bytes() const { return copied_.load(std::memory_order_relaxed); }
+
+ private:
+  // Empties a slot, if it holds a value.
+  void release(Slot& slot);
+
+  const std::size_t budget_;
+  std::atomic<std::size_t> copied_{0};
+  std::atomic<std::size_t> count_{0};  // slots holding a value
+  std::unordered_map<const std::string*, Slot> held_;
 };
 
 }  // namespace rulestream

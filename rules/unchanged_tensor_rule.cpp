@@ -188,20 +188,6 @@ std::unique_ptr<StepReading> UnchangedTensorRule::read_step(const Trial& trial,
   return reading;
 }
 
-const std::vector<UnchangedTensorRule::TensorState*>& UnchangedTensorRule::states_of(
-    std::span<const TensorRef> refs) {
-  bool same = refs.size() == last_names_.size();
-  for (std::size_t i = 0; same && i < refs.size(); ++i) same = &refs[i].name() == last_names_[i];
-  if (same) return last_states_;
-  last_names_.resize(refs.size());
-  last_states_.resize(refs.size());
-  for (std::size_t i = 0; i < refs.size(); ++i) {
-    last_names_[i] = &refs[i].name();
-    last_states_[i] = &states_[last_names_[i]];
-  }
-  return last_states_;
-}
-
 UnchangedTensorRule::Verdict UnchangedTensorRule::judge(const Trial& trial, const Tensor& tensor,
                                                         const CloseScreen& current_screen,
                                                         TensorState& state,
@@ -268,7 +254,7 @@ bool UnchangedTensorRule::invoke_at_step(std::int64_t step) {
   // one thread would. Where a tensor could not be read, every other tensor still moves on to
   // this step (its saves are what the trial saved), and the first failure in name order is
   // thrown once all have.
-  const std::vector<TensorState*>& states = states_of(refs);
+  const std::vector<TensorState*>& states = states_.of(refs);
   std::vector<Verdict> verdicts(refs.size());
   for_ranges_in_parallel(refs.size(), kScreensPerTask, [&](std::size_t begin, std::size_t end) {
     // A handle counted apart: tasks making Tensors of one handle would fight over its count.

@@ -7,12 +7,12 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "rules/tensor_selection.hpp"
+#include "rules/tensor_states.hpp"
 #include "rules/training_steps.hpp"
 #include "rules/value_closeness.hpp"
 
@@ -86,20 +86,13 @@ class UnchangedTensorRule final : public Rule {
     std::int64_t since_step = 0;
     std::exception_ptr failure;
   };
-  // The state of each of `refs`, made for tensors not seen before. The same tensors as last
-  // step, in the same order, cost one comparison each rather than a lookup.
-  const std::vector<TensorState*>& states_of(std::span<const TensorRef> refs);
   // Moves one tensor's state on to `step` and judges it there. Touches that tensor's state
   // alone: different tensors are judged on different threads at once.
   Verdict judge(const Trial& trial, const Tensor& tensor, const CloseScreen& current_screen,
                 TensorState& state, std::int64_t step) const;
 
   Options options_;
-  // By the store's copy of the name (Tensor::name(): one string per tensor for as long as the
-  // trial lives). Nodes never move, so states_of's pointers stay valid.
-  std::unordered_map<const std::string*, TensorState> states_;
-  std::vector<const std::string*> last_names_;  // states_of's last refs, and their states
-  std::vector<TensorState*> last_states_;
+  TensorStates<TensorState> states_;
 };
 
 }  // namespace rulestream

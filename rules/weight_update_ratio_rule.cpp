@@ -131,45 +131,6 @@ constexpr std::uint64_t kElementsPerTask = std::uint64_t{1} << 16;
 // only their handles.
 constexpr std::size_t kHeldCopiedBytes = std::size_t{64} << 20;
 
-// One weight whose update is measured: its position in the chunk, its name (the trial's copy)
-// and the saved step it is measured from.
-struct Update {
-  std::size_t position = 0;
-  const std::string* name = nullptr;
-  std::int64_t previous_step = 0;
-};
-
-// The previous value of each update, nullopt where there is none: those held from the previous
-// step's reads (nearly all of them), the rest by one values_at per distinct previous step.
-std::vector<std::optional<TensorValue>> previous_values(const Trial& trial,
-                                                        std::span<const TensorRef> chunk,
-                                                        const std::vector<Update>& updates,
-                                                        HeldValues& held) {
-  std::vector<std::optional<TensorValue>> values(updates.size());
-  std::vector<bool> read(updates.size(), false);
-  for (std::size_t u = 0; u < updates.size(); ++u) {
-    values[u] = held.take(updates[u].name, updates[u].previous_step);
-    read[u] = values[u].has_value();
-  }
-  std::vector<TensorRef> refs;
-  std::vector<std::size_t> positions;
-  for (std::size_t first = 0; first < updates.size(); ++first) {
-    if (read[first]) continue;
-    const std::int64_t previous_step = updates[first].previous_step;
-    refs.clear();
-    positions.clear();
-    for (std::size_t u = first; u < updates.size(); ++u) {
-      if (read[u] || updates[u].previous_step != previous_step) continue;
-      read[u] = true;
-      refs.push_back(chunk[updates[u].position]);
-      positions.push_back(u);
-    }
-    auto found = trial.values_at(refs, previous_step);
-    for (std::size_t i = 0; i < found.size(); ++i) values[positions[i]] = std::move(found[i]);
-  }
-  return values;
-}
-
 }  // namespace
 
 WeightUpdateRatioRule::WeightReads WeightUpdateRatioRule::read_weights(
@@ -247,65 +208,143 @@ RuleSpec WeightUpdateRatioRule::spec() {
   return spec;
 }
 
+struct WeightUpdateRatioRule::Reading final : StepReading {
+  bool training = false;
+  std::int64_t train_step = 0;
+  std::vector<TensorRef> refs;
+};
+
+// `norms` is set when the weight's update was measured, from `previous_step`.
+struct WeightUpdateRatioRule::Measured {
+  std::int64_t previous_step = 0;
+  std::optional<UpdateNorms> norms;
+  std::exception_ptr failure;  // what moving it on threw
+  // Its previous value was not held: read (by previous step) before it is measured.
+  bool needs_previous = false;
+};
+
+std::unique_ptr<StepReading> WeightUpdateRatioRule::read_step(const Trial& trial,
+                                                              std::int64_t step) const {
+  auto reading = std::make_unique<Reading>();
+  reading->training = is_training_step(trial, step);
+  if (!reading->training) return reading;
+  reading->train_step = trial.mode_step(step).value_or(step);
+  reading->refs = weights().tensor_refs(trial, step);
+  return reading;
+}
+
+std::vector<WeightUpdateRatioRule::Measured> WeightUpdateRatioRule::measure(
+    const Trial& trial, std::span<const TensorRef> chunk, std::span<WeightState* const> states,
+    std::vector<std::optional<TensorValue>>& current, std::int64_t step, std::int64_t train_step) {
+  std::vector<Measured> measured(chunk.size());
+  // The norms read every value of both steps and depend on one weight each: small weights are
+  // batched to enough values a task.
+  std::uint64_t elements = 0;
+  for (const auto& value : current) elements += value ? value->size() : 0;
+  const auto grain = static_cast<std::size_t>(std::max<std::uint64_t>(
+      1, kElementsPerTask * chunk.size() / std::max<std::uint64_t>(elements, 1)));
+  const auto measure_and_hold = [&](std::size_t k, std::optional<TensorValue> previous) {
+    if (previous) measured[k].norms = update_norms(*previous, *current[k]);
+    held_.hold(*states[k]->held, step, std::move(*current[k]));  // the next step's previous
+    current[k].reset();
+  };
+  for_ranges_in_parallel(chunk.size(), grain, [&](std::size_t begin, std::size_t end) {
+    // A handle counted apart: tasks making Tensors of one handle would fight over its count.
+    const Trial own = trial.separately_counted();
+    // The weights' previous saves are nearly always one step: its TRAIN step is looked up once
+    // a range, not under the trial's lock for each weight.
+    std::optional<std::pair<std::int64_t, std::int64_t>> known_train_step;  // global, TRAIN
+    const auto train_step_of = [&](std::int64_t global) {
+      if (!known_train_step || known_train_step->first != global) {
+        known_train_step.emplace(global, own.mode_step(global).value_or(global));
+      }
+      return known_train_step->second;
+    };
+    for (std::size_t k = begin; k != end; ++k) {
+      if (!current[k]) continue;  // saved only as reductions at this step: no update to measure
+      Measured& weight = measured[k];
+      try {
+        WeightState& state = *states[k];
+        const TensorSaves::Steps previous_steps =
+            state.saves.advance(own, own.tensor(chunk[k]), step, 1);
+        std::optional<TensorValue> previous;
+        if (!previous_steps.empty()) {
+          weight.previous_step = previous_steps.back();
+          const bool near = !options_.num_steps ||
+                            train_step - train_step_of(weight.previous_step) <= *options_.num_steps;
+          if (near) {
+            previous = held_.take(*state.held, weight.previous_step);
+            weight.needs_previous = !previous;
+          }
+        }
+        if (!weight.needs_previous) measure_and_hold(k, std::move(previous));
+      } catch (...) {
+        weight.failure = std::current_exception();
+      }
+    }
+  });
+  for (const Measured& weight : measured) {
+    if (weight.failure) std::rethrow_exception(weight.failure);
+  }
+  // Previous values not held (a rule's first step, copies past the budget): read with one
+  // values_at per previous step, then measured as the others were.
+  std::vector<std::optional<TensorValue>> previous(chunk.size());
+  std::vector<bool> read(chunk.size(), false);
+  std::vector<TensorRef> refs;
+  std::vector<std::size_t> positions;
+  for (std::size_t first = 0; first < chunk.size(); ++first) {
+    if (!measured[first].needs_previous || read[first]) continue;
+    const std::int64_t previous_step = measured[first].previous_step;
+    refs.clear();
+    positions.clear();
+    for (std::size_t k = first; k < chunk.size(); ++k) {
+      if (!measured[k].needs_previous || read[k] || measured[k].previous_step != previous_step) {
+        continue;
+      }
+      read[k] = true;
+      refs.push_back(chunk[k]);
+      positions.push_back(k);
+    }
+    auto found = trial.values_at(refs, previous_step);
+    for (std::size_t i = 0; i < found.size(); ++i) previous[positions[i]] = std::move(found[i]);
+  }
+  if (std::find(read.begin(), read.end(), true) != read.end()) {
+    for_ranges_in_parallel(chunk.size(), grain, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t k = begin; k != end; ++k) {
+        if (read[k]) measure_and_hold(k, std::move(previous[k]));
+      }
+    });
+  }
+  return measured;
+}
+
 bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
   const Trial& trial = base_trial();
-  if (!is_training_step(trial, step)) return false;
-  const std::int64_t train_step = trial.mode_step(step).value_or(step);
+  const auto read = reading(step);
+  const auto& weights_read = static_cast<const Reading&>(*read);
+  if (!weights_read.training) return false;
+  const std::vector<TensorRef>& refs = weights_read.refs;
+  // A weight first seen gets its slot of held values.
+  const std::vector<WeightState*>& states = states_.of(
+      refs, [&](const std::string* name, WeightState& state) { state.held = &held_.slot(name); });
   Finding finding;
   std::string first_detail;
   // Every weight is looked at, even past kMaxReportedTensors, so that each one's previous saved
   // step stays known. Values are read a few MiB at a time (Trial::values_at: one read per event
-  // file rather than one per value), the previous ones by the step they were saved at.
-  const std::vector<TensorRef> refs = weights().tensor_refs(trial, step);
-  // The weights' previous saves are nearly always one step: its TRAIN step is looked up once,
-  // not under the trial's lock for each weight.
-  std::optional<std::pair<std::int64_t, std::int64_t>> known_train_step;  // global, TRAIN
-  const auto train_step_of = [&](std::int64_t global) {
-    if (!known_train_step || known_train_step->first != global) {
-      known_train_step.emplace(global, trial.mode_step(global).value_or(global));
-    }
-    return known_train_step->second;
-  };
+  // file rather than one per value), the previous ones held from the step before. Each weight
+  // moves on and is measured on as many threads as are free; they are judged here in name
+  // order, as one thread would.
   for (std::size_t done = 0; done < refs.size();) {
     WeightReads reads = read_weights(trial, std::span(refs).subspan(done), step);
-    std::vector<std::optional<TensorValue>>& current = reads.values;
-    const std::span<const TensorRef> chunk = std::span(refs).subspan(done, current.size());
-    std::vector<const std::string*> names(current.size(), nullptr);  // the trial's copies
-    std::vector<Update> updates;
-    for (std::size_t k = 0; k < current.size(); ++k) {
-      if (!current[k]) continue;  // saved only as reductions at this step: no update to measure
-      const Tensor tensor = trial.tensor(chunk[k]);
-      names[k] = &tensor.name();
-      const SavedStepHistory::Steps previous_steps = history_.advance(trial, tensor, step);
-      if (previous_steps.empty()) continue;
-      const std::int64_t previous_step = previous_steps.back();
-      if (options_.num_steps && train_step - train_step_of(previous_step) > *options_.num_steps) {
-        continue;
-      }
-      updates.push_back({k, names[k], previous_step});
-    }
-    const std::vector<std::optional<TensorValue>> previous =
-        previous_values(trial, chunk, updates, held_);
-    // The norms read every value of both steps and depend on one weight each: they are summed
-    // on as many threads as are free, small weights batched to enough values a task, then
-    // judged in order as one thread would.
-    std::vector<std::optional<UpdateNorms>> all_norms(updates.size());
-    std::uint64_t elements = 0;
-    for (const Update& update : updates) elements += current[update.position]->size();
-    const auto grain = static_cast<std::size_t>(std::max<std::uint64_t>(
-        1, kElementsPerTask * updates.size() / std::max<std::uint64_t>(elements, 1)));
-    for_ranges_in_parallel(updates.size(), grain, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t u = begin; u != end; ++u) {
-        if (previous[u]) all_norms[u] = update_norms(*previous[u], *current[updates[u].position]);
-      }
-    });
-    for (std::size_t u = 0; u < updates.size(); ++u) {
-      if (!previous[u]) continue;
-      const std::size_t k = updates[u].position;
-      const std::int64_t previous_step = updates[u].previous_step;
-      const std::string& name = chunk[k].name();
-      const auto& norms = all_norms[u];
+    const std::size_t count = reads.values.size();
+    const std::vector<Measured> measured =
+        measure(trial, std::span(refs).subspan(done, count), std::span(states).subspan(done, count),
+                reads.values, step, weights_read.train_step);
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto& norms = measured[k].norms;
       if (!norms) continue;
+      const std::int64_t previous_step = measured[k].previous_step;
+      const std::string& name = refs[done + k].name();
       const double ratio = norms->update / (norms->weights + options_.epsilon);
       const bool too_large = ratio > options_.large_threshold;
       const bool too_small = ratio < options_.small_threshold;
@@ -325,11 +364,7 @@ bool WeightUpdateRatioRule::invoke_at_step(std::int64_t step) {
                        : " < small_threshold " + format_figure(options_.small_threshold));
       }
     }
-    // This step's values are the next one's previous values.
-    for (std::size_t k = 0; k < current.size(); ++k) {
-      if (current[k]) held_.hold(names[k], step, std::move(*current[k]));
-    }
-    done += current.size();
+    done += count;
     if (reads.failure) std::rethrow_exception(reads.failure);
   }
   if (finding.tensors.empty()) return false;

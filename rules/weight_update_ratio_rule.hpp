@@ -10,6 +10,7 @@
 #include "rules/held_values.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
+#include "rules/tensor_states.hpp"
 #include "rules/training_steps.hpp"
 
 namespace rulestream {
@@ -38,6 +39,10 @@ class WeightUpdateRatioRule final : public Rule {
 
   std::string_view name() const override { return "WeightUpdateRatio"; }
   bool invoke_at_step(std::int64_t step) override;
+  // A step's weights are listed ahead (Rule::reads_ahead); their values are read where the step
+  // is judged, a few MiB at a time, rather than held for steps read ahead.
+  bool reads_ahead() const override { return true; }
+  std::unique_ptr<StepReading> read_step(const Trial& trial, std::int64_t step) const override;
   RequiredTensors required_tensors() const override { return {.collections = {"weights"}}; }
 
   const Options& options() const { return options_; }
@@ -53,9 +58,27 @@ class WeightUpdateRatioRule final : public Rule {
   WeightReads read_weights(const Trial& trial, std::span<const TensorRef> weights,
                            std::int64_t step) const;
 
+  // What read_step() reads: whether the step trains, its TRAIN step, and its weights.
+  struct Reading;
+  // What the rule keeps of one weight: its last saved training step, and its value there.
+  struct WeightState {
+    TensorSaves saves;
+    HeldValues::Slot* held = nullptr;
+  };
+  // What measuring one weight's update at a step found.
+  struct Measured;
+  // Moves each weight of `chunk` that has a value at `step` on to the step, and measures its
+  // update from its previous saved step; holds its value for the next. Each weight's on one
+  // thread, as many at once as there are threads free. `current` is emptied.
+  std::vector<Measured> measure(const Trial& trial, std::span<const TensorRef> chunk,
+                                std::span<WeightState* const> states,
+                                std::vector<std::optional<TensorValue>>& current, std::int64_t step,
+                                std::int64_t train_step);
+
   Options options_;
-  SavedStepHistory history_{1};
-  HeldValues held_;  // the weights read at the last step, for the next one's updates
+  // The weights read at the last step, for the next one's updates.
+  HeldValues held_;
+  TensorStates<WeightState> states_;
 };
 
 }  // namespace rulestream

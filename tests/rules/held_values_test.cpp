@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rulestream {
@@ -82,6 +83,41 @@ TEST(HeldValues, CopiesAreHeldWithinTheBudgetAndMappedSlicesCostNothing) {
   EXPECT_FALSE(held.take(&names[0], 8).has_value());
   EXPECT_FALSE(held.take(&names[0], 9).has_value());
   EXPECT_EQ(held.size(), 0u);
+}
+
+// A rule moves its weights on in parallel ranges, each slot on one thread: copies held from
+// many threads at once never exceed the budget together, and every one that fits is held.
+TEST(HeldValues, SlotsHeldFromManyThreadsAtOnceShareOneBudget) {
+  constexpr std::size_t kThreads = 8;
+  constexpr std::size_t kSlotsEach = 200;
+  constexpr std::size_t kFit = 150;  // copies of 100 floats the budget holds
+  std::vector<std::string> names(kThreads * kSlotsEach);
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = "w" + std::to_string(i);
+  HeldValues held(kFit * 100 * sizeof(float));
+  std::vector<HeldValues::Slot*> slots;
+  for (const std::string& name : names) slots.push_back(&held.slot(&name));
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (std::size_t i = t * kSlotsEach; i < (t + 1) * kSlotsEach; ++i) {
+          held.hold(*slots[i], 3, copied_floats(100, static_cast<float>(i)));
+        }
+      });
+    }
+  }
+  EXPECT_EQ(held.size(), kFit);
+  EXPECT_EQ(held.copied_bytes(), kFit * 100 * sizeof(float));
+  std::size_t taken = 0;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    if (const auto value = held.take(*slots[i], 3)) {
+      EXPECT_EQ(value->as_double(0), static_cast<double>(i)) << "slot " << i;
+      ++taken;
+    }
+  }
+  EXPECT_EQ(taken, kFit);
+  EXPECT_EQ(held.size(), 0u);
+  EXPECT_EQ(held.copied_bytes(), 0u);
 }
 
 }  // namespace
