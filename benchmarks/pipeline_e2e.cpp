@@ -49,6 +49,7 @@
 #include "benchmarks/child_phase.hpp"
 #include "pipeline/graph/pipeline_config.hpp"
 #include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/memory/reader_slots_mutex.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
 #include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"
@@ -409,15 +410,18 @@ int phase_replay(const Args& args) {
   // them the pipeline had to read (read_bytes).
   std::uint64_t job_bytes = 0;
   for (const auto& file : event_files(config.paths.front())) job_bytes += fs::file_size(file);
-  std::cout << "seconds=" << seconds << " event_bytes=" << job_bytes
-            << " read_bytes=" << report.event_bytes << " tensors=" << report.tensors_decoded
-            << " index_files=" << report.index_files << " steps=" << report.steps_released
-            << " evaluated=" << evaluated << " conditions=" << report.conditions_met
-            << " problems=" << report.problems.size()
-            << " rule_errors=" << (report.rule_errors ? 1 : 0) << " error_rules=" << error_rules
-            << " events_fingerprint=" << counting.fingerprint() << " cpu_seconds=" << cpu_seconds
-            << " assembler_seconds=" << std::chrono::duration<double>(report.assembler_busy).count()
-            << " rule_seconds=";
+  std::cout
+      << "seconds=" << seconds << " event_bytes=" << job_bytes
+      << " read_bytes=" << report.event_bytes << " tensors=" << report.tensors_decoded
+      << " index_files=" << report.index_files << " steps=" << report.steps_released
+      << " evaluated=" << evaluated << " conditions=" << report.conditions_met
+      << " problems=" << report.problems.size() << " rule_errors=" << (report.rule_errors ? 1 : 0)
+      << " error_rules=" << error_rules << " events_fingerprint=" << counting.fingerprint()
+      << " cpu_seconds=" << cpu_seconds
+      << " assembler_seconds=" << std::chrono::duration<double>(report.assembler_busy).count()
+      << " threads=" << config.threads << " readers_held_up_seconds="
+      << std::chrono::duration<double>(rulestream::ReaderSlotsMutex::readers_held_up()).count()
+      << " rule_seconds=";
   // Each rule's time evaluating steps, as Name:seconds,Name:seconds (rules run in parallel).
   for (std::size_t i = 0; i < report.rule_busy.size(); ++i) {
     std::cout << (i ? "," : "") << report.statuses.at(i).rule << ":"
@@ -603,7 +607,14 @@ void print_serial_fraction(const std::string& label, const ChildResult& replay,
     std::cout << " " << name << " " << fixed(cpu > 0 ? seconds / cpu : 0.0, 3);
   }
   std::cout << "; Amdahl bound at 16 threads " << fixed(1.0 / (largest + (1.0 - largest) / 16), 1)
-            << "x\n";
+            << "x";
+  // What the store's exclusive ingestion cost the threads that wanted to read meanwhile: the
+  // bound above counts the assembler's own CPU time, not the readers it holds up.
+  const double held_up = num(replay, "readers_held_up_seconds");
+  const double thread_seconds = num(replay, "seconds") * num(replay, "threads");
+  std::cout << "; readers held up by the store's writer " << fixed(held_up, 3) << " s ("
+            << fixed(thread_seconds > 0 ? held_up / thread_seconds * 100 : 0.0, 1)
+            << "% of the threads' time)\n";
 }
 
 // The all-rules replay's time per rule ("Name:seconds,..." from a replay phase), busiest first.

@@ -47,6 +47,9 @@ thread_local HeldLocks held_locks;
 // ReaderSlotsMutex::helped_cpu's total for this thread.
 thread_local std::chrono::nanoseconds helped_total{0};
 
+// ReaderSlotsMutex::readers_held_up's total, in nanoseconds.
+std::atomic<std::int64_t> held_up_total{0};
+
 std::size_t next_slot() {
   static std::atomic<std::size_t> next{0};
   return next.fetch_add(1, std::memory_order_relaxed);
@@ -68,6 +71,14 @@ void ReaderSlotsMutex::lock_shared() {
     ++*depth;
     return;
   }
+  slot.readers.fetch_add(1, std::memory_order_seq_cst);
+  if (!writer_.load(std::memory_order_seq_cst)) {  // no writer: the common case, nothing timed
+    held_locks.add(this);
+    return;
+  }
+  slot.readers.fetch_sub(1, std::memory_order_seq_cst);
+  const auto held_up_since = std::chrono::steady_clock::now();
+  const auto helped_before = helped_total;
   for (;;) {
     slot.readers.fetch_add(1, std::memory_order_seq_cst);
     if (!writer_.load(std::memory_order_seq_cst)) break;
@@ -79,7 +90,15 @@ void ReaderSlotsMutex::lock_shared() {
     if (!writer_.load(std::memory_order_seq_cst)) continue;
     wake_.wait(seen, std::memory_order_seq_cst);
   }
+  const auto held_up =
+      std::chrono::steady_clock::now() - held_up_since - (helped_total - helped_before);
+  held_up_total.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(held_up).count(),
+                          std::memory_order_relaxed);
   held_locks.add(this);
+}
+
+std::chrono::nanoseconds ReaderSlotsMutex::readers_held_up() {
+  return std::chrono::nanoseconds(held_up_total.load(std::memory_order_relaxed));
 }
 
 bool ReaderSlotsMutex::help_writer() {

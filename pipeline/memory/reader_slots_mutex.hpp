@@ -61,6 +61,12 @@ class ReaderSlotsMutex {
   // lookup's wait for it subtracts from its own busy time, as it does its parallel sections.
   static std::chrono::nanoseconds helped_cpu();
 
+  // The wall time readers of every ReaderSlotsMutex in the process have spent held up by a
+  // writer (asleep or looking for its work), less what they spent running its ranges: what the
+  // store's exclusive ingestion costs the threads that wanted to read meanwhile. Any thread;
+  // a diagnostic (pipeline_e2e prints it beside a replay's figures).
+  static std::chrono::nanoseconds readers_held_up();
+
  private:
   // A waiting reader runs what the writer offers; true when it ran any.
   bool help_writer();

@@ -196,5 +196,46 @@ TEST(ReaderSlotsMutex, AWithdrawnOfferIsLeftAlone) {
   EXPECT_EQ(ran.load(), 0);
 }
 
+// How long readers were held up by a writer is counted, less what they spent running its work:
+// a reader that waits 100 ms for a writer adds about that; one that finds no writer adds nothing.
+TEST(ReaderSlotsMutex, TheTimeReadersWaitForAWriterIsCounted) {
+  ReaderSlotsMutex mutex;
+  const auto before = ReaderSlotsMutex::readers_held_up();
+  { std::shared_lock lock(mutex); }
+  EXPECT_EQ(ReaderSlotsMutex::readers_held_up(), before) << "no writer, no wait";
+
+  mutex.lock();
+  std::thread reader([&] { std::shared_lock lock(mutex); });
+  std::this_thread::sleep_for(100ms);
+  mutex.unlock();
+  reader.join();
+  const auto waited = ReaderSlotsMutex::readers_held_up() - before;
+  EXPECT_GE(waited, 90ms);  // the reader may have come a little after the writer
+  EXPECT_LT(waited, 30s);
+
+  // A reader that runs 50 ms of the writer's work while held up: that is not counted as waiting.
+  const auto helping_before = ReaderSlotsMutex::readers_held_up();
+  mutex.lock();
+  SharedRanges ranges(1, 1, [](std::size_t, std::size_t) {
+    const auto start = BusyTimer::now();
+    while (BusyTimer::now() - start < 50ms) {
+    }
+  });
+  mutex.offer(ranges);
+  std::chrono::steady_clock::duration helper_wall{};
+  std::thread helper([&] {
+    const auto start = std::chrono::steady_clock::now();
+    { std::shared_lock lock(mutex); }
+    helper_wall = std::chrono::steady_clock::now() - start;
+  });
+  ranges.wait_done();  // the reader took the range and ran it
+  mutex.withdraw();
+  mutex.unlock();
+  helper.join();
+  // Its 50 ms of CPU running the range are left out of the time it waited, however long the
+  // machine took to give it them.
+  EXPECT_LE(ReaderSlotsMutex::readers_held_up() - helping_before, helper_wall - 50ms);
+}
+
 }  // namespace
 }  // namespace rulestream
