@@ -256,10 +256,10 @@ class TrialStore {
     std::uint8_t shard = 0;                 // which task writes the entry's saves
   };
   // add_index's sections (trial_store_ingest.cpp says what runs where, and on which threads).
-  void place(const IndexLanding& pending, std::vector<TensorEntry*>& layout, FileId file_id,
-             std::size_t begin, std::size_t end);
+  bool place(const IndexLanding& pending, std::vector<TensorEntry*>& layout, FileId file_id,
+             std::size_t shards, std::size_t begin, std::size_t end);
   void make_new_entries(const IndexLanding& pending, std::uint64_t generation,
-                        std::vector<TensorEntry*>& layout);
+                        std::vector<TensorEntry*>& layout, std::size_t shards);
   // Writes the saves of the positions shard_positions_ lists for `shard`.
   bool save_shard(const IndexLanding& pending, std::uint64_t generation, const std::string* worker,
                   std::size_t shard);

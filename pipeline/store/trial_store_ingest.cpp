@@ -5,10 +5,10 @@
 // file, it was a tenth of a four-rule replay's work). It runs in three sections:
 //
 //   1. place (parallel over ranges of positions): each position's record and the entry of its
-//      tensor, found from the worker's layout (the entry at that position last time) or by hash.
-//      Reads the store's maps only.
-//   2. make_new_entries (serial): entries for names never seen, and saved reductions' names.
-//      Only a job's first files, or one whose tensors change, have any.
+//      tensor, found from the worker's layout (the entry at that position last time) or by hash,
+//      and the entry's shard (below). Reads the store's maps only.
+//   2. make_new_entries (serial): entries for names never seen, with their shards, and saved
+//      reductions' names. Only a job's first files, or one whose tensors change, have any.
 //   3. save_shard (parallel over shards): each entry's step and worker save written. An entry
 //      belongs to one shard (by its address), and a shard to one task, so no two tasks write
 //      one history; positions are visited in order within a shard, so saves keep load order.
@@ -30,6 +30,7 @@
 #include <tbb/task_group.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "pipeline/memory/reader_slots_mutex.hpp"
@@ -57,10 +58,13 @@ std::size_t shards_for(std::size_t positions) {
 }
 
 // An entry's shard: its address, mixed (map nodes sit at allocator-aligned addresses, so the
-// low bits say little). Stable for the store's life: map nodes never move.
+// low bits say little), then scaled to [0, shards) by a multiply rather than a division (a
+// division per position was a fifth of what stayed serial of an ingestion). Stable for the
+// store's life: map nodes never move.
 std::uint8_t shard_of(const void* entry, std::size_t shards) {
   const auto bits = reinterpret_cast<std::uintptr_t>(entry) >> 4;
-  return static_cast<std::uint8_t>((bits * 0x9E3779B97F4A7C15ULL >> 32) % shards);
+  const std::uint64_t mixed = (bits * 0x9E3779B97F4A7C15ULL) >> 32;
+  return static_cast<std::uint8_t>((mixed * shards) >> 32);
 }
 
 // Runs body(begin, end) over [0, count) in ranges of `grain`: inline when not `parallel`; else
@@ -153,14 +157,22 @@ void TrialStore::add_index(const IndexLanding& pending, std::uint64_t generation
   const std::size_t shards = shards_for(positions);
   const bool parallel = shards > 1;
   std::chrono::nanoseconds parallel_cpu{};
+  // Whether any position has a name never seen or is a saved reduction: section 2 walks every
+  // position, and most files have neither.
+  std::atomic<bool> second_section{false};
   {
     BusyTimer busy(parallel_cpu);
-    for_ranges(
-        mutex_, positions, kPositionsPerTask, parallel,
-        [&](std::size_t begin, std::size_t end) { place(pending, layout, file_id, begin, end); });
+    for_ranges(mutex_, positions, kPositionsPerTask, parallel,
+               [&](std::size_t begin, std::size_t end) {
+                 if (!place(pending, layout, file_id, shards, begin, end)) {
+                   second_section.store(true, std::memory_order_relaxed);
+                 }
+               });
   }
-  make_new_entries(pending, generation, layout);
-  for (Placement& placement : placements_) placement.shard = shard_of(placement.entry, shards);
+  // The ranges' writes are seen here (SharedRanges::wait_done and oneTBB's join order them).
+  if (second_section.load(std::memory_order_relaxed)) {
+    make_new_entries(pending, generation, layout, shards);
+  }
   group_positions_by_shard(shards);
   std::vector<std::uint8_t> changed(shards, 0);  // one flag per shard: no two tasks share one
   {
@@ -231,9 +243,11 @@ WorkerSave& TrialStore::save_at(TensorEntry& entry, const IndexLanding& pending,
 }
 
 // Section 1. Reads tensor_index_ and the entries' names (no section writes them meanwhile) and
-// writes only its own positions of placements_ and of the worker's layout.
-void TrialStore::place(const IndexLanding& pending, std::vector<TensorEntry*>& layout,
-                       FileId file_id, std::size_t begin, std::size_t end) {
+// writes only its own positions of placements_ and of the worker's layout. False when section 2
+// has work in [begin, end): a name never seen, or a saved reduction.
+bool TrialStore::place(const IndexLanding& pending, std::vector<TensorEntry*>& layout,
+                       FileId file_id, std::size_t shards, std::size_t begin, std::size_t end) {
+  bool placed = true;
   const auto& tensors = pending.index.tensors;
   const LandedReductions* landed = pending.reductions.get();
   // landed->records ascend: the first set at or after `begin`.
@@ -270,6 +284,7 @@ void TrialStore::place(const IndexLanding& pending, std::vector<TensorEntry*>& l
     if (reduction) {
       placement.reduction = reduction->second;
       tensor = reduction->first;
+      placed = false;  // its record gets the store's copy of its name
     }
     TensorEntry* entry = layout[i];
     if (entry == nullptr || entry->first != tensor) {
@@ -278,13 +293,19 @@ void TrialStore::place(const IndexLanding& pending, std::vector<TensorEntry*>& l
       layout[i] = entry;
     }
     placement.entry = entry;
+    if (entry != nullptr) {
+      placement.shard = shard_of(entry, shards);
+    } else {
+      placed = false;
+    }
   }
+  return placed;
 }
 
 // Section 2, serial: what section 1 could not find is made, and every saved reduction's
 // record gets the store's copy of its own name.
 void TrialStore::make_new_entries(const IndexLanding& pending, std::uint64_t generation,
-                                  std::vector<TensorEntry*>& layout) {
+                                  std::vector<TensorEntry*>& layout, std::size_t shards) {
   const auto& tensors = pending.index.tensors;
   for (std::size_t i = 0; i < placements_.size(); ++i) {
     Placement& placement = placements_[i];
@@ -296,6 +317,7 @@ void TrialStore::make_new_entries(const IndexLanding& pending, std::uint64_t gen
     } else {
       placement.entry = &new_entry(name, generation);
     }
+    placement.shard = shard_of(placement.entry, shards);
     layout[i] = placement.entry;
   }
 }
