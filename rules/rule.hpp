@@ -120,8 +120,9 @@ class Rule {
   // pinned view the judging then sees.
   //
   // The contract of a rule that says true: read_step() reads only `trial` and the rule's
-  // parameters, nothing invoke_at_step() writes; it may run on any thread, on several steps at
-  // once, and while invoke_at_step() runs for an earlier step. The rule watches no clock.
+  // parameters, nothing invoke_at_step() writes (nor base_trial(), which the judging thread
+  // sets); it may run on any thread, on several steps at once, and while invoke_at_step() runs
+  // for an earlier step. The rule watches no clock.
   virtual bool reads_ahead() const { return false; }
   // What a rule that reads ahead read at `step` from `trial` (a pinned view); may throw what
   // invoke_at_step would (TensorUnavailableForStep, a FormatError). The default reads nothing.

@@ -24,7 +24,8 @@ namespace rulestream {
 //   each step on its own): a node reading up to steps_read_at_once() steps at once on the
 //   rule's one instance, a sequencer, and a serial node judging them in release order
 //   (RuleRunner::judge). The same events, problems and status as the serial form; no time check
-//   comes in either.
+//   comes in either. Readings wait in the sequencer until their turn: as many as the reading
+//   runs ahead of the judging, which costs a small part of what the reading does.
 //
 // The stage refers to `runner`, which outlives the graph.
 class RuleStage {
