@@ -49,7 +49,9 @@ namespace rulestream {
 // 2: Rule::evaluates_steps_independently, Sink::delivery().
 // 3: Storage::open_stored_file (StoredFile); Rule::for_ranges_in_parallel and its CPU count
 //    (Rule's layout).
-inline constexpr std::uint32_t kPluginAbiVersion = 3;
+// 4: Rule::reads_ahead and read_step (virtual), read_ahead, invoke_with, reading, StepReading,
+//    ReadAhead; Rule::parallel_section_cpu counted per thread (Rule's layout).
+inline constexpr std::uint32_t kPluginAbiVersion = 4;
 
 // What a plugin's registration function is given. Implemented by the host.
 class PluginRegistrar {
