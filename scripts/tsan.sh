@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 
 TBB_SUITES='S3ReplayTest.*:S3TensorBoardTest.*:CombinedReductions*:JobSimulatorTest.*'
 TBB_SUITES+=':LiveBlockChecks*:RecordSizes/ValuesKeptForRules.*:ReplayAndWatch/RewrittenEventFile.*'
-TBB_SUITES+=':RuleActions*:RulePipeline*:RuleStage.*:Samples/*'
+TBB_SUITES+=':RuleActions*:RulePipeline*:RuleReadAhead.*:RuleStage.*:Samples/*'
 TBB_SUITES+=':StalledTrainingInThePipeline*:TensorBoardPipelineTest.*:Trial.*:TrialStoreIngest.*:TrialValues*'
 TBB_SUITES+=':FilteredTensorNames.*:StatefulRulesAcrossThreads.*'
 
