@@ -28,16 +28,6 @@ void HeldValues::hold(Slot& slot, std::int64_t step, TensorValue value) {
   count_.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::optional<TensorValue> HeldValues::take(const std::string* tensor, std::int64_t step) {
-  const auto found = held_.find(tensor);
-  if (found == held_.end()) return std::nullopt;
-  return take(found->second, step);
-}
-
-void HeldValues::hold(const std::string* tensor, std::int64_t step, TensorValue value) {
-  hold(slot(tensor), step, std::move(value));
-}
-
 void HeldValues::release(Slot& slot) {
   if (!slot.value) return;
   copied_.fetch_sub(slot.copied_bytes, std::memory_order_relaxed);

@@ -21,9 +21,9 @@ namespace rulestream {
 // past it they are not held, and the rule reads them again when it needs them.
 //
 // Tensors are keyed by the trial's own copy of their name (Tensor::name(), one string per tensor
-// for as long as the trial lives), as SavedStepHistory keys them.
+// for as long as the trial lives), as TensorStates keys a rule's state.
 //
-// Concurrency: slot() and the calls by name from one thread at a time (a rule's). take() and
+// Concurrency: slot() from one thread at a time (a rule's). take() and
 // hold() on slots from any threads at once, each slot from one thread at a time: a rule that
 // moves each tensor on in parallel ranges takes its slots first, then works on them (the byte
 // budget is shared atomically, and which copies fit it then depends on the threads' timing;
@@ -50,10 +50,6 @@ class HeldValues {
   std::optional<TensorValue> take(Slot& slot, std::int64_t step);
   // Holds `value` as the slot's at `step`, in place of what was held there.
   void hold(Slot& slot, std::int64_t step, TensorValue value);
-
-  // The same, by tensor.
-  std::optional<TensorValue> take(const std::string* tensor, std::int64_t step);
-  void hold(const std::string* tensor, std::int64_t step, TensorValue value);
 
   std::size_t size() const { return count_.load(std::memory_order_relaxed); }
   std::size_t copied_bytes() const { return copied_.load(std::memory_order_relaxed); }

@@ -27,9 +27,4 @@ TensorSaves::Steps TensorSaves::advance(const Trial& trial, const Tensor& tensor
   return previous;
 }
 
-SavedStepHistory::Steps SavedStepHistory::advance(const Trial& trial, const Tensor& tensor,
-                                                  std::int64_t step) {
-  return steps_[&tensor.name()].advance(trial, tensor, step, depth_);
-}
-
 }  // namespace rulestream

@@ -3,8 +3,6 @@
 #include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "pipeline/trial/tensor.hpp"
@@ -18,10 +16,12 @@ namespace rulestream {
 // look at training steps only and stay quiet at EVAL and PREDICT steps.
 bool is_training_step(const Trial& trial, std::int64_t step);
 
-// One tensor's newest training steps at which it was saved, at most `depth`: what
-// SavedStepHistory keeps for each tensor, for a rule that keeps a tensor's state in a place of
-// its own. Different tensors' may then advance on different threads at once (one tensor's on one
-// thread at a time).
+// One tensor's newest training steps at which it was saved, at most `depth`, so a rule finds
+// "the previous saved steps" in constant time at every step (Tensor::prev_steps lists every step
+// of the tensor, which over a long job makes a rule quadratic): step numbers only, the values
+// are read again through Tensor::value. A rule keeps one per tensor with the rest of that
+// tensor's state (TensorStates); different tensors' may advance on different threads at once,
+// one tensor's on one thread at a time.
 class TensorSaves {
  public:
   // Inline for the few steps rules look back.
@@ -35,31 +35,6 @@ class TensorSaves {
  private:
   bool seeded_ = false;
   std::vector<std::int64_t> steps_;
-};
-
-// Per tensor, the newest training steps at which it was saved, so a rule finds "the previous
-// saved steps" in constant time at every step (Tensor::prev_steps lists every step of the
-// tensor, which over a long job makes a rule quadratic). Holds at most `depth` steps per tensor:
-// step numbers only, the values are read again through Tensor::value.
-class SavedStepHistory {
- public:
-  explicit SavedStepHistory(std::size_t depth) : depth_(depth) {}
-
-  using Steps = TensorSaves::Steps;
-
-  // The training steps before `step` at which `tensor` was saved, oldest first, at most depth;
-  // then records that it was saved at training step `step`. The first call for a tensor seeds
-  // its steps from the trial (a rule started in mid-job). One lookup for both: rules call it for
-  // every tensor at every step.
-  Steps advance(const Trial& trial, const Tensor& tensor, std::int64_t step);
-
- private:
-  // By the trial store's own copy of the tensor's name (Tensor::name() is one string per tensor
-  // for as long as the trial lives): rules ask about every tensor at every step, and an ordered
-  // map of names compared long, alike names ("model_layer12.weight") at every lookup. A history
-  // serves one trial, the rule's base trial.
-  std::size_t depth_;
-  std::unordered_map<const std::string*, TensorSaves> steps_;
 };
 
 }  // namespace rulestream

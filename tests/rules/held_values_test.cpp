@@ -30,18 +30,19 @@ TEST(HeldValues, GivesBackTheValueHeldAtTheStepAskedForOnce) {
   const std::string weight = "fc.weight";
   const std::string bias = "fc.bias";
   HeldValues held(1 << 20);
-  held.hold(&weight, 4, copied_floats(3, 2.5f));
-  held.hold(&bias, 4, copied_floats(1, -1.0f));
+  held.hold(held.slot(&weight), 4, copied_floats(3, 2.5f));
+  held.hold(held.slot(&bias), 4, copied_floats(1, -1.0f));
 
-  EXPECT_FALSE(held.take(&weight, 3).has_value()) << "held from step 4, not 3";
+  EXPECT_FALSE(held.take(held.slot(&weight), 3).has_value()) << "held from step 4, not 3";
   const std::string same_name_other_string = "fc.weight";
-  EXPECT_FALSE(held.take(&same_name_other_string, 4).has_value()) << "keyed by the trial's copy";
+  EXPECT_FALSE(held.take(held.slot(&same_name_other_string), 4).has_value())
+      << "keyed by the trial's copy";
 
-  const auto value = held.take(&weight, 4);
+  const auto value = held.take(held.slot(&weight), 4);
   ASSERT_TRUE(value.has_value());
   EXPECT_EQ(value->size(), 3);
   EXPECT_EQ(value->as_double(2), 2.5);
-  EXPECT_FALSE(held.take(&weight, 4).has_value()) << "handed over, no longer held";
+  EXPECT_FALSE(held.take(held.slot(&weight), 4).has_value()) << "handed over, no longer held";
   EXPECT_EQ(held.size(), 1u);
   EXPECT_EQ(held.copied_bytes(), sizeof(float));
 }
@@ -49,12 +50,12 @@ TEST(HeldValues, GivesBackTheValueHeldAtTheStepAskedForOnce) {
 TEST(HeldValues, ANewerValueReplacesTheOneHeld) {
   const std::string weight = "fc.weight";
   HeldValues held(1 << 20);
-  held.hold(&weight, 1, copied_floats(100, 1.0f));
-  held.hold(&weight, 2, copied_floats(10, 2.0f));
+  held.hold(held.slot(&weight), 1, copied_floats(100, 1.0f));
+  held.hold(held.slot(&weight), 2, copied_floats(10, 2.0f));
   EXPECT_EQ(held.size(), 1u);
   EXPECT_EQ(held.copied_bytes(), 10 * sizeof(float));
-  EXPECT_FALSE(held.take(&weight, 1).has_value());
-  const auto value = held.take(&weight, 2);
+  EXPECT_FALSE(held.take(held.slot(&weight), 1).has_value());
+  const auto value = held.take(held.slot(&weight), 2);
   ASSERT_TRUE(value.has_value());
   EXPECT_EQ(value->as_double(0), 2.0);
   EXPECT_EQ(held.copied_bytes(), 0u);
@@ -63,25 +64,25 @@ TEST(HeldValues, ANewerValueReplacesTheOneHeld) {
 TEST(HeldValues, CopiesAreHeldWithinTheBudgetAndMappedSlicesCostNothing) {
   std::vector<std::string> names = {"a", "b", "c", "d"};
   HeldValues held(2 * 100 * sizeof(float));
-  held.hold(&names[0], 7, copied_floats(100, 1.0f));
-  held.hold(&names[1], 7, copied_floats(100, 1.0f));
-  held.hold(&names[2], 7, copied_floats(100, 1.0f));  // over the budget: not held
-  held.hold(&names[3], 7, mapped_floats(1'000'000));  // a slice of a kept mapping: free
+  held.hold(held.slot(&names[0]), 7, copied_floats(100, 1.0f));
+  held.hold(held.slot(&names[1]), 7, copied_floats(100, 1.0f));
+  held.hold(held.slot(&names[2]), 7, copied_floats(100, 1.0f));  // over the budget: not held
+  held.hold(held.slot(&names[3]), 7, mapped_floats(1'000'000));  // a slice of a kept mapping: free
   EXPECT_EQ(held.copied_bytes(), 2 * 100 * sizeof(float));
-  EXPECT_TRUE(held.take(&names[0], 7).has_value());
-  EXPECT_TRUE(held.take(&names[1], 7).has_value());
-  EXPECT_FALSE(held.take(&names[2], 7).has_value()) << "the rule reads it again";
-  const auto mapped = held.take(&names[3], 7);
+  EXPECT_TRUE(held.take(held.slot(&names[0]), 7).has_value());
+  EXPECT_TRUE(held.take(held.slot(&names[1]), 7).has_value());
+  EXPECT_FALSE(held.take(held.slot(&names[2]), 7).has_value()) << "the rule reads it again";
+  const auto mapped = held.take(held.slot(&names[3]), 7);
   ASSERT_TRUE(mapped.has_value());
   EXPECT_TRUE(mapped->bytes().in_kept_mapping());
   EXPECT_EQ(held.copied_bytes(), 0u);
 
   // A value too big for the budget drops what was held for its tensor, rather than leave an
   // older step's value behind.
-  held.hold(&names[0], 8, copied_floats(10, 1.0f));
-  held.hold(&names[0], 9, copied_floats(1000, 1.0f));
-  EXPECT_FALSE(held.take(&names[0], 8).has_value());
-  EXPECT_FALSE(held.take(&names[0], 9).has_value());
+  held.hold(held.slot(&names[0]), 8, copied_floats(10, 1.0f));
+  held.hold(held.slot(&names[0]), 9, copied_floats(1000, 1.0f));
+  EXPECT_FALSE(held.take(held.slot(&names[0]), 8).has_value());
+  EXPECT_FALSE(held.take(held.slot(&names[0]), 9).has_value());
   EXPECT_EQ(held.size(), 0u);
 }
 
