@@ -307,6 +307,9 @@ RuleEvent RuleRunner::finish(const std::string& before, const std::vector<std::s
     status.message = error_;
   } else if (fired_ > 0) {
     status.status = RuleStatus::IssuesFound;
+    // Steps it could not read are still news beside what it found: the findings cover only
+    // the steps it could.
+    if (unreadable_steps_ > 0) status.message = why_not_evaluated();
   } else if (const std::string why = why_not_evaluated(); !why.empty()) {
     // Not firing on data that was never read, or on no step at all, is not "no issues".
     status.status = RuleStatus::Error;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "pipeline/trial/tensor.hpp"
+#include "tests/support/one_rule_replay.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -107,6 +108,63 @@ TEST(UnchangedTensorRule, StaysQuietWhileTensorsMove) {
   const InvokeResult result = invoke_rule(*rule);
   EXPECT_EQ(result.triggered_steps, Steps{});
   EXPECT_EQ(result.steps_evaluated, 6);
+}
+
+// A tensor that cannot be read at a step (a record spoiled on disk) is an error at that step
+// naming the first such tensor in name order, and costs the others nothing: each still records
+// the step as saved. c changes only at step 3, where b and d cannot be read; had c not recorded
+// step 3, its saves 1, 2, 4 (all 1) would call it unchanged at step 4.
+//   step  0  1  2  3  4  5  6  7
+//   a     0  1  2  3  4  5  6  7      moves
+//   b     1  1  1  .  1  1  1  1      unreadable at 3
+//   c     1  1  1  2  1  1  1  1
+//   d     0 -1 -2  .  ...             moves; unreadable at 3
+TEST(UnchangedTensorRule, ATensorThatCannotBeReadIsAnErrorAtItsStepAndTheOthersMoveOn) {
+  TempDir dir;
+  std::vector<testing::JobStep> steps;
+  for (std::int64_t step = 0; step < 8; ++step) {
+    const auto s = static_cast<float>(step);
+    steps.push_back({.step = step,
+                     .tensors = {{"a", float_tensor({}, {s})},
+                                 {"b", float_tensor({}, {1.0f})},
+                                 {"c", float_tensor({}, {step == 3 ? 2.0f : 1.0f})},
+                                 {"d", float_tensor({}, {-s})}}});
+  }
+  const Trial trial = testing::write_job(dir.path(), steps);
+  testing::corrupt_saved_record(dir.path(), 3, "d");
+  testing::corrupt_saved_record(dir.path(), 3, "b");
+  ASSERT_FALSE(HasFatalFailure());
+
+  const auto rule = testing::make_rule("UnchangedTensor", trial);
+  const std::vector<std::string> outcomes = testing::step_outcomes(*rule, 0, 7);
+  ASSERT_EQ(outcomes.size(), 8u);
+  // b keeps the saves it could read (1, 2, then 4): unchanged at 4 and 5 as at 6 and 7.
+  EXPECT_EQ(outcomes,
+            (std::vector<std::string>{"quiet", "quiet", "fired: b c", outcomes[3], "fired: b",
+                                      "fired: b", "fired: b c", "fired: b c"}));
+  EXPECT_EQ(outcomes[3].rfind("error: ", 0), 0u) << outcomes[3];
+  EXPECT_NE(outcomes[3].find("(tensor 'b')"), std::string::npos) << outcomes[3];
+
+  // A pipeline counts step 3 as unreadable and goes on, with the same findings however many
+  // threads it runs on.
+  for (const int threads : {1, 4}) {
+    const testing::OneRuleReplay replay = testing::replay_one_rule(
+        dir.path(), threads, "UnchangedTensorOnItsOwn",
+        [](const RuleContext& context, const RuleParameters& parameters) {
+          return RuleRegistry::builtin().create("UnchangedTensor", context, parameters);
+        });
+    EXPECT_EQ(testing::fired_tensors_by_step(replay.events),
+              (std::vector<std::string>{"2: b c", "4: b", "5: b", "6: b c", "7: b c"}))
+        << threads << " threads";
+    ASSERT_FALSE(replay.events.empty());
+    const RuleEvent& status = replay.events.back();
+    EXPECT_EQ(status.status, RuleStatus::IssuesFound) << threads << " threads";
+    EXPECT_EQ(status.steps_evaluated, 7) << threads << " threads";
+    EXPECT_NE(status.message.find("could not read its data at 1 of 8 steps (first, step 3: "),
+              std::string::npos)
+        << status.message;
+    EXPECT_NE(status.message.find("(tensor 'b')"), std::string::npos) << status.message;
+  }
 }
 
 TEST(UnchangedTensorRule, RejectsBadParametersNamingThem) {

@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "tests/support/one_rule_replay.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -138,6 +141,76 @@ TEST(WeightUpdateRatioRule, StaysQuietWhileWeightsMoveByAPercentAStep) {
   const InvokeResult result = invoke_rule(*rule);
   EXPECT_EQ(result.triggered_steps, Steps{});
   EXPECT_EQ(result.steps_evaluated, 8);
+}
+
+// A weight that cannot be read at a step (a record spoiled on disk) is an error at that step.
+// Weights are read 256 at a time, in name order, as one thread reading one batch after another
+// would: the batches before the failing one record the step as saved, the rest do not, at any
+// thread count. 300 weights of which w000 and w299 never change (ratio 0, below
+// small_threshold) and the others move by 1% a step; w280 cannot be read at step 3.
+TEST(WeightUpdateRatioRule, AWeightThatCannotBeReadIsAnErrorAtItsStep) {
+  TempDir dir;
+  constexpr int kWeights = 300;
+  const auto name = [](int k) {
+    const std::string digits = std::to_string(k);
+    return "w" + std::string(3 - digits.size(), '0') + digits;
+  };
+  std::vector<testing::JobStep> steps;
+  for (std::int64_t step = 0; step < 6; ++step) {
+    testing::JobStep saved{.step = step};
+    for (int k = 0; k < kWeights; ++k) {
+      const bool frozen = k == 0 || k == kWeights - 1;
+      const double scale = frozen ? 1.0 : 1.0 + 0.01 * static_cast<double>(step);
+      saved.tensors.emplace_back(name(k), float_tensor({}, {static_cast<float>((k + 1) * scale)}));
+    }
+    steps.push_back(std::move(saved));
+  }
+  const Trial trial =
+      testing::write_job(dir.path(), steps, {testing::collection("weights", {"^w"})});
+  testing::corrupt_saved_record(dir.path(), 3, "w280");
+  ASSERT_FALSE(HasFatalFailure());
+
+  const auto rule = testing::make_rule("WeightUpdateRatio", trial);
+  const std::vector<std::string> outcomes = testing::step_outcomes(*rule, 0, 4);
+  ASSERT_EQ(outcomes.size(), 5u);
+  EXPECT_EQ(outcomes, (std::vector<std::string>{"quiet", "fired: w000 w299", "fired: w000 w299",
+                                                outcomes[3], "fired: w000 w299"}));
+  EXPECT_EQ(outcomes[3].rfind("error: ", 0), 0u) << outcomes[3];
+  EXPECT_NE(outcomes[3].find("(tensor 'w280')"), std::string::npos) << outcomes[3];
+  // At step 4 the first batch's w000 measures from step 3; w299, in the batch that could not be
+  // read, from step 2.
+  const std::vector<Figure>& figures = rule->last_finding().figures;
+  EXPECT_NE(std::find(figures.begin(), figures.end(), Figure{"previous_step", 3.0, "w000"}),
+            figures.end());
+  EXPECT_NE(std::find(figures.begin(), figures.end(), Figure{"previous_step", 2.0, "w299"}),
+            figures.end());
+  EXPECT_EQ(testing::step_outcomes(*rule, 5, 5), std::vector<std::string>{"fired: w000 w299"});
+
+  // A pipeline counts step 3 as unreadable and goes on, with the same findings however many
+  // threads it runs on.
+  for (const int threads : {1, 4}) {
+    const testing::OneRuleReplay replay = testing::replay_one_rule(
+        dir.path(), threads, "WeightUpdateRatioOnItsOwn",
+        [](const RuleContext& context, const RuleParameters& parameters) {
+          return RuleRegistry::builtin().create("WeightUpdateRatio", context, parameters);
+        });
+    EXPECT_EQ(
+        testing::fired_tensors_by_step(replay.events),
+        (std::vector<std::string>{"1: w000 w299", "2: w000 w299", "4: w000 w299", "5: w000 w299"}))
+        << threads << " threads";
+    ASSERT_GE(replay.events.size(), 3u);
+    const auto& at_four = replay.events[2].figures;
+    EXPECT_NE(std::find(at_four.begin(), at_four.end(), Figure{"previous_step", 2.0, "w299"}),
+              at_four.end())
+        << threads << " threads";
+    const RuleEvent& status = replay.events.back();
+    EXPECT_EQ(status.status, RuleStatus::IssuesFound) << threads << " threads";
+    EXPECT_EQ(status.steps_evaluated, 5) << threads << " threads";
+    EXPECT_NE(status.message.find("could not read its data at 1 of 6 steps (first, step 3: "),
+              std::string::npos)
+        << status.message;
+    EXPECT_NE(status.message.find("(tensor 'w280')"), std::string::npos) << status.message;
+  }
 }
 
 TEST(WeightUpdateRatioRule, RejectsBadParametersNamingThem) {

@@ -39,4 +39,15 @@ OneRuleReplay replay_one_rule(
   return result;
 }
 
+std::vector<std::string> fired_tensors_by_step(const std::vector<RuleEvent>& events) {
+  std::vector<std::string> lines;
+  for (const RuleEvent& event : events) {
+    if (event.kind != RuleEvent::Kind::ConditionMet) continue;
+    std::string line = std::to_string(event.global_step) + ":";
+    for (const std::string& tensor : event.tensors) line += " " + tensor;
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 }  // namespace rulestream::testing

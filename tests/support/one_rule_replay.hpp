@@ -31,4 +31,7 @@ OneRuleReplay replay_one_rule(
     const std::filesystem::path& trial, int threads, const std::string& rule_name,
     std::function<std::unique_ptr<Rule>(const RuleContext&, const RuleParameters&)> create);
 
+// The ConditionMet events among `events`, one line each: "<global step>: <tensors>".
+std::vector<std::string> fired_tensors_by_step(const std::vector<RuleEvent>& events);
+
 }  // namespace rulestream::testing

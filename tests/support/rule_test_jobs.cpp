@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "stages/format/collections_file.hpp"
+#include "stages/format/index_file.hpp"
 #include "stages/format/trial_writer.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -72,6 +76,26 @@ void stamp_index_files(const std::filesystem::path& root,
   }
 }
 
+void corrupt_saved_record(const std::filesystem::path& root, std::int64_t step,
+                          const std::string& tensor, const std::string& worker) {
+  const std::filesystem::path index_path = root / index_file_path(step, worker);
+  std::ifstream index_stream(index_path, std::ios::binary);
+  std::stringstream json;
+  json << index_stream.rdbuf();
+  const IndexFile index = parse_index_file(json.str(), index_path.string());
+  const auto location =
+      std::find_if(index.tensors.begin(), index.tensors.end(),
+                   [&](const TensorLocation& each) { return each.tensor_name == tensor; });
+  ASSERT_NE(location, index.tensors.end()) << tensor << " is not saved at step " << step;
+  ASSERT_TRUE(index.event_file_name.has_value());
+  std::fstream event_file(root / *index.event_file_name,
+                          std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(event_file.is_open()) << *index.event_file_name;
+  event_file.seekp(static_cast<std::streamoff>(location->start) + 2);
+  event_file.put('\x7f');  // inside the record's length, which its header checksum covers
+  ASSERT_TRUE(event_file.good());
+}
+
 std::unique_ptr<Rule> make_rule(std::string_view rule, const Trial& trial,
                                 const RuleParameters& parameters,
                                 const std::vector<Trial>& others) {
@@ -83,6 +107,27 @@ std::vector<std::int64_t> fired_steps(std::string_view rule, const Trial& trial,
                                       const std::vector<Trial>& others) {
   const auto built = make_rule(rule, trial, parameters, others);
   return invoke_rule(*built).triggered_steps;
+}
+
+std::vector<std::string> step_outcomes(Rule& rule, std::int64_t first, std::int64_t last) {
+  std::vector<std::string> outcomes;
+  for (std::int64_t step = first; step <= last; ++step) {
+    try {
+      rule.invoke(step);
+      outcomes.emplace_back("quiet");
+    } catch (const RuleEvaluationConditionMet&) {
+      std::string fired = "fired:";
+      for (const std::string& tensor : rule.last_finding().tensors) fired += " " + tensor;
+      outcomes.push_back(std::move(fired));
+    } catch (const TensorUnavailableForStep&) {
+      outcomes.emplace_back("skipped");
+    } catch (const StepUnavailable&) {
+      outcomes.emplace_back("skipped");
+    } catch (const std::exception& error) {
+      outcomes.push_back(std::string("error: ") + error.what());
+    }
+  }
+  return outcomes;
 }
 
 Finding finding_at(std::string_view rule, const Trial& trial, std::int64_t step,

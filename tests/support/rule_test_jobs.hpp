@@ -55,6 +55,12 @@ void stamp_index_files(const std::filesystem::path& root,
                        const std::vector<std::int64_t>& offsets_seconds,
                        const std::string& worker = "worker_0");
 
+// Spoils the record of `tensor` saved at `step` (of `worker`), found through the step's index
+// file: its length field is changed, so framing it fails its checksum and reading the tensor
+// there throws FormatError naming the file and offset. The step's other records still read.
+void corrupt_saved_record(const std::filesystem::path& root, std::int64_t step,
+                          const std::string& tensor, const std::string& worker = "worker_0");
+
 // A built-in rule by name over `trial` (and `others`, for rules that compare runs).
 std::unique_ptr<Rule> make_rule(std::string_view rule, const Trial& trial,
                                 const RuleParameters& parameters = {},
@@ -64,6 +70,12 @@ std::unique_ptr<Rule> make_rule(std::string_view rule, const Trial& trial,
 std::vector<std::int64_t> fired_steps(std::string_view rule, const Trial& trial,
                                       const RuleParameters& parameters = {},
                                       const std::vector<Trial>& others = {});
+
+// What invoking `rule` did at each step from `first` to `last`, in turn on the one rule (so its
+// state carries from step to step) and going on past errors, as a caller of smdebug's API may:
+// "fired: <its finding's tensors>", "quiet", "skipped" (nothing to evaluate there) or
+// "error: <the message>".
+std::vector<std::string> step_outcomes(Rule& rule, std::int64_t first, std::int64_t last);
 
 // The finding of the built-in rule at `step`, which must fire there (a test failure otherwise).
 Finding finding_at(std::string_view rule, const Trial& trial, std::int64_t step,
