@@ -16,6 +16,8 @@ namespace {
 
 // This thread's CPU time inside rules' parallel sections (Rule::parallel_section_cpu).
 thread_local std::chrono::nanoseconds parallel_section_total{0};
+// How many of them this thread is inside (a range's body may start another).
+thread_local int parallel_section_depth = 0;
 
 // Installs the pinned views for one invocation and removes them however it ends, so that a
 // rule that threw never keeps a stale view into its next step (or into base_trial() callers
@@ -59,8 +61,13 @@ void Rule::for_ranges_in_parallel(std::size_t count, std::size_t grain,
     if (count > 0) body(0, count);
     return;
   }
+  // Only the outermost section on this thread counts (one nested in a range would be counted
+  // twice), and not what this thread ran of the store's ingestion meanwhile, waiting for its lock:
+  // that is counted as such (thread_cpu_lent), and a serial node subtracts both.
+  const bool outermost = parallel_section_depth++ == 0;
+  const auto lent_before = thread_cpu_lent();
   std::chrono::nanoseconds caller_cpu{};
-  {
+  try {
     BusyTimer busy(caller_cpu);
     tbb::this_task_arena::isolate([&] {
       // simple_partitioner: ranges of at most `grain`, as the caller sized them (a range of
@@ -70,8 +77,14 @@ void Rule::for_ranges_in_parallel(std::size_t count, std::size_t grain,
           [&](const tbb::blocked_range<std::size_t>& range) { body(range.begin(), range.end()); },
           tbb::simple_partitioner());
     });
+  } catch (...) {
+    parallel_section_depth--;
+    throw;
   }
-  parallel_section_total += caller_cpu;
+  parallel_section_depth--;
+  if (outermost) {
+    parallel_section_total += caller_cpu - (thread_cpu_lent() - lent_before);
+  }
 }
 
 std::chrono::nanoseconds Rule::parallel_section_cpu() {

@@ -44,9 +44,6 @@ struct HeldLocks {
 
 thread_local HeldLocks held_locks;
 
-// ReaderSlotsMutex::helped_cpu's total for this thread.
-thread_local std::chrono::nanoseconds helped_total{0};
-
 // ReaderSlotsMutex::readers_held_up's total, in nanoseconds.
 std::atomic<std::int64_t> held_up_total{0};
 
@@ -78,7 +75,7 @@ void ReaderSlotsMutex::lock_shared() {
   }
   slot.readers.fetch_sub(1, std::memory_order_seq_cst);
   const auto held_up_since = std::chrono::steady_clock::now();
-  const auto helped_before = helped_total;
+  const auto helped_before = thread_cpu_lent();
   for (;;) {
     slot.readers.fetch_add(1, std::memory_order_seq_cst);
     if (!writer_.load(std::memory_order_seq_cst)) break;
@@ -91,7 +88,7 @@ void ReaderSlotsMutex::lock_shared() {
     wake_.wait(seen, std::memory_order_seq_cst);
   }
   const auto held_up =
-      std::chrono::steady_clock::now() - held_up_since - (helped_total - helped_before);
+      std::chrono::steady_clock::now() - held_up_since - (thread_cpu_lent() - helped_before);
   held_up_total.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(held_up).count(),
                           std::memory_order_relaxed);
   held_locks.add(this);
@@ -108,7 +105,7 @@ bool ReaderSlotsMutex::help_writer() {
   SharedRanges* ranges = offered_.load(std::memory_order_seq_cst);
   bool ran = false;
   if (ranges != nullptr) {
-    BusyTimer helping(helped_total);
+    BusyTimer helping(thread_cpu_lent());
     ran = ranges->drain();
   }
   helpers_.fetch_sub(1, std::memory_order_seq_cst);
@@ -116,7 +113,7 @@ bool ReaderSlotsMutex::help_writer() {
 }
 
 std::chrono::nanoseconds ReaderSlotsMutex::helped_cpu() {
-  return helped_total;
+  return thread_cpu_lent();
 }
 
 void ReaderSlotsMutex::offer(SharedRanges& ranges) {

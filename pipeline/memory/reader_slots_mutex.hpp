@@ -59,6 +59,9 @@ class ReaderSlotsMutex {
   // The CPU time the calling thread has spent running writers' ranges while it waited for a
   // shared lock (any ReaderSlotsMutex): work of the writer's, which a serial node that took a
   // lookup's wait for it subtracts from its own busy time, as it does its parallel sections.
+  // Kept in thread_cpu_lent() (pipeline/model/busy_timer.hpp), which floors that may not see
+  // this one read: a rule's parallel section leaves out what it lent, so that it is not
+  // subtracted twice.
   static std::chrono::nanoseconds helped_cpu();
 
   // The wall time readers of every ReaderSlotsMutex in the process have spent held up by a

@@ -31,4 +31,13 @@ class BusyTimer {
   std::chrono::nanoseconds start_;
 };
 
+// The CPU time the calling thread has spent on another node's work while it waited for that node:
+// a reader that runs the store's ingestion while it waits for the store's lock
+// (ReaderSlotsMutex). Kept on this floor so that every floor timing a node's own work can leave
+// it out (a rule's parallel sections, a serial node's busy time).
+inline std::chrono::nanoseconds& thread_cpu_lent() {
+  thread_local std::chrono::nanoseconds lent{0};
+  return lent;
+}
+
 }  // namespace rulestream

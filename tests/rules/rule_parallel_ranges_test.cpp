@@ -1,6 +1,6 @@
 // Rule::for_ranges_in_parallel: a rule's per-tensor work within a step, spread over the arena's
 // threads. Every item exactly once, in ranges no larger than asked; small work stays on the
-// calling thread and counts as serial; the caller's share of split work is counted apart.
+// calling thread and counts as serial; the caller's share of split work is counted apart, once.
 #include <gtest/gtest.h>
 #include <tbb/task_arena.h>
 
@@ -86,6 +86,7 @@ TEST(RuleParallelRanges, WorkWithinOneGrainRunsOnTheCallerAndCountsAsSerial) {
   const RangesRule rule(small_trial(dir));
   std::vector<std::pair<std::size_t, std::size_t>> calls;
   std::thread::id ran_on;
+  const auto before = rule.parallel_section_cpu();
   rule.run(5, 5, [&](std::size_t begin, std::size_t end) {
     calls.emplace_back(begin, end);
     ran_on = std::this_thread::get_id();
@@ -93,7 +94,7 @@ TEST(RuleParallelRanges, WorkWithinOneGrainRunsOnTheCallerAndCountsAsSerial) {
   });
   EXPECT_EQ(calls, (std::vector<std::pair<std::size_t, std::size_t>>{{0, 5}}));
   EXPECT_EQ(ran_on, std::this_thread::get_id());
-  EXPECT_EQ(rule.parallel_section_cpu().count(), 0);
+  EXPECT_EQ(rule.parallel_section_cpu(), before);
   rule.run(0, 5, [&](std::size_t, std::size_t) { ADD_FAILURE() << "no items, no call"; });
 }
 
@@ -107,6 +108,47 @@ TEST(RuleParallelRanges, TheCallersShareOfSplitWorkIsCounted) {
     rule.run(4, 1, [](std::size_t, std::size_t) { spin(std::chrono::milliseconds(1)); });
   });
   EXPECT_GE(rule.parallel_section_cpu(), std::chrono::milliseconds(4));
+}
+
+// A range that starts a section of its own is counted once, in the outer section (counted at
+// both levels, the caller's 4 ms would be subtracted from its serial node twice: 8 ms).
+TEST(RuleParallelRanges, ASectionInsideARangeIsCountedOnce) {
+  TempDir dir;
+  const RangesRule rule(small_trial(dir));
+  const auto before = rule.parallel_section_cpu();
+  tbb::task_arena arena(1);
+  arena.execute([&] {
+    rule.run(2, 1, [&](std::size_t, std::size_t) {
+      rule.run(2, 1, [](std::size_t, std::size_t) { spin(std::chrono::milliseconds(1)); });
+    });
+  });
+  const auto counted = rule.parallel_section_cpu() - before;
+  EXPECT_GE(counted, std::chrono::milliseconds(4));
+  EXPECT_LT(counted, std::chrono::milliseconds(6));
+}
+
+// What the caller lent another node inside a section (a lookup that ran the store's ingestion
+// while it waited for the store's lock) is counted as lent, not as the rule's parallel work: a
+// serial node subtracts both, and would otherwise subtract it twice.
+TEST(RuleParallelRanges, CpuLentToAnotherNodeInsideASectionIsNotTheSections) {
+  TempDir dir;
+  const RangesRule rule(small_trial(dir));
+  const auto lent_before = thread_cpu_lent();
+  const auto before = rule.parallel_section_cpu();
+  tbb::task_arena arena(1);
+  arena.execute([&] {
+    rule.run(2, 1, [](std::size_t, std::size_t) {
+      {
+        BusyTimer lending(thread_cpu_lent());
+        spin(std::chrono::milliseconds(2));
+      }
+      spin(std::chrono::milliseconds(1));
+    });
+  });
+  EXPECT_GE(thread_cpu_lent() - lent_before, std::chrono::milliseconds(4));
+  const auto counted = rule.parallel_section_cpu() - before;
+  EXPECT_GE(counted, std::chrono::milliseconds(2));
+  EXPECT_LT(counted, std::chrono::milliseconds(4));
 }
 
 TEST(RuleParallelRanges, AnExceptionFromARangeReachesTheCaller) {
