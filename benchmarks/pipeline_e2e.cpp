@@ -421,6 +421,8 @@ int phase_replay(const Args& args) {
       << " assembler_seconds=" << std::chrono::duration<double>(report.assembler_busy).count()
       << " threads=" << config.threads << " readers_held_up_seconds="
       << std::chrono::duration<double>(rulestream::ReaderSlotsMutex::readers_held_up()).count()
+      << " writers_waited_seconds="
+      << std::chrono::duration<double>(rulestream::ReaderSlotsMutex::writers_waited()).count()
       << " rule_seconds=";
   // Each rule's time evaluating steps, as Name:seconds,Name:seconds (rules run in parallel).
   for (std::size_t i = 0; i < report.rule_busy.size(); ++i) {
@@ -614,7 +616,14 @@ void print_serial_fraction(const std::string& label, const ChildResult& replay,
   const double thread_seconds = num(replay, "seconds") * num(replay, "threads");
   std::cout << "; readers held up by the store's writer " << fixed(held_up, 3) << " s ("
             << fixed(thread_seconds > 0 ? held_up / thread_seconds * 100 : 0.0, 1)
-            << "% of the threads' time)\n";
+            << "% of the threads' time)";
+  // And the other side: the writer's wait for the readers inside to leave, which is spent on
+  // the assembler's serial node (it spins, then yields) and counts in its busy time above.
+  const double waited = num(replay, "writers_waited_seconds");
+  const double assembler = num(replay, "assembler_seconds");
+  std::cout << "; the writer waited for readers " << fixed(waited, 4) << " s ("
+            << fixed(assembler > 0 ? waited / assembler * 100 : 0.0, 0)
+            << "% of the assembler's serial time)\n";
 }
 
 // The all-rules replay's time per rule ("Name:seconds,..." from a replay phase), busiest first.

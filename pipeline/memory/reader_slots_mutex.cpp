@@ -1,6 +1,7 @@
 #include "pipeline/memory/reader_slots_mutex.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "pipeline/model/busy_timer.hpp"
@@ -46,6 +47,8 @@ thread_local HeldLocks held_locks;
 
 // ReaderSlotsMutex::readers_held_up's total, in nanoseconds.
 std::atomic<std::int64_t> held_up_total{0};
+// ReaderSlotsMutex::writers_waited's total, in nanoseconds.
+std::atomic<std::int64_t> writers_waited_total{0};
 
 std::size_t next_slot() {
   static std::atomic<std::size_t> next{0};
@@ -137,12 +140,24 @@ void ReaderSlotsMutex::unlock_shared() {
 void ReaderSlotsMutex::lock() {
   writers_.lock();
   writer_.store(true, std::memory_order_seq_cst);
+  std::optional<std::chrono::steady_clock::time_point> waiting_since;  // set at the first reader
   for (Slot& slot : slots_) {
     // Readers hold the lock briefly (a lookup, a listing): spin a little, then give the core up.
     for (int spins = 0; slot.readers.load(std::memory_order_seq_cst) != 0; ++spins) {
+      if (!waiting_since) waiting_since = std::chrono::steady_clock::now();
       if (spins > 64) std::this_thread::yield();
     }
   }
+  if (waiting_since) {
+    writers_waited_total.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - *waiting_since)
+                                       .count(),
+                                   std::memory_order_relaxed);
+  }
+}
+
+std::chrono::nanoseconds ReaderSlotsMutex::writers_waited() {
+  return std::chrono::nanoseconds(writers_waited_total.load(std::memory_order_relaxed));
 }
 
 void ReaderSlotsMutex::unlock() {

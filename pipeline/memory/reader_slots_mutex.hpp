@@ -70,6 +70,12 @@ class ReaderSlotsMutex {
   // a diagnostic (pipeline_e2e prints it beside a replay's figures).
   static std::chrono::nanoseconds readers_held_up();
 
+  // The wall time writers of every ReaderSlotsMutex in the process have spent in lock() waiting
+  // for the readers inside to leave (spinning, then yielding the core): part of a store's
+  // ingestion that runs on its serial node and grows with the readers, so a diagnostic beside
+  // readers_held_up. Nothing is timed when no reader is inside. Any thread.
+  static std::chrono::nanoseconds writers_waited();
+
  private:
   // A waiting reader runs what the writer offers; true when it ran any.
   bool help_writer();

@@ -237,5 +237,31 @@ TEST(ReaderSlotsMutex, TheTimeReadersWaitForAWriterIsCounted) {
   EXPECT_LE(ReaderSlotsMutex::readers_held_up() - helping_before, helper_wall - 50ms);
 }
 
+// How long a writer waited for the readers inside to leave is counted: about the 100 ms a
+// reader held the lock after the writer came; nothing when no reader was inside.
+TEST(ReaderSlotsMutex, TheTimeAWriterWaitsForReadersIsCounted) {
+  ReaderSlotsMutex mutex;
+  const auto before = ReaderSlotsMutex::writers_waited();
+  mutex.lock();
+  mutex.unlock();
+  EXPECT_EQ(ReaderSlotsMutex::writers_waited(), before) << "no reader, no wait";
+
+  std::atomic<bool> reading{false};
+  std::thread reader([&] {
+    std::shared_lock lock(mutex);
+    reading = true;
+    std::this_thread::sleep_for(150ms);
+  });
+  while (!reading) std::this_thread::yield();
+  const auto start = std::chrono::steady_clock::now();
+  mutex.lock();
+  const auto locked_after = std::chrono::steady_clock::now() - start;
+  mutex.unlock();
+  reader.join();
+  const auto waited = ReaderSlotsMutex::writers_waited() - before;
+  EXPECT_GE(waited, 50ms);  // the reader holds the lock for 150 ms from before the writer came
+  EXPECT_LE(waited, locked_after);
+}
+
 }  // namespace
 }  // namespace rulestream
