@@ -31,7 +31,7 @@ TBB_SUITES='S3ReplayTest.*:S3TensorBoardTest.*:CombinedReductions*:JobSimulatorT
 TBB_SUITES+=':LiveBlockChecks*:RecordSizes/ValuesKeptForRules.*:ReplayAndWatch/RewrittenEventFile.*'
 TBB_SUITES+=':RuleActions*:RulePipeline*:RuleReadAhead.*:RuleStage.*:Samples/*'
 TBB_SUITES+=':StalledTrainingInThePipeline*:TensorBoardPipelineTest.*:Trial.*:TrialStoreIngest.*:TrialValues*'
-TBB_SUITES+=':FilteredTensorNames.*:StatefulRulesAcrossThreads.*'
+TBB_SUITES+=':FilteredTensorNames.*:StatefulRulesAcrossThreads.*:TrialStepListing.*'
 
 if [ "${1:-}" = "--ci" ]; then
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -32,6 +32,9 @@ namespace {
 // A filtered query at a step looks at the tensors its filter picks, one by one, when they are
 // at most one in this many of the trial's; otherwise at the step's shared list of tensors.
 constexpr std::size_t kFewOfMany = 16;
+// Tensors a step's listing looks at per hold of the store's lock (Trial::tensors_at): tens of
+// microseconds, against a few hundred for the small benchmark job's two thousand in one hold.
+constexpr std::size_t kTensorsPerHold = 256;
 
 std::string default_trial_name(const std::string& path) {
   std::string trimmed = path;
@@ -146,8 +149,9 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
   // store's own keys (its map nodes never move or go).
   std::vector<TensorRef> candidates;
   std::shared_ptr<const StepTensorList> step_tensors;  // for a query at a step that exists
-  // A filtered query at a step that exists: its step list is taken below, once the filter's
-  // verdicts say whether it picks so few tensors that looking at those alone costs less.
+  // A query at a step that exists: the step's list is taken below, outside this hold of the
+  // lock (tensors_at takes it a part at a time); for a filtered query only once the filter's
+  // verdicts say that it does not pick so few tensors that looking at those alone costs less.
   const bool filtered = !query.regex.empty() || collection != nullptr;
   std::optional<std::pair<std::int64_t, std::uint64_t>> step_to_list;  // global step, changed
   {
@@ -181,11 +185,7 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
       if (global) {
         if (auto it = store_->steps().find(*global);
             it != store_->steps().end() && it->second.generation <= g) {
-          if (filtered) {
-            step_to_list.emplace(*global, it->second.tensors_changed);
-          } else {
-            step_tensors = tensors_at(*global, it->second.tensors_changed);
-          }
+          step_to_list.emplace(*global, it->second.tensors_changed);
         }
       }
     }
@@ -208,8 +208,10 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
     }
     return result;
   };
-  if (query.regex.empty() && collection == nullptr) {
-    return step_tensors ? at_step(nullptr) : candidates;
+  if (!filtered) {
+    if (!step_to_list) return candidates;
+    step_tensors = tensors_at(step_to_list->first, step_to_list->second);
+    return at_step(nullptr);
   }
 
   // A name passes when it matches a regex or belongs to the collection (by name or by the
@@ -271,6 +273,7 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
       }
       return result;
     }
+    store_lock.unlock();  // tensors_at takes the store's lock itself, a few tensors at a time
     step_tensors = tensors_at(global, changed);
   }
   if (step_tensors) return at_step(verdicts.passing(step_tensors->layout, decide).get());
@@ -288,7 +291,29 @@ std::shared_ptr<const StepTensorList> Trial::tensors_at(std::int64_t step,
   // Every tensor saved at the step, whatever the view: each view filters by visible_from.
   StepLayout layout;
   std::vector<std::uint64_t> visible_from;
-  for (const auto& [name, history] : store_->tensors()) {
+  // The walk looks up the step in every tensor's history (a few hundred microseconds for two
+  // thousand tensors), so it lets the store's lock go every kTensorsPerHold tensors: held
+  // throughout, it kept the store's writer waiting, and with it every reader that came after
+  // the writer (issue 23: half the assembler's serial time with all twenty rules, on two
+  // threads). Between holds the store may grow; what the walk then finds is still right:
+  // - the tensors' map only gains nodes and none moves, so the node the walk stands on is still
+  //   there, and stepping on from it (under the lock) reaches every node that was after it;
+  // - every tensor saved at the step by generation `built_at` (the store's latest when the walk
+  //   began) had its node before then, so it is found; the list is held as built at that
+  //   generation, and a view that needs a later one lists the step again (StepTensorsCache);
+  // - a tensor first saved at the step during the walk may be found or not; when found, its
+  //   visible_from (its first save's generation) keeps earlier views from seeing it.
+  auto lock = store_->read_lock();
+  const std::uint64_t built_at = store_->generation_under_lock();
+  const auto& tensors = store_->tensors();
+  std::size_t held_for = 0;
+  for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+    if (++held_for == kTensorsPerHold) {
+      lock.unlock();
+      lock.lock();
+      held_for = 0;
+    }
+    const auto& [name, history] = *it;
     const TensorStep* saved = history.steps.find(step);
     if (saved == nullptr || saved->saves.empty()) continue;
     std::uint64_t first_save = saved->saves.front().generation;
@@ -297,8 +322,8 @@ std::shared_ptr<const StepTensorList> Trial::tensors_at(std::int64_t step,
     layout.histories.push_back(&history);
     visible_from.push_back(std::max(history.generation, first_save));
   }
-  return cache.put(step, store_->generation_under_lock(), std::move(layout),
-                   std::move(visible_from));
+  lock.unlock();
+  return cache.put(step, built_at, std::move(layout), std::move(visible_from));
 }
 
 Tensor Trial::tensor(const TensorRef& ref) const {

@@ -175,7 +175,8 @@ class Trial {
   // when it sees none.
   const std::pair<const std::string, TensorHistory>* visible_tensor(const std::string& name) const;
   // Every tensor saved at a global step whose tensors last changed in generation `changed`
-  // (StepInfo::tensors_changed), from the store's cache or listed now. Under the read lock.
+  // (StepInfo::tensors_changed), from the store's cache or listed now. Takes the store's read
+  // lock itself, a few hundred tensors at a time: call it without holding it.
   std::shared_ptr<const StepTensorList> tensors_at(std::int64_t step, std::uint64_t changed) const;
   // The records values_at and encoded_values_at read (defined in trial_values.cpp).
   struct PlannedReads;
