@@ -148,11 +148,8 @@ TEST(UnchangedTensorRule, ATensorThatCannotBeReadIsAnErrorAtItsStepAndTheOthersM
   // A pipeline counts step 3 as unreadable and goes on, with the same findings however many
   // threads it runs on.
   for (const int threads : {1, 4}) {
-    const testing::OneRuleReplay replay = testing::replay_one_rule(
-        dir.path(), threads, "UnchangedTensorOnItsOwn",
-        [](const RuleContext& context, const RuleParameters& parameters) {
-          return RuleRegistry::builtin().create("UnchangedTensor", context, parameters);
-        });
+    const testing::OneRuleReplay replay =
+        testing::replay_builtin_rule(dir.path(), threads, "UnchangedTensor");
     EXPECT_EQ(testing::fired_tensors_by_step(replay.events),
               (std::vector<std::string>{"2: b c", "4: b", "5: b", "6: b c", "7: b c"}))
         << threads << " threads";

@@ -189,11 +189,8 @@ TEST(WeightUpdateRatioRule, AWeightThatCannotBeReadIsAnErrorAtItsStep) {
   // A pipeline counts step 3 as unreadable and goes on, with the same findings however many
   // threads it runs on.
   for (const int threads : {1, 4}) {
-    const testing::OneRuleReplay replay = testing::replay_one_rule(
-        dir.path(), threads, "WeightUpdateRatioOnItsOwn",
-        [](const RuleContext& context, const RuleParameters& parameters) {
-          return RuleRegistry::builtin().create("WeightUpdateRatio", context, parameters);
-        });
+    const testing::OneRuleReplay replay =
+        testing::replay_builtin_rule(dir.path(), threads, "WeightUpdateRatio");
     EXPECT_EQ(
         testing::fired_tensors_by_step(replay.events),
         (std::vector<std::string>{"1: w000 w299", "2: w000 w299", "4: w000 w299", "5: w000 w299"}))

@@ -39,6 +39,15 @@ OneRuleReplay replay_one_rule(
   return result;
 }
 
+OneRuleReplay replay_builtin_rule(const std::filesystem::path& trial, int threads,
+                                  const std::string& rule) {
+  // Registered under a name of its own: the registry holds the built-in one under `rule`.
+  return replay_one_rule(trial, threads, rule + "OnItsOwn",
+                         [rule](const RuleContext& context, const RuleParameters& parameters) {
+                           return RuleRegistry::builtin().create(rule, context, parameters);
+                         });
+}
+
 std::vector<std::string> fired_tensors_by_step(const std::vector<RuleEvent>& events) {
   std::vector<std::string> lines;
   for (const RuleEvent& event : events) {

@@ -31,6 +31,10 @@ OneRuleReplay replay_one_rule(
     const std::filesystem::path& trial, int threads, const std::string& rule_name,
     std::function<std::unique_ptr<Rule>(const RuleContext&, const RuleParameters&)> create);
 
+// Replays `trial` on `threads` threads with the built-in rule `rule` alone, its defaults.
+OneRuleReplay replay_builtin_rule(const std::filesystem::path& trial, int threads,
+                                  const std::string& rule);
+
 // The ConditionMet events among `events`, one line each: "<global step>: <tensors>".
 std::vector<std::string> fired_tensors_by_step(const std::vector<RuleEvent>& events);
 
