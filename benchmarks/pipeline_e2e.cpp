@@ -40,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -584,32 +585,50 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
-// Generates one job, warms the page cache, then alternates ceiling and replay runs.
 // Issue 23's measure: what share of a replay's CPU time each serial node (the step assembler,
 // each rule's node) spends, and the speedup the largest share allows on 16 threads (Amdahl:
 // 1 / (s + (1 - s) / 16)): a serial node's work cannot spread over more cores.
 // `work` gives the CPU time (by default the same replay): a one-thread replay's is the work
 // itself, where more threads add the time oneTBB's idle threads spin.
-void print_serial_fraction(const std::string& label, const ChildResult& replay,
-                           const ChildResult* work = nullptr) {
-  const double cpu = num(work != nullptr ? *work : replay, "cpu_seconds");
-  std::vector<std::pair<double, std::string>> nodes{
-      {num(replay, "assembler_seconds"), "assembler"}};
+struct SerialShares {
+  double cpu = 0;                                     // the work's CPU time
+  std::vector<std::pair<double, std::string>> nodes;  // each node's share of it, largest first
+
+  double bound_at_16() const {
+    const double largest = nodes.front().first;
+    return 1.0 / (largest + (1.0 - largest) / 16);
+  }
+};
+
+SerialShares serial_shares(const ChildResult& replay, const ChildResult* work = nullptr) {
+  SerialShares shares;
+  shares.cpu = num(work != nullptr ? *work : replay, "cpu_seconds");
+  const auto add = [&](double seconds, std::string name) {
+    shares.nodes.emplace_back(shares.cpu > 0 ? seconds / shares.cpu : 1.0, std::move(name));
+  };
+  add(num(replay, "assembler_seconds"), "assembler");
   std::istringstream entries(replay.values.at("rule_serial_seconds"));
   for (std::string entry; std::getline(entries, entry, ',');) {
     const auto colon = entry.rfind(':');
-    if (colon != std::string::npos) {
-      nodes.emplace_back(std::stod(entry.substr(colon + 1)), entry.substr(0, colon));
-    }
+    if (colon != std::string::npos) add(std::stod(entry.substr(colon + 1)), entry.substr(0, colon));
   }
-  std::sort(nodes.rbegin(), nodes.rend());
-  const double largest = cpu > 0 ? nodes.front().first / cpu : 1.0;
-  std::cout << "serial fraction, " << label << " (busy / " << fixed(cpu, 3) << " s of CPU):";
-  for (const auto& [seconds, name] : nodes) {
-    std::cout << " " << name << " " << fixed(cpu > 0 ? seconds / cpu : 0.0, 3);
+  std::sort(shares.nodes.rbegin(), shares.nodes.rend());
+  return shares;
+}
+
+// `bounds`: when the replay is one round's of several, every round's bound (the same measure,
+// each from its own round's runs), whose range is printed beside this round's.
+void print_serial_fraction(const std::string& label, const ChildResult& replay,
+                           const ChildResult* work = nullptr,
+                           const std::vector<double>& bounds = {}) {
+  const SerialShares shares = serial_shares(replay, work);
+  std::cout << "serial fraction, " << label << " (busy / " << fixed(shares.cpu, 3) << " s of CPU):";
+  for (const auto& [share, name] : shares.nodes) std::cout << " " << name << " " << fixed(share, 3);
+  std::cout << "; Amdahl bound at 16 threads " << fixed(shares.bound_at_16(), 1) << "x";
+  if (bounds.size() > 1) {
+    std::cout << " (every round's: " << fixed(*std::min_element(bounds.begin(), bounds.end()), 1)
+              << "-" << fixed(*std::max_element(bounds.begin(), bounds.end()), 1) << "x)";
   }
-  std::cout << "; Amdahl bound at 16 threads " << fixed(1.0 / (largest + (1.0 - largest) / 16), 1)
-            << "x";
   // What the store's exclusive ingestion cost the threads that wanted to read meanwhile: the
   // bound above counts the assembler's own CPU time, not the readers it holds up.
   const double held_up = num(replay, "readers_held_up_seconds");
@@ -659,6 +678,7 @@ void generate_job(const std::string& kind, const fs::path& trial, std::int64_t s
       {"--phase", "ceiling", "--method", "read", "--trial", trial.string(), "--threads", threads});
 }
 
+// Generates one job, warms the page cache, then alternates ceiling and replay runs.
 void bench_job(const std::string& kind, const fs::path& data, std::int64_t steps, int workers,
                int repetitions, const std::string& threads, bool keep, bool other_run) {
   const fs::path trial = data / (kind + "-job");
@@ -867,7 +887,8 @@ std::string ratio_with_range(const std::vector<double>& ratios) {
 // Issue 23's table: the replays of a job at each thread count of --threads-sweep (one to
 // sixteen, say), with read() of its event files by as many threads beside them; each count's
 // speedup over the first; and, from the first count's replays (one thread: their CPU time is the
-// work itself), each serial node's share and the speedup it allows on 16 threads. Every count
+// work itself), each serial node's share and the speedup it allows on 16 threads (each round's
+// from its own runs; the median round's is printed, with every round's range). Every count
 // must give the same events in the same order as the first (events_fingerprint), or the sweep
 // fails. `pin`: each child is held to as many CPUs as its count (pin_to_cpus), so T threads are
 // T cores' work.
@@ -876,15 +897,18 @@ std::string ratio_with_range(const std::vector<double>& ratios) {
 // is taken against the first count's run of the same round, a few seconds before it (the median
 // over the rounds, with their range). A shared VM's speed moves between sittings and within
 // one; a sweep that ran all of one count's repetitions before the next counted that drift as
-// speedup. Two more columns tell the code's losses from the machine's:
+// speedup. Three more columns tell the code's losses from the machine's:
 // - the four rules' CPU time at T threads over one thread's (the work more threads add: cache
 //   lines moving between cores, waits that spin);
 // - T one-thread replays side by side, each on a CPU of its own (when the first count is 1):
 //   T times the one-thread time over their mean time is the speedup the machine itself gives T
 //   copies of the work that share nothing but the machine (memory bandwidth, caches, a host's
-//   other guests). A replay's speedup can approach it, not pass it. Measured for both sets of
-//   rules: all twenty hold twice the four's memory and read more of it, so on a VM the machine
-//   may give their copies less than the four's (on the 2-core VM, 1.6-2.0x against 1.8-2.0x).
+//   other guests). A replay's speedup can approach it, not pass it (beyond a round's noise).
+//   Measured for both sets of rules: all twenty hold twice the four's memory and read more of
+//   it, so on a VM the machine may give their copies less than the four's (on the 2-core VM,
+//   1.6-2.0x against 1.8-2.0x);
+// - the replay's speedup over the copies' of the same round: what the code itself leaves of
+//   the machine's speedup (1 where it loses nothing to threads sharing one job).
 void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t steps, int workers,
                  int repetitions, const std::vector<int>& counts, bool pin, bool keep) {
   const fs::path trial = data / (kind + "-job");
@@ -899,6 +923,11 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
             << " GB/s (phase_fresh_memory: 10-25 GB/s where the machine's memory is its own; "
                "0.4-0.7 GB/s on a VM whose host has taken freed memory back)\n";
   generate_job(kind, trial, steps, workers, 0, std::to_string(counts.back()));
+  // One replay of all the rules, not counted, before the rounds: the first replay after the
+  // generator's exit met memory the host had taken back (on the 2-core VM its one-thread run
+  // took 1.5 s against 0.75-0.94 s in the rounds after it, a speedup of 3.55x that round).
+  run_phase({"--phase", "replay", "--trial", trial.string(), "--threads",
+             std::to_string(counts.back()), "--rules", "all"});
   const bool copies_measured = counts.front() == 1;
   // What every round measured at one count.
   struct Count {
@@ -907,18 +936,23 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
     std::vector<double> four_speedup, all_speedup;  // over the first count, same round
     std::vector<double> four_cpu;                   // CPU time over the first count's
     std::vector<double> machine, machine_all;       // T one-thread copies side by side
+    // The replay's speedup over the copies' in the same round: 1 where the code loses nothing
+    // beyond what the machine itself takes from T copies of the work.
+    std::vector<double> over_machine, over_machine_all;
+    // This count's serial nodes against the first count's CPU time, each round's.
+    std::vector<SerialShares> bounds_four, bounds_all;
     double four_rss = 0, all_rss = 0;
   };
   std::vector<Count> table(counts.size());
   for (std::size_t i = 0; i < counts.size(); ++i) table[i].threads = counts[i];
   std::string four_fingerprint;
   std::string all_fingerprint;
-  // The first count's replays of the last round (one thread: the work itself; not the first
-  // round's, whose first run may still meet a cold cache or cold memory).
-  ChildResult first_four;
-  ChildResult first_all;
-  ChildResult last_four;  // the last count's (its serial nodes are what bound it)
-  ChildResult last_all;
+  // Every round's replays at the first count (one thread: the work itself) and at the last (its
+  // serial nodes are what bound it), for the serial fraction of each round.
+  struct RoundReplays {
+    ChildResult first_four, first_all, last_four, last_all;
+  };
+  std::vector<RoundReplays> rounds(static_cast<std::size_t>(repetitions));
   auto check_same = [](std::string& expected, const ChildResult& replay, const std::string& what) {
     const std::string& got = replay.values.at("events_fingerprint");
     if (expected.empty()) expected = got;
@@ -969,14 +1003,17 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
       count.four_cpu.push_back(num(four, "cpu_seconds") / cpu_base);
       count.four_rss = std::max(count.four_rss, four.max_rss_mib);
       count.all_rss = std::max(count.all_rss, all.max_rss_mib);
+      RoundReplays& kept = rounds[static_cast<std::size_t>(round)];
       if (i == 0) {
-        first_four = four;
-        first_all = all;
+        kept.first_four = four;
+        kept.first_all = all;
       }
       if (i + 1 == counts.size()) {
-        last_four = four;
-        last_all = all;
+        kept.last_four = four;
+        kept.last_all = all;
       }
+      count.bounds_four.push_back(serial_shares(four, &kept.first_four));
+      count.bounds_all.push_back(serial_shares(all, &kept.first_all));
       line << " " << t << " threads " << fixed(four_seconds, 3) << " / " << fixed(all_seconds, 3)
            << " s,";
     }
@@ -1002,6 +1039,8 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
         count.machine.push_back(copies_speedup(count.threads, {}, four_base, ""));
         count.machine_all.push_back(
             copies_speedup(count.threads, {"--rules", "all"}, all_base, " (all rules)"));
+        count.over_machine.push_back(count.four_speedup.back() / count.machine.back());
+        count.over_machine_all.push_back(count.all_speedup.back() / count.machine_all.back());
       }
     }
     std::cout << line.str() << " load " << load_average() << "\n";
@@ -1010,9 +1049,10 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
                "all / four | read() / replay, four rules | CPU, four rules, over "
             << counts.front()
             << " thread's | the machine: T one-thread replays side by side, four rules | the "
-               "same, all rules | peak RSS, four / all |\n"
+               "same, all rules | replay's speedup over the machine's, four / all | peak RSS, "
+               "four / all |\n"
             << "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-               "---: |\n";
+               "---: | ---: |\n";
   for (const Count& count : table) {
     const double four = median(count.four);
     const double all = median(count.all);
@@ -1022,19 +1062,64 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
               << " s | " << ratio_with_range(count.all_speedup) << " | " << fixed(all / four, 2)
               << "x | " << fixed(read / four * 100, 0) << "% | " << ratio_with_range(count.four_cpu)
               << " | " << ratio_with_range(count.machine) << " | "
-              << ratio_with_range(count.machine_all) << " | " << fixed(count.four_rss, 0) << " / "
-              << fixed(count.all_rss, 0) << " MiB |\n";
+              << ratio_with_range(count.machine_all) << " | "
+              << (count.over_machine.empty() ? std::string("-")
+                                             : fixed(median(count.over_machine), 2) + "x / " +
+                                                   fixed(median(count.over_machine_all), 2) + "x")
+              << " | " << fixed(count.four_rss, 0) << " / " << fixed(count.all_rss, 0)
+              << " MiB |\n";
   }
   std::cout << "speedups: the median over the rounds of each round's own ratio, with their range; "
                "every thread count gave the same events in the same order, rule by rule, in "
                "every round\n";
+  // Where a serial node's share starts to grow with the threads: the bound each count's serial
+  // nodes give, the median round's, with its largest node. Not at one thread, where a node's
+  // parallel sections run inline on its own thread and so count as serial (the assembler's
+  // whole ingestion, a step-parallel rule's every step).
+  const auto print_bounds_by_count = [&](const std::string& rules,
+                                         std::vector<SerialShares> Count::*bounds) {
+    std::cout << "Amdahl bound at 16 threads from each count's serial nodes (median round; its "
+                 "largest node), "
+              << rules << ":";
+    for (const Count& count : table) {
+      if (count.threads == 1) continue;
+      std::vector<SerialShares> sorted = count.*bounds;
+      std::sort(sorted.begin(), sorted.end(), [](const SerialShares& a, const SerialShares& b) {
+        return a.bound_at_16() < b.bound_at_16();
+      });
+      const SerialShares& middle = sorted[sorted.size() / 2];
+      std::cout << " " << count.threads << " threads " << fixed(middle.bound_at_16(), 1) << "x ("
+                << middle.nodes.front().second << " " << fixed(middle.nodes.front().first, 3)
+                << ")";
+    }
+    std::cout << "\n";
+  };
+  print_bounds_by_count("four rules", &Count::bounds_four);
+  print_bounds_by_count("all rules", &Count::bounds_all);
   // The serial nodes' CPU time at the last count, over the first count's CPU time (with one
-  // thread first, the run's work).
-  const std::string label = " (serial nodes at " + std::to_string(counts.back()) +
-                            " threads, CPU at " + std::to_string(counts.front()) + ")";
-  print_serial_fraction(kind + " job, four rules" + label, last_four, &first_four);
-  print_serial_fraction(kind + " job, all rules" + label, last_all, &first_all);
-  print_rule_times(first_all.values["rule_seconds"]);
+  // thread first, the run's work), each round's from its own runs. One round's can be far off
+  // on a shared VM (a serial node whose thread the host held up counts the wait as busy), so
+  // the round whose bound is the median is printed, with every round's range.
+  const auto print_median_round = [&](const std::string& rules, ChildResult RoundReplays::*first,
+                                      ChildResult RoundReplays::*last) {
+    std::vector<double> bounds;
+    for (const RoundReplays& kept : rounds) {
+      bounds.push_back(serial_shares(kept.*last, &(kept.*first)).bound_at_16());
+    }
+    std::vector<std::size_t> order(rounds.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return bounds[a] < bounds[b]; });
+    const std::size_t middle = order[order.size() / 2];
+    print_serial_fraction(kind + " job, " + rules + " (serial nodes at " +
+                              std::to_string(counts.back()) + " threads, CPU at " +
+                              std::to_string(counts.front()) + "; round " +
+                              std::to_string(middle + 1) + ", the median bound's)",
+                          rounds[middle].*last, &(rounds[middle].*first), bounds);
+  };
+  print_median_round("four rules", &RoundReplays::first_four, &RoundReplays::last_four);
+  print_median_round("all rules", &RoundReplays::first_all, &RoundReplays::last_all);
+  print_rule_times(rounds.back().first_all.values["rule_seconds"]);
   if (!keep) fs::remove_all(trial);
 }
 
