@@ -9,7 +9,10 @@
 # which the machine has) into .devrun/ (git-ignored). `run` prints the machine, then runs the
 # sweep of benchmarks/RESULTS.md ("pipeline_e2e --threads-sweep") over 1-16 threads, large job
 # then small (the counts: `run 1,2,4` for others), and writes its output to $OUT/sweep.txt.
-# About five minutes on 16 cores.
+# Then, where the machine has perf, it profiles the small job's replays at the last count (four
+# rules, then all twenty) into $OUT/profile-*.txt: if a node caps the sweep, the same call says
+# where its time goes (lent machines are rare; a second call may not come). About six minutes on
+# 16 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -25,6 +28,7 @@ case "${1:-}" in
     ;;
   run)
     out=${OUT:-/tmp/device-sweep}
+    counts=${2:-1,2,4,8,16}
     mkdir -p "$out"
     export LD_LIBRARY_PATH=$PWD/.devrun/lib
     {
@@ -32,9 +36,25 @@ case "${1:-}" in
       nproc || true
       lscpu | grep -E 'Model name|^CPU\(s\)|Thread|NUMA node\(s\)' || true
       free -g 2>/dev/null | head -2 || true
-      .devrun/pipeline_e2e --threads-sweep "${2:-1,2,4,8,16}" --only large,small --large-steps 100 \
-        --small-steps 200 --repetitions 3 --data /tmp/sweep-data
+      .devrun/pipeline_e2e --threads-sweep "$counts" --only large,small --large-steps 100 \
+        --small-steps 200 --repetitions 3 --data /tmp/sweep-data --keep
     } 2>&1 | tee "$out/sweep.txt"
+    if command -v perf >/dev/null; then
+      threads=${counts##*,}
+      for rules in four all; do
+        # What the replay prints (its serial nodes, the writer's waits), then where its CPU went.
+        perf record -q -g -o /tmp/device-sweep.perf .devrun/pipeline_e2e --phase replay \
+          --trial /tmp/sweep-data/small-job --rules "$rules" --threads "$threads" \
+          --cpus "$threads" >"$out/profile-small-$rules-$threads.txt" 2>&1 || true
+        perf report -i /tmp/device-sweep.perf --no-children --percent-limit 0.5 --stdio -g none \
+          >>"$out/profile-small-$rules-$threads.txt" 2>&1 || true
+        perf report -i /tmp/device-sweep.perf --no-children --percent-limit 2 --stdio \
+          -g caller,0.5,callee --max-stack 12 >>"$out/profile-small-$rules-$threads.txt" 2>&1 || true
+      done
+    else
+      echo "device_sweep.sh: no perf on this machine, so no profile" | tee -a "$out/sweep.txt"
+    fi
+    rm -rf /tmp/sweep-data /tmp/device-sweep.perf
     ;;
   *)
     echo "usage: device_sweep.sh pack|run" >&2
