@@ -145,48 +145,45 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
     collection = &it->second;
   }
 
-  // Candidates come sorted and unique: the store's tensors are ordered by name. They are the
-  // store's own keys (its map nodes never move or go).
-  std::vector<TensorRef> candidates;
-  std::shared_ptr<const StepTensorList> step_tensors;  // for a query at a step that exists
-  // A query at a step that exists: the step's list is taken below, outside this hold of the
-  // lock (tensors_at takes it a part at a time); for a filtered query only once the filter's
-  // verdicts say that it does not pick so few tensors that looking at those alone costs less.
+  // Every list comes sorted and unique: the store's tensors are ordered by name. Its refs hold
+  // the store's own keys (its map nodes never move or go).
   const bool filtered = !query.regex.empty() || collection != nullptr;
-  std::optional<std::pair<std::int64_t, std::uint64_t>> step_to_list;  // global step, changed
-  {
+  // Seen in this view: first seen by generation g, and in the query's mode when it names one.
+  const auto visible = [&](const TensorHistory& history) {
+    return history.generation <= g &&
+           (query.mode == Mode::Global || history.first_seen_in(query.mode) <= g);
+  };
+  if (!query.step && !filtered) {
+    std::vector<TensorRef> all;
     auto lock = store_->read_lock();
-    const auto take_where = [&](const auto& visible) {
-      for (const auto& [name, history] : store_->tensors()) {
-        if (history.generation <= g && visible(history)) {
-          candidates.push_back(TensorRef(*store_, name, history));
+    for (const auto& [name, history] : store_->tensors()) {
+      if (visible(history)) all.push_back(TensorRef(*store_, name, history));
+    }
+    return all;
+  }
+  // A query at a step that exists: the step's list is taken below, outside any hold of the
+  // store's lock (tensors_at takes it a part at a time); for a filtered query only once the
+  // filter's verdicts say that it does not pick so few tensors that looking at those alone
+  // costs less.
+  std::optional<std::pair<std::int64_t, std::uint64_t>> step_to_list;  // global step, changed
+  std::shared_ptr<const StepTensorList> step_tensors;
+  if (query.step) {
+    auto lock = store_->read_lock();
+    std::optional<std::int64_t> global = *query.step;
+    if (query.mode != Mode::Global) {
+      global.reset();
+      if (auto mode_it = store_->mode_steps().find(query.mode);
+          mode_it != store_->mode_steps().end()) {
+        if (const auto* entry = mode_it->second.find(*query.step);
+            entry != nullptr && entry->second <= g) {
+          global = entry->first;
         }
       }
-    };
-    if (!query.step) {
-      if (query.mode == Mode::Global) {
-        take_where([](const TensorHistory&) { return true; });
-      } else {
-        take_where(
-            [&](const TensorHistory& history) { return history.first_seen_in(query.mode) <= g; });
-      }
-    } else {
-      std::optional<std::int64_t> global = *query.step;
-      if (query.mode != Mode::Global) {
-        global.reset();
-        if (auto mode_it = store_->mode_steps().find(query.mode);
-            mode_it != store_->mode_steps().end()) {
-          if (const auto* entry = mode_it->second.find(*query.step);
-              entry != nullptr && entry->second <= g) {
-            global = entry->first;
-          }
-        }
-      }
-      if (global) {
-        if (auto it = store_->steps().find(*global);
-            it != store_->steps().end() && it->second.generation <= g) {
-          step_to_list.emplace(*global, it->second.tensors_changed);
-        }
+    }
+    if (global) {
+      if (auto it = store_->steps().find(*global);
+          it != store_->steps().end() && it->second.generation <= g) {
+        step_to_list.emplace(*global, it->second.tensors_changed);
       }
     }
   }
@@ -209,7 +206,7 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
     return result;
   };
   if (!filtered) {
-    if (!step_to_list) return candidates;
+    if (!step_to_list) return {};  // no such step in this view
     step_tensors = tensors_at(step_to_list->first, step_to_list->second);
     return at_step(nullptr);
   }
@@ -241,47 +238,50 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
             (collection->tensor_names.contains(name) || any_found_in(*collection_regexes, name)));
   };
   auto lock = verdicts.lock();
-  if (step_to_list) {
-    const auto [global, changed] = *step_to_list;
-    // Lock order: a filter's verdicts, then the store. Nothing takes them the other way round
-    // (the first block above lets the store go before the verdicts are taken).
-    auto store_lock = store_->read_lock();
-    const auto& all = store_->tensors();
-    NameFilterCache::PassingTensors& passing = verdicts.passing_tensors();
-    if (passing.of_tensors != all.size()) {  // tensors only ever come: a count says it all
-      passing.tensors.clear();
-      for (const auto& [name, history] : all) {
-        if (verdicts.passes(name, decide)) passing.tensors.emplace_back(&name, &history);
-      }
-      passing.of_tensors = all.size();
+  // Lock order: a filter's verdicts, then the store. Nothing takes them the other way round
+  // (the blocks above let the store go before the verdicts are taken).
+  auto store_lock = store_->read_lock();
+  const auto& all = store_->tensors();
+  NameFilterCache::PassingTensors& passing = verdicts.passing_tensors();
+  if (passing.of_tensors != all.size()) {  // tensors only ever come: a count says it all
+    passing.tensors.clear();
+    for (const auto& [name, history] : all) {
+      if (verdicts.passes(name, decide)) passing.tensors.emplace_back(&name, &history);
     }
-    // A filter that picks a few of many tensors (a rule over the losses) looks at those alone:
-    // the step's whole list is a walk through every tensor, which the first rule to ask about
-    // a step pays for, and a serial rule must not pay it for the parallel ones (issue 23).
-    if (passing.tensors.size() * kFewOfMany <= all.size()) {
-      std::vector<TensorRef> result;
-      for (const auto& [name, history] : passing.tensors) {
-        if (history->generation > g) continue;
-        const TensorStep* saved = history->steps.find(global);
-        if (saved == nullptr || saved->saves.empty()) continue;
-        // Seen from the generation of the step's first save (tensors_at's visible_from).
-        std::uint64_t first_save = saved->saves.front().generation;
-        for (const WorkerSave& save : saved->saves) {
-          first_save = std::min(first_save, save.generation);
-        }
-        if (first_save <= g) result.push_back(TensorRef(*store_, *name, *history));
-      }
-      return result;
+    passing.of_tensors = all.size();
+  }
+  if (!query.step) {
+    // The filter's own list of the tensors that pass, rather than a walk through every tensor
+    // of the store and a verdict looked up for each: VanishingGradient asks for its gradients
+    // at every step, and the walk held the store's lock throughout (issue 23).
+    std::vector<TensorRef> result;
+    for (const auto& [name, history] : passing.tensors) {
+      if (visible(*history)) result.push_back(TensorRef(*store_, *name, *history));
     }
-    store_lock.unlock();  // tensors_at takes the store's lock itself, a few tensors at a time
-    step_tensors = tensors_at(global, changed);
+    return result;
   }
-  if (step_tensors) return at_step(verdicts.passing(step_tensors->layout, decide).get());
-  std::vector<TensorRef> result;
-  for (const TensorRef& candidate : candidates) {
-    if (verdicts.passes(candidate.name(), decide)) result.push_back(candidate);
+  if (!step_to_list) return {};  // no such step in this view
+  const auto [global, changed] = *step_to_list;
+  // A filter that picks a few of many tensors (a rule over the losses) looks at those alone:
+  // the step's whole list is a walk through every tensor, which the first rule to ask about a
+  // step pays for, and a serial rule must not pay it for the parallel ones (issue 23).
+  if (passing.tensors.size() * kFewOfMany <= all.size()) {
+    std::vector<TensorRef> result;
+    for (const auto& [name, history] : passing.tensors) {
+      if (history->generation > g) continue;
+      const TensorStep* saved = history->steps.find(global);
+      if (saved == nullptr || saved->saves.empty()) continue;
+      // Seen from the generation of the step's first save (tensors_at's visible_from).
+      std::uint64_t first_save = saved->saves.front().generation;
+      for (const WorkerSave& save : saved->saves)
+        first_save = std::min(first_save, save.generation);
+      if (first_save <= g) result.push_back(TensorRef(*store_, *name, *history));
+    }
+    return result;
   }
-  return result;
+  store_lock.unlock();  // tensors_at takes the store's lock itself, a few tensors at a time
+  step_tensors = tensors_at(global, changed);
+  return at_step(verdicts.passing(step_tensors->layout, decide).get());
 }
 
 std::shared_ptr<const StepTensorList> Trial::tensors_at(std::int64_t step,
