@@ -273,8 +273,9 @@ std::vector<TensorRef> Trial::tensor_refs(const TensorNameQuery& query) const {
       if (saved == nullptr || saved->saves.empty()) continue;
       // Seen from the generation of the step's first save (tensors_at's visible_from).
       std::uint64_t first_save = saved->saves.front().generation;
-      for (const WorkerSave& save : saved->saves)
+      for (const WorkerSave& save : saved->saves) {
         first_save = std::min(first_save, save.generation);
+      }
       if (first_save <= g) result.push_back(TensorRef(*store_, *name, *history));
     }
     return result;
