@@ -37,16 +37,21 @@ void write_steps(const TempDir& dir, const std::string& worker, std::int64_t fir
   }
 }
 
+// A live trial of worker_0's steps 0 and 1 (later steps written to `dir` are picked up).
+Trial open_with_two_steps(const TempDir& dir) {
+  write_steps(dir, "worker_0", 0, 1, {});
+  TrialOptions options;
+  options.end_of_job_grace = std::chrono::milliseconds(0);
+  return Trial::open(dir.path().string(), options);
+}
+
 std::vector<std::string> names_at(const Trial& trial, std::int64_t step, const char* regex) {
   return names_of(trial.tensor_refs({.step = step, .regex = {regex}}));
 }
 
 TEST(FilteredTensorNames, AFewOfManyAreWhatTheStepHoldsForTheView) {
   TempDir dir;
-  write_steps(dir, "worker_0", 0, 1, {});
-  TrialOptions options;
-  options.end_of_job_grace = std::chrono::milliseconds(0);
-  const Trial trial = Trial::open(dir.path().string(), options);
+  const Trial trial = open_with_two_steps(dir);
   EXPECT_EQ(names_at(trial, 1, "loss"), std::vector<std::string>{"loss"});
   const Trial before = trial.pinned();
 
@@ -69,10 +74,7 @@ TEST(FilteredTensorNames, AFewOfManyAreWhatTheStepHoldsForTheView) {
 // asked, as new tensors land.
 TEST(FilteredTensorNames, WithoutAStepAreEveryTensorTheViewHasSeenInTheMode) {
   TempDir dir;
-  write_steps(dir, "worker_0", 0, 1, {});
-  TrialOptions options;
-  options.end_of_job_grace = std::chrono::milliseconds(0);
-  const Trial trial = Trial::open(dir.path().string(), options);
+  const Trial trial = open_with_two_steps(dir);
   const auto names = [](const Trial& of, Mode mode, const char* regex) {
     return names_of(of.tensor_refs({.mode = mode, .regex = {regex}}));
   };
