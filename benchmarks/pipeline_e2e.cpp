@@ -424,7 +424,8 @@ int phase_replay(const Args& args) {
       << std::chrono::duration<double>(rulestream::ReaderSlotsMutex::readers_held_up()).count()
       << " writers_waited_seconds="
       << std::chrono::duration<double>(rulestream::ReaderSlotsMutex::writers_waited()).count()
-      << " rule_seconds=";
+      << " other_trials_waited_seconds="
+      << std::chrono::duration<double>(report.other_trials_waited).count() << " rule_seconds=";
   // Each rule's time evaluating steps, as Name:seconds,Name:seconds (rules run in parallel).
   for (std::size_t i = 0; i < report.rule_busy.size(); ++i) {
     std::cout << (i ? "," : "") << report.statuses.at(i).rule << ":"
@@ -642,7 +643,15 @@ void print_serial_fraction(const std::string& label, const ChildResult& replay,
   const double assembler = num(replay, "assembler_seconds");
   std::cout << "; the writer waited for readers " << fixed(waited, 4) << " s ("
             << fixed(assembler > 0 ? waited / assembler * 100 : 0.0, 0)
-            << "% of the assembler's serial time)\n";
+            << "% of the assembler's serial time)";
+  // Threads that asked the trials rules compare with while another refreshed them: none
+  // should, since those rules get their steps once the trials are loaded.
+  // (The four rules compare with no other trial: 0.)
+  const double other_waited = num(replay, "other_trials_waited_seconds");
+  std::cout << "; threads waited for the trials compared with " << fixed(other_waited, 4) << " s ("
+            << fixed(thread_seconds > 0 ? other_waited / thread_seconds * 100 : 0.0, 1)
+            << "% of the threads' time)";
+  std::cout << "\n";
 }
 
 // The all-rules replay's time per rule ("Name:seconds,..." from a replay phase), busiest first.

@@ -91,6 +91,10 @@ class Rule {
   // (StalledTrainingRule's stop_training_on_fire): the pipeline then needs a stop action.
   virtual bool stops_training_on_fire() const { return false; }
 
+  // Whether the rule was given trials to compare with: each invocation then looks at them too
+  // (a pipeline lets such a rule's steps through once they are loaded).
+  bool compares_with_other_trials() const { return !other_trials_.empty(); }
+
   // smdebug's Rule.invoke: waits for the step, evaluates it on a pinned (unchanging) view of
   // the trials, and throws RuleEvaluationConditionMet when the condition is met.
   void invoke(std::int64_t step);

@@ -557,25 +557,6 @@ PipelineReport RulePipeline::Impl::run() {
 }
 
 PipelineReport RulePipeline::Impl::run_in_arena() {
-  // The trials rules compare with are loaded beside the pipeline rather than before it: opening
-  // one is a listing and a parse of every index file (0.45 s for the 300-step benchmark job),
-  // which the first trial's decoding and its other rules need not wait for. A rule that asks
-  // about such a trial before it is loaded waits for the load (TrialStore::refresh holds its
-  // refresh lock) and then sees all of it.
-  //
-  // They load in an arena of their own, of the pipeline's size, on their own thread: a rule that
-  // waits for such a load blocks one of the pipeline's threads, which with one thread would be
-  // the one the load needs.
-  std::jthread load_others([this] {
-    tbb::task_arena loading(static_cast<int>(parallelism()));
-    for (const Trial& other : others_) {
-      try {
-        loading.execute([&] { other.load(); });
-      } catch (const std::exception& error) {  // nothing may leave a thread
-        report_problem(other.path(), error.what());
-      }
-    }
-  });
   flow::graph graph;
   const std::size_t decoders = std::max<std::size_t>(2, parallelism());
   // Nothing a node body throws may leave it: TBB would cancel the graph and rethrow from
@@ -617,9 +598,43 @@ PipelineReport RulePipeline::Impl::run_in_arena() {
   flow::make_edge(flow::output_port<0>(loader), assembler);
   std::vector<std::unique_ptr<RuleStage>> rule_stages;
   for (auto& runner : runners_) {
-    rule_stages.push_back(std::make_unique<RuleStage>(graph, *runner, kDownstreamFirst));
+    // A rule that compares with other trials gets its steps once they are loaded (below).
+    const bool held = !others_.empty() && runner->rule().compares_with_other_trials();
+    rule_stages.push_back(std::make_unique<RuleStage>(graph, *runner, kDownstreamFirst, held));
     flow::make_edge(flow::output_port<0>(assembler), rule_stages.back()->input());
   }
+  // The trials rules compare with are loaded beside the pipeline rather than before it: opening
+  // one is a listing and a parse of every index file (0.45 s for the 300-step benchmark job),
+  // which the first trial's decoding and its other rules need not wait for. The rules that
+  // compare with them get their steps when the loads are done (RuleStage's `held`), not before:
+  // a rule that asked sooner would wait for the load (TrialStore::refresh holds its refresh
+  // lock) on one of the pipeline's threads, and every thread could end up waiting so.
+  //
+  // They load in an arena of their own, of the pipeline's size, on their own thread: with one
+  // thread, the pipeline's would otherwise do the whole load before anything else. A load that
+  // fails is a problem of the run's; the rules then ask the trial themselves and say what they
+  // find. Declared after the stages: it ends (joined) before they go.
+  std::jthread load_others([this, &rule_stages] {
+    // However the loads end: the run cannot finish while a stage holds steps.
+    struct LetThrough {
+      std::vector<std::unique_ptr<RuleStage>>& stages;
+      ~LetThrough() {
+        for (const auto& stage : stages) stage->let_through();
+      }
+    } let_through{rule_stages};
+    try {
+      tbb::task_arena loading(static_cast<int>(parallelism()));
+      for (const Trial& other : others_) {
+        try {
+          loading.execute([&] { other.load(); });
+        } catch (const std::exception& error) {
+          report_problem(other.path(), error.what());
+        }
+      }
+    } catch (...) {  // nothing may leave a thread
+      report_problem("", "loading the trials to compare with failed");
+    }
+  });
   loader_ = &loader;
 
   following_ = config_.follow && !stop_requested_;
@@ -681,6 +696,7 @@ PipelineReport RulePipeline::Impl::run_in_arena() {
   report.steps_released = progress_.steps_released;
   report.incomplete_steps = incomplete_steps_;
   report.assembler_busy = assembler_busy_;
+  for (const Trial& other : others_) report.other_trials_waited += other.refresh_waited();
   report.late_landings = static_cast<std::int64_t>(assembler_.late_landings());
   report.index_files = progress_.index_files;
   report.tensors_decoded = progress_.tensors_decoded;

@@ -30,6 +30,10 @@ struct PipelineReport {
   // (TrialStore::parallel_ingest_cpu): with rule_serial_busy, what bounds the speedup more
   // threads can give.
   std::chrono::nanoseconds assembler_busy{};
+  // How long the pipeline's threads waited, all together, for the trials rules compare with to
+  // load or refresh (TrialStore::refresh_waited): none for their first load, which rules are
+  // not given steps before (RuleStage's `held`).
+  std::chrono::nanoseconds other_trials_waited{};
   std::int64_t conditions_met = 0;
   bool rule_errors = false;
   std::int64_t steps_released = 0;

@@ -6,7 +6,13 @@ namespace rulestream {
 
 namespace flow = tbb::flow;
 
-RuleStage::RuleStage(flow::graph& graph, RuleRunner& runner, flow::node_priority_t priority) {
+RuleStage::RuleStage(flow::graph& graph, RuleRunner& runner, flow::node_priority_t priority,
+                     bool held) {
+  build(graph, runner, priority);
+  if (held) gate_ = std::make_unique<MessageGate<RuleMessage>>(graph, rule_input(), priority);
+}
+
+void RuleStage::build(flow::graph& graph, RuleRunner& runner, flow::node_priority_t priority) {
   if (runner.replica_count() == 1 && runner.steps_read_at_once() > 1) {
     read_ = std::make_unique<ReadNode>(
         graph, runner.steps_read_at_once(),
@@ -61,6 +67,11 @@ RuleStage::RuleStage(flow::graph& graph, RuleRunner& runner, flow::node_priority
 }
 
 flow::receiver<RuleMessage>& RuleStage::input() {
+  if (gate_) return gate_->input();
+  return rule_input();
+}
+
+flow::receiver<RuleMessage>& RuleStage::rule_input() {
   if (serial_) return *serial_;
   if (read_) return *read_;
   return *evaluate_;

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "pipeline/graph/message_gate.hpp"
 #include "pipeline/graph/rule_runner.hpp"
 
 namespace rulestream {
@@ -27,14 +28,23 @@ namespace rulestream {
 //   comes in either. Readings wait in the sequencer until their turn: as many as the reading
 //   runs ahead of the judging, which costs a small part of what the reading does.
 //
+// A stage made `held` holds its messages, in order and without holding a thread, until
+// let_through() (MessageGate): the rule compares with trials that are still loading.
+//
 // The stage refers to `runner`, which outlives the graph.
 class RuleStage {
  public:
-  RuleStage(tbb::flow::graph& graph, RuleRunner& runner, tbb::flow::node_priority_t priority);
+  RuleStage(tbb::flow::graph& graph, RuleRunner& runner, tbb::flow::node_priority_t priority,
+            bool held = false);
   RuleStage(const RuleStage&) = delete;
   RuleStage& operator=(const RuleStage&) = delete;
 
   tbb::flow::receiver<RuleMessage>& input();
+  // A held stage's messages go on to the rule, those held first; any thread. Nothing for a
+  // stage not held.
+  void let_through() {
+    if (gate_) gate_->open();
+  }
 
  private:
   struct Evaluated {
@@ -53,6 +63,11 @@ class RuleStage {
   using ReadSequencer = tbb::flow::sequencer_node<Read>;
   using JudgeNode = tbb::flow::function_node<Read>;
 
+  // The rule's nodes, for its form (the class comment).
+  void build(tbb::flow::graph& graph, RuleRunner& runner, tbb::flow::node_priority_t priority);
+  // Where the rule's messages go in, past the gate.
+  tbb::flow::receiver<RuleMessage>& rule_input();
+
   std::unique_ptr<SerialNode> serial_;
   std::unique_ptr<EvaluateNode> evaluate_;
   std::unique_ptr<Sequencer> sequencer_;
@@ -60,6 +75,8 @@ class RuleStage {
   std::unique_ptr<ReadNode> read_;
   std::unique_ptr<ReadSequencer> read_sequencer_;
   std::unique_ptr<JudgeNode> judge_;
+  // Declared last: it refers to the node it holds messages for.
+  std::unique_ptr<MessageGate<RuleMessage>> gate_;
 };
 
 }  // namespace rulestream

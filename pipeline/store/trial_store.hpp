@@ -142,6 +142,12 @@ class TrialStore {
   void refresh();
   // Refreshes unless all steps are loaded or auto refresh is off.
   void maybe_refresh();
+  // How long callers of refresh() waited for one another's refresh to end, all together: what
+  // threads that asked a trial still loading lost (a pipeline's rules ask the trials they
+  // compare with at every step). Any thread.
+  std::chrono::nanoseconds refresh_waited() const {
+    return std::chrono::nanoseconds(refresh_waited_nanoseconds_.load(std::memory_order_relaxed));
+  }
 
   // Publishes what was found as one new generation (when anything changed). `all_loaded`
   // declares that no more files will come. Thread-safe.
@@ -313,6 +319,7 @@ class TrialStore {
   std::atomic<bool> all_steps_loaded_{false};
 
   std::mutex refresh_mutex_;  // one refresh at a time
+  std::atomic<std::int64_t> refresh_waited_nanoseconds_{0};
   // Read by every rule thread at every lookup: readers count themselves apart.
   mutable ReaderSlotsMutex mutex_;
 

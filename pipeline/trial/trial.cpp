@@ -101,6 +101,10 @@ void Trial::refresh() const {
   store_->refresh();
 }
 
+std::chrono::nanoseconds Trial::refresh_waited() const {
+  return store_->refresh_waited();
+}
+
 Trial Trial::pinned() const {
   // view(): an auto-refreshing handle first picks up what landed (and waits for a load another
   // thread has under way), as its queries would.

@@ -90,6 +90,9 @@ class Trial {
 
   // Loads files that appeared since the last refresh.
   void refresh() const;
+  // How long this trial's callers waited for one another's refresh, all together
+  // (TrialStore::refresh_waited).
+  std::chrono::nanoseconds refresh_waited() const;
   // A handle that sees the trial as it is now (refreshed first when this handle auto-refreshes)
   // and never refreshes.
   Trial pinned() const;

@@ -691,9 +691,10 @@ TEST(RulePipeline, ManyValuesOfAFileAreReadFromItsKeptMappingAndOneSmallValueFro
   }
 }
 
-// The trials rules compare with are loaded while the first trial streams (run()), not before:
-// SimilarAcrossRuns through the pipeline fires where it fires on the same trials opened by
-// hand, and stays quiet against an identical run.
+// The trials rules compare with are loaded while the first trial streams (run()), not before,
+// and SimilarAcrossRuns gets its steps once they are (its stage holds them meanwhile): through
+// the pipeline it fires where it fires on the same trials opened by hand, and stays quiet
+// against an identical run, on one thread as on several.
 TEST(RulePipeline, ComparesWithOtherTrialsLoadedWhileItsOwnStreams) {
   TempDir dir;
   const auto base = dir.path() / "base";
@@ -714,17 +715,22 @@ TEST(RulePipeline, ComparesWithOtherTrialsLoadedWhileItsOwnStreams) {
   ASSERT_TRUE(quiet.triggered_steps.empty());
   ASSERT_GT(quiet.steps_evaluated, 0);
 
-  for (const auto& [other, wanted] : {std::pair{same, quiet}, std::pair{different, expected}}) {
-    PipelineConfig config = config_for(base, {{"SAR", "SimilarAcrossRuns", {}}});
-    config.paths.push_back(other.string());
-    RecordingSink* sink = nullptr;
-    RulePipeline pipeline(config, sinks_with(sink));
-    const PipelineReport report = pipeline.run();
-    EXPECT_TRUE(report.problems.empty()) << other;
-    EXPECT_FALSE(report.rule_errors) << other;
-    EXPECT_EQ(sink->steps_fired("SAR"), wanted.triggered_steps) << other;
-    ASSERT_EQ(report.statuses.size(), 1u);
-    EXPECT_EQ(report.statuses[0].steps_evaluated, wanted.steps_evaluated) << other;
+  for (const int threads : {1, 4}) {
+    for (const auto& [other, wanted] : {std::pair{same, quiet}, std::pair{different, expected}}) {
+      PipelineConfig config = config_for(base, {{"SAR", "SimilarAcrossRuns", {}}});
+      config.paths.push_back(other.string());
+      config.threads = threads;
+      RecordingSink* sink = nullptr;
+      RulePipeline pipeline(config, sinks_with(sink));
+      const PipelineReport report = pipeline.run();
+      EXPECT_TRUE(report.problems.empty()) << other << ", " << threads << " threads";
+      EXPECT_FALSE(report.rule_errors) << other << ", " << threads << " threads";
+      EXPECT_EQ(sink->steps_fired("SAR"), wanted.triggered_steps)
+          << other << ", " << threads << " threads";
+      ASSERT_EQ(report.statuses.size(), 1u);
+      EXPECT_EQ(report.statuses[0].steps_evaluated, wanted.steps_evaluated)
+          << other << ", " << threads << " threads";
+    }
   }
 }
 
