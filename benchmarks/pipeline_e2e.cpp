@@ -908,7 +908,8 @@ std::string ratio_with_range(const std::vector<double>& ratios) {
 // one; a sweep that ran all of one count's repetitions before the next counted that drift as
 // speedup. Three more columns tell the code's losses from the machine's:
 // - the four rules' CPU time at T threads over one thread's (the work more threads add: cache
-//   lines moving between cores, waits that spin);
+//   lines moving between cores, waits that spin), and below the table, for both sets of rules,
+//   that and the share of the threads' time they were busy, whose product the speedup is;
 // - T one-thread replays side by side, each on a CPU of its own (when the first count is 1):
 //   T times the one-thread time over their mean time is the speedup the machine itself gives T
 //   copies of the work that share nothing but the machine (memory bandwidth, caches, a host's
@@ -943,8 +944,11 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
     int threads = 0;
     std::vector<double> read, four, all;
     std::vector<double> four_speedup, all_speedup;  // over the first count, same round
-    std::vector<double> four_cpu;                   // CPU time over the first count's
-    std::vector<double> machine, machine_all;       // T one-thread copies side by side
+    std::vector<double> four_cpu, all_cpu;          // CPU time over the first count's
+    // The run's CPU time over its threads' time (threads x wall time): what is left is time its
+    // threads spent waiting (for a lock, a load, a serial node) or the machine kept from them.
+    std::vector<double> four_busy, all_busy;
+    std::vector<double> machine, machine_all;  // T one-thread copies side by side
     // The replay's speedup over the copies' in the same round: 1 where the code loses nothing
     // beyond what the machine itself takes from T copies of the work.
     std::vector<double> over_machine, over_machine_all;
@@ -981,7 +985,7 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
     return phase_args;
   };
   for (int round = 0; round < repetitions; ++round) {
-    double four_base = 0, all_base = 0, cpu_base = 0;
+    double four_base = 0, all_base = 0, cpu_base = 0, all_cpu_base = 0;
     std::ostringstream line;
     line << "  round " << round + 1 << ":";
     for (std::size_t i = 0; i < counts.size(); ++i) {
@@ -1004,12 +1008,16 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
         four_base = four_seconds;
         all_base = all_seconds;
         cpu_base = num(four, "cpu_seconds");
+        all_cpu_base = num(all, "cpu_seconds");
       }
       count.four.push_back(four_seconds);
       count.all.push_back(all_seconds);
       count.four_speedup.push_back(four_base / four_seconds);
       count.all_speedup.push_back(all_base / all_seconds);
       count.four_cpu.push_back(num(four, "cpu_seconds") / cpu_base);
+      count.all_cpu.push_back(num(all, "cpu_seconds") / all_cpu_base);
+      count.four_busy.push_back(num(four, "cpu_seconds") / (count.threads * four_seconds));
+      count.all_busy.push_back(num(all, "cpu_seconds") / (count.threads * all_seconds));
       count.four_rss = std::max(count.four_rss, four.max_rss_mib);
       count.all_rss = std::max(count.all_rss, all.max_rss_mib);
       RoundReplays& kept = rounds[static_cast<std::size_t>(round)];
@@ -1105,6 +1113,24 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
   };
   print_bounds_by_count("four rules", &Count::bounds_four);
   print_bounds_by_count("all rules", &Count::bounds_all);
+  // A speedup is about the threads, times the share of their time they were busy, over the CPU
+  // time the work took against the first count's (exactly so when the first count, one thread,
+  // was busy all its time): a
+  // count that falls short either waited (busy well under 100%: a serial node, a lock, a load
+  // the bound above cannot see) or worked more (CPU over 1x: cache lines moving between cores,
+  // spinning). Medians over the rounds.
+  const auto print_busy_by_count = [&](const std::string& rules, std::vector<double> Count::*busy,
+                                       std::vector<double> Count::*cpu) {
+    std::cout << "threads busy and CPU over " << counts.front()
+              << " thread's (the speedup is about threads x busy / CPU), " << rules << ":";
+    for (const Count& count : table) {
+      std::cout << " " << count.threads << " threads " << fixed(median(count.*busy) * 100, 0)
+                << "% busy, CPU " << fixed(median(count.*cpu), 2) << "x;";
+    }
+    std::cout << "\n";
+  };
+  print_busy_by_count("four rules", &Count::four_busy, &Count::four_cpu);
+  print_busy_by_count("all rules", &Count::all_busy, &Count::all_cpu);
   // The serial nodes' CPU time at the last count, over the first count's CPU time (with one
   // thread first, the run's work), each round's from its own runs. One round's can be far off
   // on a shared VM (a serial node whose thread the host held up counts the wait as busy), so
