@@ -56,13 +56,22 @@ std::optional<std::string> JobCoordinator::ended(const std::string& job) {
 }
 
 bool JobCoordinator::publish(const JobLease& lease, const std::string& document) {
-  return states_.publish(lease, document);
+  if (!states_.publish(lease, document)) return false;
+  // What was published is the job's document from now on, also here: once the job is not held
+  // here, documents() shows it, and the last one read back from Redis may be older.
+  std::lock_guard lock(mutex_);
+  documents_[lease.job] = document;
+  return true;
 }
 
 void JobCoordinator::finish(const JobLease& lease, const std::string& state,
                             const std::string& document) {
-  if (states_.publish(lease, document)) leases_.end(lease, state);
+  const bool published = publish(lease, document);
+  if (published) leases_.end(lease, state);
   heartbeat_.let_go(lease.job);
+  // The job stops being held here and its last document is shown in the same step: between the
+  // two, /api/jobs and /metrics showed the document read back before it, a Finished job as
+  // Running until the next refresh (serve_failover_test saw it under ASan).
   std::lock_guard lock(mutex_);
   held_.erase(lease.job);
 }

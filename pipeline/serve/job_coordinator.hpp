@@ -48,10 +48,11 @@ class JobCoordinator {
   std::optional<JobLease> try_acquire(const std::string& job);
   // Supervisor only. The state the job ended in on any instance; nullopt while it has not.
   std::optional<std::string> ended(const std::string& job);
-  // Supervisor only. The job's document, under the lease's fence (false: fenced).
+  // Supervisor only. The job's document, under the lease's fence (false: fenced); documents()
+  // has it at once when it was published.
   bool publish(const JobLease& lease, const std::string& document);
   // Supervisor only. The job ended here: its last document and its end, both under the fence;
-  // no longer renewed.
+  // no longer renewed. documents() has that document by the time holds() says false.
   void finish(const JobLease& lease, const std::string& state, const std::string& document);
   // Supervisor only. The job is no longer this instance's (stopping, or the lease was lost):
   // no longer renewed, released if still ours so that another instance takes it at once.
