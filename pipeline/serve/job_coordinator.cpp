@@ -69,9 +69,9 @@ void JobCoordinator::finish(const JobLease& lease, const std::string& state,
   const bool published = publish(lease, document);
   if (published) leases_.end(lease, state);
   heartbeat_.let_go(lease.job);
-  // The job stops being held here and its last document is shown in the same step: between the
-  // two, /api/jobs and /metrics showed the document read back before it, a Finished job as
-  // Running until the next refresh (serve_failover_test saw it under ASan).
+  // Its last document is in documents() (publish, above) before the job stops being held here.
+  // The other way round, /api/jobs and /metrics showed the document read back before it, a
+  // Finished job as Running until the next refresh (serve_failover_test saw it under ASan).
   std::lock_guard lock(mutex_);
   held_.erase(lease.job);
 }
