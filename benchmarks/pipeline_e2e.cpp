@@ -645,13 +645,12 @@ void print_serial_fraction(const std::string& label, const ChildResult& replay,
             << fixed(assembler > 0 ? waited / assembler * 100 : 0.0, 0)
             << "% of the assembler's serial time)";
   // Threads that asked the trials rules compare with while another refreshed them: none
-  // should, since those rules get their steps once the trials are loaded.
-  // (The four rules compare with no other trial: 0.)
+  // should, since those rules get their steps once the trials are loaded (the four rules
+  // compare with no other trial: 0).
   const double other_waited = num(replay, "other_trials_waited_seconds");
   std::cout << "; threads waited for the trials compared with " << fixed(other_waited, 4) << " s ("
             << fixed(thread_seconds > 0 ? other_waited / thread_seconds * 100 : 0.0, 1)
-            << "% of the threads' time)";
-  std::cout << "\n";
+            << "% of the threads' time)\n";
 }
 
 // The all-rules replay's time per rule ("Name:seconds,..." from a replay phase), busiest first.
@@ -909,7 +908,8 @@ std::string ratio_with_range(const std::vector<double>& ratios) {
 // speedup. Three more columns tell the code's losses from the machine's:
 // - the four rules' CPU time at T threads over one thread's (the work more threads add: cache
 //   lines moving between cores, waits that spin), and below the table, for both sets of rules,
-//   that and the share of the threads' time they were busy, whose product the speedup is;
+//   that and the share of the threads' time they were busy (the speedup is about threads x
+//   busy / CPU);
 // - T one-thread replays side by side, each on a CPU of its own (when the first count is 1):
 //   T times the one-thread time over their mean time is the speedup the machine itself gives T
 //   copies of the work that share nothing but the machine (memory bandwidth, caches, a host's
@@ -1115,10 +1115,9 @@ void bench_sweep(const std::string& kind, const fs::path& data, std::int64_t ste
   print_bounds_by_count("all rules", &Count::bounds_all);
   // A speedup is about the threads, times the share of their time they were busy, over the CPU
   // time the work took against the first count's (exactly so when the first count, one thread,
-  // was busy all its time): a
-  // count that falls short either waited (busy well under 100%: a serial node, a lock, a load
-  // the bound above cannot see) or worked more (CPU over 1x: cache lines moving between cores,
-  // spinning). Medians over the rounds.
+  // was busy all its time): a count that falls short either waited (busy well under 100%: a serial
+  // node, a lock, a load the bound above cannot see) or worked more (CPU over 1x: cache lines
+  // moving between cores, spinning). Medians over the rounds.
   const auto print_busy_by_count = [&](const std::string& rules, std::vector<double> Count::*busy,
                                        std::vector<double> Count::*cpu) {
     std::cout << "threads busy and CPU over " << counts.front()

@@ -4,7 +4,6 @@
 
 #include <deque>
 #include <mutex>
-#include <utility>
 
 namespace rulestream {
 
