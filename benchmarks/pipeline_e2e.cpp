@@ -425,7 +425,8 @@ int phase_replay(const Args& args) {
       << " writers_waited_seconds="
       << std::chrono::duration<double>(rulestream::ReaderSlotsMutex::writers_waited()).count()
       << " other_trials_waited_seconds="
-      << std::chrono::duration<double>(report.other_trials_waited).count() << " rule_seconds=";
+      << std::chrono::duration<double>(report.other_trials_waited).count()
+      << " other_trials_refreshes=" << report.other_trials_refreshes << " rule_seconds=";
   // Each rule's time evaluating steps, as Name:seconds,Name:seconds (rules run in parallel).
   for (std::size_t i = 0; i < report.rule_busy.size(); ++i) {
     std::cout << (i ? "," : "") << report.statuses.at(i).rule << ":"

@@ -5,11 +5,13 @@
 //   folder, with the four built-in rules on: medians of --repeats runs, alternating;
 // - what a live watch costs in LIST requests: an S3Watcher follows a job that a writer uploads
 //   step by step, and reports LISTs per poll and per new step, then LISTs per poll once the
-//   prefix holds the whole job and nothing new lands (the cost must not grow with the files).
+//   prefix holds the whole job and nothing new lands (the cost must not grow with the files);
+// - what threads pinning one live trial at once cost (a pipeline's rules pin the trials they
+//   compare with at every step): refreshes per pin and a pin's time, on 1, 4 and 16 threads.
 //
 // Needs python3 with moto and boto3 (the S3 tests' server). Usage:
 //   s3_replay_e2e [--steps 40] [--workers 2] [--tensor-size 16384] [--repeats 3]
-//                 [--watch-steps 60] [--poll-ms 200] [--step-delay-ms 100]
+//                 [--watch-steps 60] [--poll-ms 200] [--step-delay-ms 100] [--pins 20]
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -28,6 +30,7 @@
 #include "pipeline/graph/rule_pipeline.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "pipeline/simulator/job_simulator.hpp"
+#include "pipeline/trial/trial.hpp"
 #include "sources/s3/s3_watcher.hpp"
 #include "tests/support/s3_test_server.hpp"
 
@@ -39,7 +42,7 @@ using SteadyClock = std::chrono::steady_clock;
 std::map<std::string, std::int64_t> parse_args(int argc, char** argv) {
   std::map<std::string, std::int64_t> args = {
       {"steps", 40},       {"workers", 2},   {"tensor-size", 16384}, {"repeats", 3},
-      {"watch-steps", 60}, {"poll-ms", 200}, {"step-delay-ms", 100}};
+      {"watch-steps", 60}, {"poll-ms", 200}, {"step-delay-ms", 100}, {"pins", 20}};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = std::string(argv[i]).substr(2);
     if (!args.contains(key)) throw std::invalid_argument("unknown option --" + key);
@@ -204,6 +207,61 @@ void measure_watch(const rulestream::testing::S3TestServer& server,
             << " per poll\n";
 }
 
+// Threads that pin a live trial on S3 at once, as a pipeline's threads pin a trial that rules
+// compare with (SimilarAcrossRuns, every step evaluated at once). Each pin of a live trial
+// refreshes it first: three LISTs. Callers that arrive while a refresh runs share the next one
+// (TrialStore::refresh, SharedRefresh), so T threads' pins cost fewer refreshes than pins, and
+// a pin waits for at most two refreshes instead of one per thread ahead of it.
+void measure_live_pins(const rulestream::testing::S3TestServer& server, const S3Client& client,
+                       const std::map<std::string, std::int64_t>& args) {
+  rulestream::testing::TempDir scratch;
+  const auto local = scratch.path() / "job";
+  JobSimulatorOptions options;
+  options.output = local;
+  options.workers = 1;
+  options.steps = args.at("steps");
+  options.tensor_size = 256;
+  options.write_end_marker = false;  // still training: every pin refreshes
+  JobSimulator(options).run();
+  const std::string bucket = server.new_bucket("live");
+  client.create_bucket(bucket);
+  rulestream::testing::upload_folder(client, local, bucket, "job");
+  const Trial trial =
+      Trial::open("s3://" + bucket + "/job", {}, {.s3_endpoint = server.endpoint()});
+
+  const std::int64_t pins_per_thread = args.at("pins");
+  std::cout << std::fixed << std::setprecision(3) << "live trial on S3, " << options.steps
+            << " steps, " << pins_per_thread << " pins per thread:\n";
+  double one_thread_pin_seconds = 0;
+  for (const int threads : {1, 4, 16}) {
+    const std::uint64_t refreshes_before = trial.refreshes();
+    const auto waited_before = trial.refresh_waited();
+    const auto start = SteadyClock::now();
+    std::vector<std::thread> pinners;
+    for (int t = 0; t < threads; ++t) {
+      pinners.emplace_back([&] {
+        for (std::int64_t i = 0; i < pins_per_thread; ++i) {
+          if (trial.pinned().steps().empty()) throw std::logic_error("the live trial lost steps");
+        }
+      });
+    }
+    for (auto& pinner : pinners) pinner.join();
+    const double seconds = seconds_since(start);
+    const auto pins = static_cast<double>(threads * pins_per_thread);
+    const auto refreshes = static_cast<double>(trial.refreshes() - refreshes_before);
+    const double waited =
+        std::chrono::duration<double>(trial.refresh_waited() - waited_before).count();
+    // A pin's time as its thread sees it: the wall time over its own pins.
+    const double pin_seconds = seconds / static_cast<double>(pins_per_thread);
+    if (threads == 1) one_thread_pin_seconds = pin_seconds;
+    std::cout << "  " << threads << " threads: " << seconds << " s, " << pins << " pins, "
+              << refreshes << " refreshes (" << refreshes / pins << " per pin), a pin "
+              << pin_seconds * 1e3 << " ms (" << pin_seconds / one_thread_pin_seconds
+              << "x one thread's; one refresh per pin, one at a time, would be " << threads
+              << "x), waited " << waited << " s in all\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -219,6 +277,7 @@ int main(int argc, char** argv) {
     const auto client = server->client();
     measure_replay(*server, *client, args);
     measure_watch(*server, client, args);
+    measure_live_pins(*server, *client, args);
     return 0;
   } catch (const std::exception& error) {
     std::cerr << "s3_replay_e2e: " << error.what() << "\n";

@@ -696,7 +696,10 @@ PipelineReport RulePipeline::Impl::run_in_arena() {
   report.steps_released = progress_.steps_released;
   report.incomplete_steps = incomplete_steps_;
   report.assembler_busy = assembler_busy_;
-  for (const Trial& other : others_) report.other_trials_waited += other.refresh_waited();
+  for (const Trial& other : others_) {
+    report.other_trials_waited += other.refresh_waited();
+    report.other_trials_refreshes += other.refreshes();
+  }
   report.late_landings = static_cast<std::int64_t>(assembler_.late_landings());
   report.index_files = progress_.index_files;
   report.tensors_decoded = progress_.tensors_decoded;

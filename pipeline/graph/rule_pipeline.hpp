@@ -34,6 +34,9 @@ struct PipelineReport {
   // load or refresh (TrialStore::refresh_waited): none for their first load, which rules are
   // not given steps before (RuleStage's `held`).
   std::chrono::nanoseconds other_trials_waited{};
+  // How many times the trials rules compare with listed their storage, all together: each
+  // rule invocation pins them, and a live one refreshes then (callers at once share one).
+  std::uint64_t other_trials_refreshes = 0;
   std::int64_t conditions_met = 0;
   bool rule_errors = false;
   std::int64_t steps_released = 0;

@@ -101,13 +101,10 @@ bool TrialStore::in_range(std::int64_t step) const {
 
 void TrialStore::refresh() {
   if (externally_fed_) return;
-  std::unique_lock refresh_lock(refresh_mutex_, std::try_to_lock);
-  if (!refresh_lock.owns_lock()) {
-    const auto asked = std::chrono::steady_clock::now();
-    refresh_lock.lock();
-    refresh_waited_nanoseconds_.fetch_add((std::chrono::steady_clock::now() - asked).count(),
-                                          std::memory_order_relaxed);
-  }
+  refreshes_.run([this] { refresh_now(); });
+}
+
+void TrialStore::refresh_now() {
   const TrialStatus before = status(generation());
   if (before.loaded_all_steps) return;
 

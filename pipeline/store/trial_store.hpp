@@ -21,6 +21,7 @@
 #include "pipeline/memory/packed_reductions.hpp"
 #include "pipeline/memory/reader_slots_mutex.hpp"
 #include "pipeline/memory/record_arena.hpp"
+#include "pipeline/memory/shared_refresh.hpp"
 #include "pipeline/memory/sorted_steps.hpp"
 #include "pipeline/model/collection.hpp"
 #include "pipeline/model/exceptions.hpp"
@@ -138,16 +139,20 @@ class TrialStore {
   const TrialOptions& options() const { return options_; }
 
   // Lists the storage for files that appeared and ingests them. A no-op for a store fed by a
-  // pipeline (set_externally_fed), which ingests what its sources find instead.
+  // pipeline (set_externally_fed), which ingests what its sources find instead. Returns once
+  // the store holds every file that was there when it was called. Callers that arrive during a
+  // refresh share the next one (SharedRefresh), so threads that ask a live trial at once list
+  // its storage once or twice, not once each.
   void refresh();
   // Refreshes unless all steps are loaded or auto refresh is off.
   void maybe_refresh();
   // How long callers of refresh() waited for one another's refresh to end, all together: what
   // threads that asked a trial still loading lost (a pipeline's rules ask the trials they
   // compare with at every step). Any thread.
-  std::chrono::nanoseconds refresh_waited() const {
-    return std::chrono::nanoseconds(refresh_waited_nanoseconds_.load(std::memory_order_relaxed));
-  }
+  std::chrono::nanoseconds refresh_waited() const { return refreshes_.waited(); }
+  // How many refreshes have listed the storage (a refresh shared by several callers counts
+  // once). Any thread.
+  std::uint64_t refreshes() const { return refreshes_.started(); }
 
   // Publishes what was found as one new generation (when anything changed). `all_loaded`
   // declares that no more files will come. Thread-safe.
@@ -254,6 +259,9 @@ class TrialStore {
   // One index file's tensors into the histories (trial_store_ingest.cpp), under mutex_ held
   // exclusively. A file of many tensors is spread over the threads of the calling arena.
   void add_index(const IndexLanding& index, std::uint64_t generation);
+  // One refresh: lists the storage and ingests what is new (refresh() runs it through
+  // refreshes_, never two at once).
+  void refresh_now();
   // One position of the index file being ingested, as its sections find it.
   struct Placement {
     TensorEntry* entry = nullptr;  // the tensor's; null until made for a name never seen
@@ -318,8 +326,8 @@ class TrialStore {
   // every value a rule reads, and reading it needs no lock.
   std::atomic<bool> all_steps_loaded_{false};
 
-  std::mutex refresh_mutex_;  // one refresh at a time
-  std::atomic<std::int64_t> refresh_waited_nanoseconds_{0};
+  // One refresh at a time, shared by the callers that arrive while one runs.
+  SharedRefresh refreshes_;
   // Read by every rule thread at every lookup: readers count themselves apart.
   mutable ReaderSlotsMutex mutex_;
 
@@ -356,7 +364,7 @@ class TrialStore {
   // CPU time the ingesting thread spent in add_index's parallel sections (its share of them).
   std::atomic<std::int64_t> parallel_ingest_nanoseconds_{0};
 
-  // Refresh bookkeeping (guarded by refresh_mutex_).
+  // Refresh bookkeeping: touched only by refresh_now(), which refreshes_ runs one at a time.
   std::map<std::string, bool> seen_index_files_;
   std::map<std::string, bool> seen_collection_files_;
   std::optional<std::chrono::steady_clock::time_point> end_marker_seen_at_;

@@ -105,6 +105,10 @@ std::chrono::nanoseconds Trial::refresh_waited() const {
   return store_->refresh_waited();
 }
 
+std::uint64_t Trial::refreshes() const {
+  return store_->refreshes();
+}
+
 Trial Trial::pinned() const {
   // view(): an auto-refreshing handle first picks up what landed (and waits for a load another
   // thread has under way), as its queries would.

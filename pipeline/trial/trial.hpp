@@ -93,6 +93,8 @@ class Trial {
   // How long this trial's callers waited for one another's refresh, all together
   // (TrialStore::refresh_waited).
   std::chrono::nanoseconds refresh_waited() const;
+  // How many refreshes have listed this trial's storage (TrialStore::refreshes).
+  std::uint64_t refreshes() const;
   // A handle that sees the trial as it is now (refreshed first when this handle auto-refreshes)
   // and never refreshes.
   Trial pinned() const;
