@@ -35,7 +35,7 @@ TBB_SUITES='S3ReplayTest.*:S3TensorBoardTest.*:CombinedReductions*:JobSimulatorT
 TBB_SUITES+=':LiveBlockChecks*:RecordSizes/ValuesKeptForRules.*:ReplayAndWatch/RewrittenEventFile.*'
 TBB_SUITES+=':RuleActions*:RulePipeline*:RuleReadAhead.*:RuleStage.*:Samples/*'
 TBB_SUITES+=':StalledTrainingInThePipeline*:TensorBoardPipelineTest.*:Trial.*:TrialStoreIngest.*:TrialValues*'
-TBB_SUITES+=':FilteredTensorNames.*:StatefulRulesAcrossThreads.*:TrialStepListing.*'
+TBB_SUITES+=':FilteredTensorNames.*:StatefulRulesAcrossThreads.*:TrialStepListing.*:TrialRefresh.*'
 # A flow graph of the test's own (2026-11-27: its twelve reports, run by hand without halting,
 # are all the gate's members written as it is made and read in its node's tasks, and the test's
 # objects of one round made where the last round's were).

@@ -1,6 +1,8 @@
 // Trial::refresh from several threads at once (TrialStore::refresh through SharedRefresh): a
 // caller that arrives while another thread's refresh runs still sees every file that was there
-// when it called, and the refreshes it shares list the storage once each.
+// when it called, and the refreshes it shares list the storage once each. A refresh parses index
+// files with oneTBB in-process: left out under ThreadSanitizer (scripts/tsan.sh, TBB_SUITES);
+// SharedRefresh's own tests run there.
 #include <gtest/gtest.h>
 
 #include <atomic>
