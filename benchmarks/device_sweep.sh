@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Issue 23's 16-core sweep on a lent machine (the `device` tool), in one call.
 #
-#   here:   bash benchmarks/device_sweep.sh pack     # after: cmake --build build-rel --target pipeline_e2e
+#   here:   bash benchmarks/device_sweep.sh pack     # after: cmake --build build-rel --target pipeline_e2e shared_bytes_bench
 #   there:  run(command="bash benchmarks/device_sweep.sh run", carry=[".devrun"], timeout_s=540)
 #   a try here: bash benchmarks/device_sweep.sh pack && bash benchmarks/device_sweep.sh run 1,2
 #
 # `pack` copies the Release pipeline_e2e and the shared libraries it needs (all but glibc's own,
 # which the machine has) into .devrun/ (git-ignored). `run` prints the machine, then runs the
 # sweep of benchmarks/RESULTS.md ("pipeline_e2e --threads-sweep") over 1-16 threads, large job
-# then small (the counts: `run 1,2,4` for others), and writes its output to $OUT/sweep.txt.
+# then small (the counts: `run 1,2,4` for others), and writes its output to $OUT/sweep.txt; then
+# shared_bytes_bench on 1-16 threads into $OUT/shared-bytes.txt (what threads slicing one file's
+# bytes pay: the reason TrialStore::read_records counts each batch apart).
 # Then, where the machine has perf, it profiles the small job's replays at the last count (four
 # rules, then all twenty) into $OUT/profile-*.txt: if a node caps the sweep, the same call says
 # where its time goes (lent machines are rare; a second call may not come). About six minutes on
@@ -21,7 +23,10 @@ case "${1:-}" in
     [[ -x $binary ]] || { echo "device_sweep.sh: build $binary first (Release, build-rel)" >&2; exit 2; }
     rm -rf .devrun && mkdir -p .devrun/lib
     cp "$binary" .devrun/
-    ldd "$binary" | awk '$3 ~ /^\// {print $3}' |
+    bench=build-rel/benchmarks/shared_bytes_bench
+    [[ -x $bench ]] || { echo "device_sweep.sh: build $bench first (Release, build-rel)" >&2; exit 2; }
+    cp "$bench" .devrun/
+    ldd "$binary" "$bench" | awk '$3 ~ /^\// {print $3}' | sort -u |
       grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
       xargs -I{} cp -L {} .devrun/lib/
     echo "packed $(du -sh .devrun | cut -f1) into .devrun ($(git rev-parse --short HEAD))"
@@ -39,6 +44,9 @@ case "${1:-}" in
       .devrun/pipeline_e2e --threads-sweep "$counts" --only large,small --large-steps 100 \
         --small-steps 200 --repetitions 3 --data /tmp/sweep-data --keep
     } 2>&1 | tee "$out/sweep.txt"
+    .devrun/shared_bytes_bench --benchmark_min_time=0.3 --benchmark_repetitions=3 \
+      --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+      >"$out/shared-bytes.txt" 2>&1 || true
     if command -v perf >/dev/null; then
       threads=${counts##*,}
       for rules in four all; do

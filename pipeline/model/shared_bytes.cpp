@@ -35,6 +35,12 @@ SharedBytes SharedBytes::from_string(std::string bytes) {
   return SharedBytes(std::move(owner), view);
 }
 
+SharedBytes SharedBytes::counted_apart() const {
+  SharedBytes apart = *this;
+  if (owner_) apart.owner_ = std::make_shared<const std::shared_ptr<const void>>(owner_);
+  return apart;
+}
+
 SharedBytes SharedBytes::slice(std::size_t offset, std::size_t length) const {
   if (offset > bytes_.size() || length > bytes_.size() - offset) {
     throw std::out_of_range("SharedBytes::slice: [" + std::to_string(offset) + ", +" +

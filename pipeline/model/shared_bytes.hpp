@@ -42,6 +42,14 @@ class SharedBytes {
   // A sub-range sharing the same owner. Throws std::out_of_range when it does not fit.
   SharedBytes slice(std::size_t offset, std::size_t length) const;
 
+  // The same bytes through a reference count of their own, which holds one reference to the
+  // owner: what is sliced from the result counts on it, apart from the owner's other holders.
+  // Every slice takes a reference and gives it back, so threads slicing one file's mapping at
+  // once (rules reading the same step's values) would otherwise all write the mapping's one
+  // counter, whose cache line then moves between their cores at every slice. For a reader
+  // about to cut many slices; costs one allocation.
+  SharedBytes counted_apart() const;
+
   // How many bytes the owner keeps alive: the whole buffer or mapping a slice was cut from. A
   // small slice of a large owner holds on to all of it (RecordCache copies such slices).
   std::size_t owner_size() const { return owner_size_; }

@@ -410,8 +410,10 @@ void TrialStore::read_record_bytes(std::span<const RecordRead> reads,
     spans.clear();
     for (const std::size_t i : of_file) spans.push_back({reads[i].ref.start, reads[i].ref.length});
     for (const RecordBatch& batch : plan_record_batches(spans, kRecordReadLimits)) {
+      // Each value keeps a slice of these bytes (three, on its way): counted apart from the
+      // file's mapping, which other threads slice for the same step at the same time.
       const SharedBytes bytes =
-          storage_->read_records_range(file, batch.start, batch.end - batch.start);
+          storage_->read_records_range(file, batch.start, batch.end - batch.start).counted_apart();
       for (std::size_t k = batch.first; k < batch.last; ++k) {
         const std::size_t i = of_file[k];
         const RecordRef& ref = reads[i].ref;
