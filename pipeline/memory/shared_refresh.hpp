@@ -27,7 +27,7 @@ namespace rulestream {
 class SharedRefresh {
  public:
   // Returns once a refresh that started after this call has ended without throwing: `refresh`
-  // run here, or one run by another caller.
+  // run here, or one run by another caller. Throws what `refresh` threw when it ran here.
   template <class Refresh>
   void run(Refresh&& refresh) {
     std::unique_lock lock(mutex_);

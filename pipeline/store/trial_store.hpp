@@ -150,8 +150,8 @@ class TrialStore {
   // threads that asked a trial still loading lost (a pipeline's rules ask the trials they
   // compare with at every step). Any thread.
   std::chrono::nanoseconds refresh_waited() const { return refreshes_.waited(); }
-  // How many refreshes have listed the storage (a refresh shared by several callers counts
-  // once). Any thread.
+  // How many refreshes have run, a refresh shared by several callers once (each lists the
+  // storage, unless every step was loaded already). Any thread.
   std::uint64_t refreshes() const { return refreshes_.started(); }
 
   // Publishes what was found as one new generation (when anything changed). `all_loaded`
