@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -238,24 +239,34 @@ void measure_live_pins(const rulestream::testing::S3TestServer& server, const S3
     const auto waited_before = trial.refresh_waited();
     const auto start = SteadyClock::now();
     std::vector<std::thread> pinners;
+    std::mutex failure_mutex;
+    std::exception_ptr failure;
     for (int t = 0; t < threads; ++t) {
       pinners.emplace_back([&] {
-        for (std::int64_t i = 0; i < pins_per_thread; ++i) {
-          if (trial.pinned().steps().empty()) throw std::logic_error("the live trial lost steps");
+        // A failed pin ends the run with its message (main), not the process from this thread.
+        try {
+          for (std::int64_t i = 0; i < pins_per_thread; ++i) {
+            if (trial.pinned().steps().empty()) throw std::logic_error("the live trial lost steps");
+          }
+        } catch (...) {
+          std::lock_guard lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
         }
       });
     }
     for (auto& pinner : pinners) pinner.join();
+    if (failure) std::rethrow_exception(failure);
     const double seconds = seconds_since(start);
-    const auto pins = static_cast<double>(threads * pins_per_thread);
-    const auto refreshes = static_cast<double>(trial.refreshes() - refreshes_before);
+    const std::int64_t pins = threads * pins_per_thread;
+    const std::uint64_t refreshes = trial.refreshes() - refreshes_before;
     const double waited =
         std::chrono::duration<double>(trial.refresh_waited() - waited_before).count();
     // A pin's time as its thread sees it: the wall time over its own pins.
     const double pin_seconds = seconds / static_cast<double>(pins_per_thread);
     if (threads == 1) one_thread_pin_seconds = pin_seconds;
     std::cout << "  " << threads << " threads: " << seconds << " s, " << pins << " pins, "
-              << refreshes << " refreshes (" << refreshes / pins << " per pin), a pin "
+              << refreshes << " refreshes ("
+              << static_cast<double>(refreshes) / static_cast<double>(pins) << " per pin), a pin "
               << pin_seconds * 1e3 << " ms (" << pin_seconds / one_thread_pin_seconds
               << "x one thread's; one refresh per pin, one at a time, would be " << threads
               << "x), waited " << waited << " s in all\n";
