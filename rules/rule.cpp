@@ -49,6 +49,17 @@ std::vector<Trial> pinned(const std::vector<Trial>& trials) {
   return views;
 }
 
+// The trials compared with, pinned for an invocation at global `step`: each refreshed only while
+// it has not passed the step (Trial::pinned_for_step), as smdebug refreshes one on a miss. The
+// pipeline pins them at every step of every rule that compares, from as many threads as it
+// evaluates steps on.
+std::vector<Trial> pinned_for_step(const std::vector<Trial>& trials, std::int64_t step) {
+  std::vector<Trial> views;
+  views.reserve(trials.size());
+  for (const Trial& trial : trials) views.push_back(trial.pinned_for_step(step));
+  return views;
+}
+
 }  // namespace
 
 Rule::Rule(Trial base_trial, std::vector<Trial> other_trials)
@@ -100,9 +111,10 @@ void Rule::invoke(std::int64_t step) {
   bool condition_met = false;
   {
     // smdebug evaluates under no_refresh: the step numbers and tensors the rule sees cannot
-    // change while it runs, however long that takes on a live trial.
-    const PinnedViews views(current_base_, current_others_, base_trial_.pinned(),
-                            pinned(other_trials_));
+    // change while it runs, however long that takes on a live trial. The base trial has the step
+    // (waited for above), so pinning it lists nothing.
+    const PinnedViews views(current_base_, current_others_, base_trial_.pinned_for_step(step),
+                            pinned_for_step(other_trials_, step));
     finding_ = Finding{};
     condition_met = invoke_at_step(step);
   }
@@ -118,8 +130,8 @@ ReadAhead Rule::read_ahead(std::int64_t step) const {
   try {
     base_trial_.wait_for_steps({step});  // as invoke(step)
     // Counted apart from the rule's other handles: several steps are read at once.
-    ahead.base = base_trial_.pinned().separately_counted();
-    ahead.others = pinned(other_trials_);
+    ahead.base = base_trial_.pinned_for_step(step).separately_counted();
+    ahead.others = pinned_for_step(other_trials_, step);
     ahead.reading = read_step(*ahead.base, step);
   } catch (...) {
     ahead.failure = std::current_exception();

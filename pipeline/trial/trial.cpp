@@ -115,6 +115,16 @@ Trial Trial::pinned() const {
   return Trial(store_, view());
 }
 
+Trial Trial::pinned_for_step(std::int64_t step) const {
+  Trial view = as_it_is();
+  if (view.has_passed_step(step) != StepState::NotYetAvailable) return view;
+  return pinned();
+}
+
+Trial Trial::as_it_is() const {
+  return generation_ ? *this : Trial(store_, store_->generation());
+}
+
 Trial Trial::separately_counted() const {
   // An aliasing pointer: it points at the store and counts in its own block, which owns one
   // reference to the store.
@@ -521,8 +531,13 @@ void Trial::wait_for_steps(const std::vector<std::int64_t>& steps, Mode mode,
   };
   for (const std::int64_t step : steps) {
     while (true) {
-      if (!generation_) store_->refresh();
-      const StepState state = has_passed_step(step, mode);
+      // As smdebug: the trial is refreshed only while the step is missing. A rule invoked at
+      // every step of a live trial used to list its storage at every call, ahead or not.
+      StepState state = as_it_is().has_passed_step(step, mode);
+      if (state == StepState::NotYetAvailable && !generation_) {
+        store_->refresh();
+        state = as_it_is().has_passed_step(step, mode);
+      }
       if (state == StepState::Available) break;
       if (state == StepState::Unavailable) {
         if (!loaded_all_steps()) throw StepUnavailable(step, mode);

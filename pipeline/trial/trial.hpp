@@ -98,6 +98,13 @@ class Trial {
   // A handle that sees the trial as it is now (refreshed first when this handle auto-refreshes)
   // and never refreshes.
   Trial pinned() const;
+  // pinned() for a rule's invocation at global `step` of another trial it compares with:
+  // refreshed first only while this view has not passed the step (has_passed_step is
+  // NotYetAvailable). A trial that has the step from every worker, or will never have it, is
+  // pinned as it is: a refresh could add nothing at that step or before it. smdebug likewise
+  // refreshes a trial when a step asked for is missing; refreshing at every pin listed a live
+  // trial's storage three times a step (on S3, three requests) for nothing once it was ahead.
+  Trial pinned_for_step(std::int64_t step) const;
   bool is_pinned() const { return generation_.has_value(); }
   // The same view of the same store, through a reference count of its own: copies of it (every
   // Tensor holds one) count apart from other handles' copies. A thread that makes millions of
@@ -176,6 +183,8 @@ class Trial {
       : store_(std::move(store)), generation_(generation) {}
   // Refreshes when allowed, then returns the generation this query sees.
   std::uint64_t view() const;
+  // This handle, pinned at what the store holds now without refreshing (itself when pinned).
+  Trial as_it_is() const;
   // The store's entry for a tensor this handle sees (refreshing once when allowed); nullptr
   // when it sees none.
   const std::pair<const std::string, TensorHistory>* visible_tensor(const std::string& name) const;

@@ -9,6 +9,7 @@
 #include "pipeline/trial/tensor.hpp"
 #include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
+#include "stages/format/trial_writer.hpp"
 #include "tests/support/rule_outcomes.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -38,6 +39,7 @@ class ScriptedRule final : public Rule {
     bool pinned = base_trial().is_pinned();
     for (const Trial& other : other_trials()) pinned = pinned && other.is_pinned();
     pinned_while_invoked.push_back(pinned);
+    if (!other_trials().empty()) others_last_step.push_back(other_trials().front().steps().back());
     if (script_.tensor_missing.contains(step)) {
       throw TensorUnavailableForStep("gradient/x", step, Mode::Global);
     }
@@ -55,6 +57,7 @@ class ScriptedRule final : public Rule {
 
   std::vector<std::int64_t> invoked;
   std::vector<bool> pinned_while_invoked;
+  std::vector<std::int64_t> others_last_step;  // the first other trial's, as the step saw it
 
  private:
   Script script_;
@@ -202,6 +205,49 @@ TEST(InvokeRuleLiveTest, EndStepBoundsARunningJob) {
   const InvokeResult result = invoke_rule(rule, 0, 10);
   EXPECT_EQ(result.triggered_steps, (std::vector<std::int64_t>{9}));
   EXPECT_EQ(result.steps_evaluated, 10);
+}
+
+// A live trial of one worker with steps [0, steps) of one scalar, and its writer to add more.
+struct LiveJob {
+  LiveJob(const std::filesystem::path& root, std::int64_t steps)
+      : writer({.root = root, .worker = "worker_0"}) {
+    CollectionsFile collections;
+    collections.num_workers = 1;
+    writer.write_collections(collections);
+    for (std::int64_t step = 0; step < steps; ++step) write(step);
+  }
+  void write(std::int64_t step) {
+    writer.begin_step(step, Mode::Train, step);
+    const std::vector<float> loss{static_cast<float>(step)};
+    writer.add_tensor("loss", TensorValue::from_values(DType::Float32, Shape{}, loss));
+    writer.end_step();
+  }
+  TrialWriter writer;
+};
+
+// Rules are invoked at every step: at a step both trials have, waiting for it and pinning them
+// lists neither (smdebug refreshes on a miss); the other trial is refreshed when it lacks the
+// step, and the invocation sees what that refresh found.
+TEST(InvokeRuleLiveTest, RefreshesATrialOnlyWhenItLacksTheStep) {
+  TempDir dir;
+  LiveJob base_job(dir.path() / "base", 3);
+  LiveJob other_job(dir.path() / "other", 3);
+  const Trial base = Trial::open((dir.path() / "base").string());
+  const Trial other = Trial::open((dir.path() / "other").string());
+  ScriptedRule rule(base, {}, {other});
+  const std::uint64_t base_before = base.refreshes();
+  const std::uint64_t other_before = other.refreshes();
+  for (const std::int64_t step : {0, 1, 2}) rule.invoke(step);
+  EXPECT_EQ(base.refreshes(), base_before);
+  EXPECT_EQ(other.refreshes(), other_before);
+
+  base_job.write(3);
+  other_job.write(3);
+  rule.invoke(3);
+  EXPECT_EQ(base.refreshes(), base_before + 1);
+  EXPECT_EQ(other.refreshes(), other_before + 1);
+  EXPECT_EQ(rule.others_last_step, (std::vector<std::int64_t>{2, 2, 2, 3}));
+  EXPECT_EQ(rule.invoked, (std::vector<std::int64_t>{0, 1, 2, 3}));
 }
 
 }  // namespace

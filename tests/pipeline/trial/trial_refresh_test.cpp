@@ -1,6 +1,8 @@
 // Trial::refresh from several threads at once (TrialStore::refresh through SharedRefresh): a
 // caller that arrives while another thread's refresh runs still sees every file that was there
-// when it called, and the refreshes it shares list the storage once each. A refresh parses index
+// when it called, and the refreshes it shares list the storage once each. And the refreshes a
+// rule's step needs no more: pinned_for_step and wait_for_steps list a live trial only while it
+// has not passed the step. A refresh parses index
 // files with oneTBB in-process: left out under ThreadSanitizer (scripts/tsan.sh, TBB_SUITES);
 // SharedRefresh's own tests run there.
 #include <gtest/gtest.h>
@@ -8,6 +10,8 @@
 #include <atomic>
 #include <future>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -64,6 +68,20 @@ class HoldingStorage : public Storage {
   std::shared_future<void> release_future_ = release_.get_future().share();
 };
 
+// A job of `workers` workers that has written nothing yet.
+std::vector<std::unique_ptr<TrialWriter>> start_job(const std::filesystem::path& root,
+                                                    int workers) {
+  std::vector<std::unique_ptr<TrialWriter>> writers;
+  for (int w = 0; w < workers; ++w) {
+    writers.push_back(std::make_unique<TrialWriter>(
+        TrialWriter::Options{.root = root, .worker = "worker_" + std::to_string(w)}));
+  }
+  CollectionsFile collections;
+  collections.num_workers = workers;
+  writers.front()->write_collections(collections);
+  return writers;
+}
+
 void write_step(TrialWriter& writer, std::int64_t step) {
   writer.begin_step(step, Mode::Train, step);
   const std::vector<float> loss{static_cast<float>(step)};
@@ -109,6 +127,79 @@ TEST(TrialRefresh, ACallerArrivingDuringARefreshSeesWhatWasWrittenBeforeItCalled
 
   EXPECT_EQ(seen_by_later, (std::vector<std::int64_t>{0, 1}));
   EXPECT_EQ(storage->index_listings.load(), 2);
+}
+
+// A live trial, refreshing on query, opened and loaded with steps 0-2 of its one worker and a
+// gap at 3 (step 4 written); index_listings counts from zero after the load.
+class PinnedForStepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    writers_ = start_job(dir_.path(), 1);
+    for (const std::int64_t step : {0, 1, 2, 4}) write_step(*writers_[0], step);
+    storage_ = std::make_shared<HoldingStorage>(dir_.path());
+    trial_ = Trial::open_deferred(storage_);
+    trial_->load();
+    storage_->index_listings = 0;
+  }
+
+  TempDir dir_;
+  std::vector<std::unique_ptr<TrialWriter>> writers_;
+  std::shared_ptr<HoldingStorage> storage_;
+  std::optional<Trial> trial_;
+};
+
+TEST_F(PinnedForStepTest, AStepTheTrialHasIsPinnedWithoutListing) {
+  const Trial view = trial_->pinned_for_step(2);
+  EXPECT_TRUE(view.is_pinned());
+  EXPECT_EQ(storage_->index_listings.load(), 0);
+  // Written after the pin: the pinned view never sees it, the trial does once it refreshes.
+  write_step(*writers_[0], 5);
+  EXPECT_EQ(view.steps(), (std::vector<std::int64_t>{0, 1, 2, 4}));
+  EXPECT_EQ(trial_->steps(), (std::vector<std::int64_t>{0, 1, 2, 4, 5}));
+}
+
+TEST_F(PinnedForStepTest, AStepTheTrialSkippedIsPinnedWithoutListing) {
+  // Step 4 was written by the only worker: step 3 will never come.
+  const Trial view = trial_->pinned_for_step(3);
+  EXPECT_EQ(view.has_passed_step(3), StepState::Unavailable);
+  EXPECT_EQ(storage_->index_listings.load(), 0);
+}
+
+TEST_F(PinnedForStepTest, AStepTheTrialLacksIsRefreshedForFirst) {
+  write_step(*writers_[0], 5);
+  const Trial view = trial_->pinned_for_step(5);
+  EXPECT_TRUE(view.is_pinned());
+  EXPECT_EQ(storage_->index_listings.load(), 1);
+  EXPECT_EQ(view.steps(), (std::vector<std::int64_t>{0, 1, 2, 4, 5}));
+  // Still missing after the refresh: the view is what the refresh found, and says so.
+  EXPECT_EQ(trial_->pinned_for_step(6).has_passed_step(6), StepState::NotYetAvailable);
+  EXPECT_EQ(storage_->index_listings.load(), 2);
+}
+
+TEST_F(PinnedForStepTest, WaitingForAStepTheTrialHasListsNothing) {
+  trial_->wait_for_steps({0, 2, 4});
+  EXPECT_EQ(storage_->index_listings.load(), 0);
+  write_step(*writers_[0], 5);
+  trial_->wait_for_steps({5});
+  EXPECT_EQ(storage_->index_listings.load(), 1);
+}
+
+// A step one worker of two has written is not settled: the other worker's files may still come,
+// so the pin refreshes, and sees them.
+TEST(TrialPinnedForStep, AStepNotAllWorkersHaveWrittenIsRefreshedFor) {
+  TempDir dir;
+  auto writers = start_job(dir.path(), 2);
+  write_step(*writers[0], 0);
+  auto storage = std::make_shared<HoldingStorage>(dir.path());
+  const Trial trial = Trial::open_deferred(storage);
+  trial.load();
+  ASSERT_EQ(trial.pinned().has_passed_step(0), StepState::NotYetAvailable);
+  storage->index_listings = 0;
+
+  write_step(*writers[1], 0);
+  const Trial view = trial.pinned_for_step(0);
+  EXPECT_EQ(storage->index_listings.load(), 1);
+  EXPECT_EQ(view.has_passed_step(0), StepState::Available);
 }
 
 }  // namespace
