@@ -112,8 +112,8 @@ void Rule::invoke(std::int64_t step) {
   {
     // smdebug evaluates under no_refresh: the step numbers and tensors the rule sees cannot
     // change while it runs, however long that takes on a live trial. The base trial has the step
-    // (waited for above), so pinning it lists nothing.
-    const PinnedViews views(current_base_, current_others_, base_trial_.pinned_for_step(step),
+    // (waited for above): it is pinned as it is.
+    const PinnedViews views(current_base_, current_others_, base_trial_.pinned_as_it_is(),
                             pinned_for_step(other_trials_, step));
     finding_ = Finding{};
     condition_met = invoke_at_step(step);
@@ -130,7 +130,7 @@ ReadAhead Rule::read_ahead(std::int64_t step) const {
   try {
     base_trial_.wait_for_steps({step});  // as invoke(step)
     // Counted apart from the rule's other handles: several steps are read at once.
-    ahead.base = base_trial_.pinned_for_step(step).separately_counted();
+    ahead.base = base_trial_.pinned_as_it_is().separately_counted();
     ahead.others = pinned_for_step(other_trials_, step);
     ahead.reading = read_step(*ahead.base, step);
   } catch (...) {

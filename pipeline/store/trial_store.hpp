@@ -146,6 +146,12 @@ class TrialStore {
   void refresh();
   // Refreshes unless all steps are loaded or auto refresh is off.
   void maybe_refresh();
+  // Whether maybe_refresh() would list anything now: auto refresh on, steps still to come, and
+  // the store not fed by a pipeline. Reads no lock.
+  bool refreshes_on_query() const {
+    return options_.auto_refresh && !all_steps_loaded_.load(std::memory_order_acquire) &&
+           !externally_fed_.load(std::memory_order_relaxed);
+  }
   // How long callers of refresh() waited for one another's refresh to end, all together: what
   // threads that asked a trial still loading lost (a pipeline's rules ask the trials they
   // compare with at every step). Any thread.

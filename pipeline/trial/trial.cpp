@@ -116,12 +116,15 @@ Trial Trial::pinned() const {
 }
 
 Trial Trial::pinned_for_step(std::int64_t step) const {
-  Trial view = as_it_is();
+  // A handle that would not refresh (pinned, archives, a pipeline's own trial) has nothing to
+  // decide: this runs for every rule at every step.
+  if (generation_ || !store_->refreshes_on_query()) return pinned();
+  Trial view = pinned_as_it_is();
   if (view.has_passed_step(step) != StepState::NotYetAvailable) return view;
   return pinned();
 }
 
-Trial Trial::as_it_is() const {
+Trial Trial::pinned_as_it_is() const {
   return generation_ ? *this : Trial(store_, store_->generation());
 }
 
@@ -533,10 +536,10 @@ void Trial::wait_for_steps(const std::vector<std::int64_t>& steps, Mode mode,
     while (true) {
       // As smdebug: the trial is refreshed only while the step is missing. A rule invoked at
       // every step of a live trial used to list its storage at every call, ahead or not.
-      StepState state = as_it_is().has_passed_step(step, mode);
+      StepState state = pinned_as_it_is().has_passed_step(step, mode);
       if (state == StepState::NotYetAvailable && !generation_) {
         store_->refresh();
-        state = as_it_is().has_passed_step(step, mode);
+        state = pinned_as_it_is().has_passed_step(step, mode);
       }
       if (state == StepState::Available) break;
       if (state == StepState::Unavailable) {

@@ -105,6 +105,9 @@ class Trial {
   // refreshes a trial when a step asked for is missing; refreshing at every pin listed a live
   // trial's storage three times a step (on S3, three requests) for nothing once it was ahead.
   Trial pinned_for_step(std::int64_t step) const;
+  // A handle pinned at what the store holds now, without refreshing (this handle when pinned):
+  // for a caller that has just waited for what it needs (wait_for_steps).
+  Trial pinned_as_it_is() const;
   bool is_pinned() const { return generation_.has_value(); }
   // The same view of the same store, through a reference count of its own: copies of it (every
   // Tensor holds one) count apart from other handles' copies. A thread that makes millions of
@@ -183,8 +186,6 @@ class Trial {
       : store_(std::move(store)), generation_(generation) {}
   // Refreshes when allowed, then returns the generation this query sees.
   std::uint64_t view() const;
-  // This handle, pinned at what the store holds now without refreshing (itself when pinned).
-  Trial as_it_is() const;
   // The store's entry for a tensor this handle sees (refreshing once when allowed); nullptr
   // when it sees none.
   const std::pair<const std::string, TensorHistory>* visible_tensor(const std::string& name) const;
