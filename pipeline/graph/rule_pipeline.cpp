@@ -20,7 +20,6 @@
 #include "pipeline/graph/rule_runner.hpp"
 #include "pipeline/graph/rule_stage.hpp"
 #include "pipeline/graph/sink_routing.hpp"
-#include "pipeline/graph/stop_action.hpp"
 #include "pipeline/model/busy_timer.hpp"
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/trial_layout.hpp"
@@ -113,9 +112,13 @@ class RulePipeline::Impl {
       for (const Trial& other : others_) others.push_back(other.separately_counted());
       return RuleContext{base_->separately_counted(), std::move(others)};
     };
+    std::vector<LedgerRule> ledger_rules;
     for (const auto& rule_config : config_.rules) {
       ConfiguredRule configured =
           configure_rule(rule_config, own_context(), config_.default_stop_actions, registry);
+      ledger_rules.push_back({.configuration_name = configured.config.configuration_name,
+                              .rule = std::string(configured.rule->name()),
+                              .stop_actions = configured.stop_actions});
       // A rule that judges each step on its own evaluates as many steps at once as there are
       // threads, each on an instance of its own (RuleStage).
       std::vector<std::unique_ptr<Rule>> replicas;
@@ -135,11 +138,14 @@ class RulePipeline::Impl {
       if (reads_ahead) runners_.back()->allow_reading_ahead(parallelism());
     }
     routing_ = std::make_unique<SinkRouting>(configured_rules(), sink_labels());
+    ledger_ = std::make_unique<RuleLedger>(std::move(ledger_rules), sinks_, *routing_,
+                                           [this](std::string path, std::string message) {
+                                             report_problem(std::move(path), std::move(message));
+                                           });
+    ledger_->name_trial(base_->name());
     runner_context_ =
         RuleRunnerContext{.base = &*base_,
-                          .routing = routing_.get(),
-                          .sinks = &sinks_,
-                          .stopper = &stopper_,
+                          .ledger = ledger_.get(),
                           .report_problem =
                               [this](std::string path, std::string message) {
                                 report_problem(std::move(path), std::move(message));
@@ -228,7 +234,7 @@ class RulePipeline::Impl {
   std::mutex problems_mutex_;
   std::vector<TrialProblem> problems_;
   // After what its failures are reported to: destroyed (no more reports) before them.
-  StopActionRunner stopper_{[this](const std::string& line) { report_problem("", line); }};
+  std::unique_ptr<RuleLedger> ledger_;
   // What every runner shares; filled in the constructor once the sink routing is known, before
   // any runner runs.
   RuleRunnerContext runner_context_;
@@ -667,32 +673,23 @@ PipelineReport RulePipeline::Impl::run_in_arena() {
   loader_ = nullptr;
   load_others.join();  // what it found wrong goes into the report
 
-  // Stop commands run on their own; give them a moment to say how they ended.
-  const auto stop_outcomes = stopper_.finish(kStopCommandWait);
   PipelineReport report;
   report.interrupted = files_.interrupted();
   report.index_files_unread = files_.index_files_unread();
   // No issue found in part of a job is not "no issues": say where the reading stopped.
   report.source_failure = source_failure;
-  const std::string ended =
-      !source_failure.empty()
-          ? "the job could not be read to the end: " + source_failure
-          : (report.interrupted
-                 ? "interrupted: not read to the end (" +
-                       std::to_string(report.index_files_unread) + " index files unread)"
-                 : "");
+  LedgerSummary summary =
+      ledger_->finish({.source_failure = source_failure,
+                       .interrupted = report.interrupted,
+                       .unread = std::to_string(report.index_files_unread) + " index files unread"},
+                      [this](std::size_t rule) { return runners_[rule]->account(); });
+  report.statuses = std::move(summary.statuses);
+  report.conditions_met = summary.conditions_met;
+  report.rule_errors = summary.rule_errors;
   for (const auto& runner : runners_) {
-    const auto outcomes = stop_outcomes.find(runner->config().configuration_name);
-    RuleEvent status = runner->finish(
-        ended, outcomes == stop_outcomes.end() ? std::vector<std::string>{} : outcomes->second,
-        /*read_whole_job=*/source_failure.empty() && !report.interrupted);
     report.rule_busy.push_back(runner->busy());
     report.rule_serial_busy.push_back(runner->serial_busy());
-    report.rule_errors = report.rule_errors || status.status == RuleStatus::Error;
-    report.conditions_met += runner->fired();
-    report.statuses.push_back(std::move(status));
   }
-  for (const auto& sink : sinks_) sink->flush();
   report.steps_released = progress_.steps_released;
   report.incomplete_steps = incomplete_steps_;
   report.assembler_busy = assembler_busy_;

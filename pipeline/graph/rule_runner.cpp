@@ -1,5 +1,7 @@
 #include "pipeline/graph/rule_runner.hpp"
 
+#include <optional>
+
 #include "pipeline/memory/reader_slots_mutex.hpp"
 #include "pipeline/model/busy_timer.hpp"
 #include "pipeline/model/exceptions.hpp"
@@ -46,7 +48,6 @@ RuleRunner::RuleRunner(std::size_t index, ConfiguredRule configured,
     : index_(index),
       config_(std::move(configured.config)),
       rule_(std::move(configured.rule)),
-      stop_actions_(std::move(configured.stop_actions)),
       context_(context) {}
 
 void RuleRunner::handle(const RuleMessage& message) {
@@ -76,7 +77,7 @@ void RuleRunner::on_serial_node(const Body& body) {
 
 void RuleRunner::run_step(const StepReady& ready, ReadAhead* ahead) {
   on_serial_node([&] {
-    if (errored_ || !context_.in_range(ready.step)) return;
+    if (context_.ledger->failed(index_) || !context_.in_range(ready.step)) return;
     const auto helped_before = ReaderSlotsMutex::helped_cpu();
     StepOutcome outcome;
     {
@@ -181,30 +182,26 @@ void RuleRunner::record(const StepReady& ready, StepOutcome outcome) {
   using Kind = StepOutcome::Kind;
   // After an error the rule is done: outcomes of later steps evaluated in parallel are dropped,
   // as a serial runner would not have evaluated them.
-  if (errored_ || outcome.kind == Kind::OutOfRange) return;
+  RuleLedger& ledger = *context_.ledger;
+  if (ledger.failed(index_) || outcome.kind == Kind::OutOfRange) return;
   steps_offered_++;
   switch (outcome.kind) {
     case Kind::OutOfRange:
     case Kind::Skipped:
       return;
     case Kind::Quiet:
-      evaluated_++;
+      ledger.evaluated(index_);
       return;
     case Kind::Fired: {
-      evaluated_++;
-      Finding& finding = outcome.finding;
-      RuleEvent event;
-      event.global_step = ready.step;
-      event.mode = ready.mode;
-      event.mode_step = ready.mode_step;
-      event.tensors = std::move(finding.tensors);
-      event.figures = std::move(finding.figures);
-      event.message =
-          finding.message.empty()
-              ? std::string(rule_->name()) + " condition met at step " + std::to_string(ready.step)
-              : std::move(finding.message);
+      ledger.evaluated(index_);
+      RuleEvent event = RuleLedger::condition(std::move(outcome.finding), ready.step, ready.mode,
+                                              ready.mode_step);
+      if (event.message.empty()) {
+        event.message =
+            std::string(rule_->name()) + " condition met at step " + std::to_string(ready.step);
+      }
       if (ready.incomplete) event.message += " (not every worker had written this step)";
-      fire(std::move(event));
+      ledger.fire(index_, std::move(event));
       return;
     }
     case Kind::Unreadable:
@@ -213,8 +210,7 @@ void RuleRunner::record(const StepReady& ready, StepOutcome outcome) {
                                                 std::to_string(ready.step) + ": " + outcome.reason);
       return;
     case Kind::Failed:
-      errored_ = true;
-      error_ = "at step " + std::to_string(ready.step) + ": " + outcome.reason;
+      ledger.fail(index_, "at step " + std::to_string(ready.step) + ": " + outcome.reason);
       return;
   }
 }
@@ -223,51 +219,23 @@ void RuleRunner::record(const StepReady& ready, StepOutcome outcome) {
 // marker, silence is the end of training, not a stall.
 void RuleRunner::check_time() {
   time_check_queued_ = false;
-  if (errored_ || *context_.end_marker_seen) return;
+  RuleLedger& ledger = *context_.ledger;
+  if (ledger.failed(index_) || *context_.end_marker_seen) return;
   try {
     if (!rule_->invoke_at(std::chrono::system_clock::now())) return;
     const Finding& finding = rule_->last_finding();
     const Trial& base = *context_.base;
-    RuleEvent event;
     // The step the finding names (the last one seen), or -1 before any.
-    event.global_step = finding.step.value_or(-1);
-    event.mode = finding.step ? base.mode(*finding.step).value_or(Mode::Global) : Mode::Global;
-    event.mode_step =
-        finding.step ? base.mode_step(*finding.step).value_or(*finding.step) : std::int64_t{-1};
-    event.tensors = finding.tensors;
-    event.figures = finding.figures;
-    event.message = finding.message.empty()
-                        ? std::string(rule_->name()) + " condition met with no new step"
-                        : finding.message;
-    fire(std::move(event));
-  } catch (const std::exception& error) {
-    errored_ = true;
-    error_ = std::string("checking the time: ") + error.what();
-  }
-}
-
-void RuleRunner::fire(RuleEvent event) {
-  fired_++;
-  event.kind = RuleEvent::Kind::ConditionMet;
-  event.time = std::chrono::system_clock::now();
-  event.trial = context_.base->name();
-  event.rule_configuration = config_.configuration_name;
-  event.rule = std::string(rule_->name());
-  dispatch(event);
-  if (stop_ran_ || stop_actions_.empty()) return;
-  stop_ran_ = true;
-  const StopRequest request{event.rule_configuration, event.rule, event.trial, event.global_step};
-  for (const auto& action : stop_actions_) context_.stopper->run(action, request);
-}
-
-void RuleRunner::dispatch(const RuleEvent& event) const {
-  for (const std::size_t i : context_.routing->sinks_of(index_)) {
-    const auto& sink = (*context_.sinks)[i];
-    try {
-      sink->write(event);
-    } catch (const std::exception& error) {
-      context_.report_problem("", sink->describe() + ": " + error.what());
+    const std::optional<std::int64_t> step = finding.step;
+    RuleEvent event = RuleLedger::condition(
+        finding, step.value_or(-1), step ? base.mode(*step).value_or(Mode::Global) : Mode::Global,
+        step ? base.mode_step(*step).value_or(*step) : std::int64_t{-1});
+    if (event.message.empty()) {
+      event.message = std::string(rule_->name()) + " condition met with no new step";
     }
+    ledger.fire(index_, std::move(event));
+  } catch (const std::exception& error) {
+    ledger.fail(index_, std::string("checking the time: ") + error.what());
   }
 }
 
@@ -280,11 +248,11 @@ std::string RuleRunner::why_not_evaluated() const {
     return "could not read its data at " + std::to_string(unreadable_steps_) + " of " +
            std::to_string(steps_offered_) + " steps (first, " + first_unreadable_ + ")";
   }
-  if (evaluated_ > 0) {
+  if (const std::int64_t evaluated = context_.ledger->evaluations(index_); evaluated > 0) {
     // Steps went through a rule that found nothing it reads in them: silence, not health.
     const RequiredTensors required = rule_->required_tensors();
     if (holds_any(*context_.base, required)) return "";
-    return "evaluated " + std::to_string(evaluated_) +
+    return "evaluated " + std::to_string(evaluated) +
            " steps, but the job saved no tensor it reads (" + describe(required) + ")";
   }
   if (steps_offered_ == 0) return "evaluated no step: no step of the job was read";
@@ -292,41 +260,11 @@ std::string RuleRunner::why_not_evaluated() const {
          std::to_string(steps_offered_) + " steps read";
 }
 
-RuleEvent RuleRunner::finish(const std::string& before, const std::vector<std::string>& after,
-                             bool read_whole_job) const {
-  RuleEvent status;
-  status.kind = RuleEvent::Kind::Status;
-  status.time = std::chrono::system_clock::now();
-  status.trial = context_.base->name();
-  status.rule_configuration = config_.configuration_name;
-  status.rule = std::string(rule_->name());
-  status.steps_evaluated = evaluated_;
-  status.times_fired = fired_;
-  if (errored_) {
-    status.status = RuleStatus::Error;
-    status.message = error_;
-  } else if (fired_ > 0) {
-    status.status = RuleStatus::IssuesFound;
-    // Steps it could not read are still news beside what it found: the findings cover only
-    // the steps it could.
-    if (unreadable_steps_ > 0) status.message = why_not_evaluated();
-  } else if (const std::string why = why_not_evaluated(); !why.empty()) {
-    // Not firing on data that was never read, or on no step at all, is not "no issues".
-    status.status = RuleStatus::Error;
-    status.message = why;
-  } else if (!read_whole_job) {
-    status.status = RuleStatus::Error;  // `before` says why
-  } else {
-    status.status = RuleStatus::NoIssuesFound;
-  }
-  if (!before.empty()) {
-    status.message = before + (status.message.empty() ? "" : "; " + status.message);
-  }
-  for (const std::string& note : after) {
-    status.message += (status.message.empty() ? "" : "; ") + note;
-  }
-  dispatch(status);
-  return status;
+RuleAccount RuleRunner::account() const {
+  // Steps it could not read are said whatever the status: findings cover only the steps it
+  // could read.
+  std::string why = why_not_evaluated();
+  return {.caveat = unreadable_steps_ > 0 ? why : std::string(), .why_silent = std::move(why)};
 }
 
 }  // namespace rulestream

@@ -15,13 +15,11 @@
 #include <vector>
 
 #include "pipeline/graph/configuration_check.hpp"
-#include "pipeline/graph/sink_routing.hpp"
-#include "pipeline/graph/stop_action.hpp"
+#include "pipeline/graph/rule_ledger.hpp"
 #include "pipeline/model/mode.hpp"
 #include "pipeline/model/rule_event.hpp"
 #include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
-#include "sinks/sink.hpp"
 
 namespace rulestream {
 
@@ -42,11 +40,10 @@ using RuleMessage = std::variant<StepReady, TimeCheck>;
 
 // What every rule's runner shares with the pipeline. Everything pointed to outlives the runners.
 struct RuleRunnerContext {
-  const Trial* base = nullptr;  // names the trial in events; gives a finding's mode and mode step
-  const SinkRouting* routing = nullptr;
-  const std::vector<std::unique_ptr<Sink>>* sinks = nullptr;
-  StopActionRunner* stopper = nullptr;
-  // Reports what went wrong outside a rule's own logic (a file, a sink); any thread.
+  const Trial* base = nullptr;  // gives a finding's mode and mode step, and what the job holds
+  // Where outcomes go: events, sinks, stop actions, counts, the error state and the status.
+  RuleLedger* ledger = nullptr;
+  // Reports what went wrong outside a rule's own logic (a file); any thread.
   std::function<void(std::string path, std::string message)> report_problem;
   // Whether a step is one the run evaluates (--start-step, --end-step).
   std::function<bool(std::int64_t step)> in_range;
@@ -80,8 +77,8 @@ struct StepOutcome {
 // at once, each on its own instance of the rule; read_ahead() by up to steps_read_at_once()
 // threads at once, on the rule's one instance, while judge() runs (Rule::reads_ahead says why
 // that is safe). claim_time_check() is safe from any thread.
-// Different runners run in parallel and share only the context (sinks are thread-safe; the
-// stop action runner is).
+// Different runners run in parallel and share only the context (the ledger keeps each rule's
+// entries apart).
 class RuleRunner {
  public:
   RuleRunner(std::size_t index, ConfiguredRule configured, const RuleRunnerContext& context);
@@ -121,18 +118,13 @@ class RuleRunner {
   // busy with a backlog of steps gets one time check, not one per tick.
   bool claim_time_check() { return !time_check_queued_.exchange(true); }
 
-  // The rule's status event at the end of the run, also sent to the rule's sinks: IssuesFound
-  // when it fired; Error when it threw, when data it asked for could not be read at some step,
-  // or when it evaluated no step at all (a rule that looked at nothing has not found the job
-  // healthy), or when the job could not be read to the end (`read_whole_job` false); otherwise
-  // NoIssuesFound. `before` is said ahead of the rule's own message (how the run ended), each
-  // of `after` behind it (what its stop actions did).
-  RuleEvent finish(const std::string& before, const std::vector<std::string>& after,
-                   bool read_whole_job = true) const;
+  // What the rule's status says besides its counts (RuleLedger::finish makes the status): the
+  // steps whose data could not be read, and why not firing is no all-clear when the rule
+  // evaluated no step, or only steps holding nothing it reads.
+  RuleAccount account() const;
 
   const RuleConfig& config() const { return config_; }
   const Rule& rule() const { return *rule_; }
-  std::int64_t fired() const { return fired_; }
   // CPU time spent evaluating steps, on every instance together.
   std::chrono::nanoseconds busy() const {
     return busy_ + std::chrono::nanoseconds(parallel_busy_.load());
@@ -156,9 +148,6 @@ class RuleRunner {
   // Counts an outcome, fires its event, or puts the rule in Error (apply() and handle()).
   void record(const StepReady& ready, StepOutcome outcome);
   void check_time();
-  // Sends a condition-met event out and, the first time the rule fires, runs its stop actions.
-  void fire(RuleEvent event);
-  void dispatch(const RuleEvent& event) const;
   // The rule's data could not be read at `step` (a file's format, storage): remembered for the
   // status.
   void unreadable(std::int64_t step, const std::string& reason);
@@ -168,15 +157,10 @@ class RuleRunner {
   std::size_t index_;  // in configuration order
   RuleConfig config_;
   std::unique_ptr<Rule> rule_;
-  // What runs the first time the rule fires: its own stop actions, or the defaults when it asks
-  // to stop training and has none.
-  std::vector<StopAction> stop_actions_;
   const RuleRunnerContext& context_;
   std::int64_t steps_offered_ = 0;  // released steps in range, while not in Error
-  std::int64_t evaluated_ = 0;
   std::int64_t unreadable_steps_ = 0;
   std::string first_unreadable_;
-  std::int64_t fired_ = 0;
   std::chrono::nanoseconds busy_{};         // evaluating, on the serial node
   std::chrono::nanoseconds serial_busy_{};  // on the serial node, whatever it did
   std::atomic<std::chrono::nanoseconds::rep> parallel_busy_{0};  // evaluating on replicas
@@ -184,9 +168,6 @@ class RuleRunner {
   std::vector<std::unique_ptr<Rule>> replicas_;
   tbb::concurrent_queue<Rule*> free_instances_;
   std::size_t steps_read_at_once_ = 1;
-  bool errored_ = false;
-  std::string error_;
-  bool stop_ran_ = false;
   std::atomic<bool> time_check_queued_{false};
 };
 

@@ -128,29 +128,32 @@ std::vector<SinkLabel> labels_of(const PipelineConfig& config,
 TensorBoardPipeline::TensorBoardPipeline(PipelineConfig config,
                                          std::vector<std::unique_ptr<Sink>> sinks,
                                          SeriesNaming naming, const RuleRegistry& registry)
-    : config_(std::move(config)),
-      sinks_(std::move(sinks)),
-      naming_(std::move(naming)),
-      stopper_([this](const std::string& line) {
-        if (notice_) notice_(line);
-        const std::lock_guard lock(stop_failures_mutex_);
-        stop_failures_.push_back(line);
-      }) {
+    : config_(std::move(config)), sinks_(std::move(sinks)), naming_(std::move(naming)) {
   if (config_.paths.empty()) throw std::invalid_argument("TensorBoardPipeline: no logdir");
   for (const auto& [key, patterns] : config_.tensorboard_names) naming_.replace(key, patterns);
+  std::vector<LedgerRule> ledger_rules;
   for (RuleConfig& rule : config_.rules) {
     if (rule.configuration_name.empty()) rule.configuration_name = rule.rule;
     rules_.push_back(registry.create_series(rule.rule, rule.parameters));
     const SeriesRule* series = rules_.back().get();
-    stop_actions_.push_back(stop_actions_for(rule, series ? series->name() : rule.rule,
-                                             series && series->stops_training_on_fire(),
-                                             config_.default_stop_actions));
+    const std::string name = series ? std::string(series->name()) : rule.rule;
+    ledger_rules.push_back(
+        {.configuration_name = rule.configuration_name,
+         .rule = name,
+         .stop_actions = stop_actions_for(rule, name, series && series->stops_training_on_fire(),
+                                          config_.default_stop_actions)});
   }
-  stop_ran_.assign(config_.rules.size(), false);
-  routes_.resize(config_.rules.size());
-  const SinkRouting routing(config_.rules, labels_of(config_, sinks_));
-  for (std::size_t i = 0; i < config_.rules.size(); ++i) routes_[i] = routing.sinks_of(i);
-  fired_.assign(config_.rules.size(), 0);
+  routing_ = std::make_unique<SinkRouting>(config_.rules, labels_of(config_, sinks_));
+  ledger_ = std::make_unique<RuleLedger>(
+      std::move(ledger_rules), sinks_, *routing_, [this](std::string path, std::string message) {
+        if (notice_) notice_(message);
+        const std::lock_guard lock(problems_mutex_);
+        ledger_problems_.push_back({std::move(path), 0, std::move(message)});
+      });
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    if (!rules_[i])
+      ledger_->fail(i, "reads smdebug tensors: it does not run on TensorBoard logdirs");
+  }
 }
 
 TensorBoardPipeline::~TensorBoardPipeline() = default;
@@ -168,6 +171,7 @@ TensorBoardReport TensorBoardPipeline::run() {
   try {
     const auto storage = open_storage(config_.paths.front(), config_.storage);
     logdir_ = storage->describe();
+    ledger_->name_trial(logdir_);
     if (config_.follow) {
       follow(*storage, report);
     } else {
@@ -215,12 +219,12 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
   for (const auto& run : runs_) {
     run->on_findings = [&](RunState& state) {
       const std::lock_guard lock(send_mutex);
-      dispatch(state, report);
+      dispatch(state);
     };
   }
   const auto run_done = [&](std::size_t index) {
     const std::lock_guard lock(send_mutex);
-    dispatch(*runs_[index], report);
+    dispatch(*runs_[index]);
   };
   // A job's runs (Keras' "train" and "validation") are read together, on one thread, its
   // training runs first: rules that pair a job's series (Overfit) see them in that order.
@@ -311,7 +315,7 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
           static_cast<void>(error);
         }
       }
-      dispatch(*state, report);
+      dispatch(*state);
     }
     if (current_problem.empty()) {  // what a failed listing did not see is not silence
       report.files = files;
@@ -327,47 +331,25 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
       progress_.values = values;
       progress_.bytes = bytes;
       progress_.last_step = last_step;
-      check_silence(values, report);
+      check_silence(values);
     }
     std::unique_lock lock(stop_mutex_);
     stop_wake_.wait_for(lock, config_.poll_interval, [this] { return stop_.load(); });
   }
 }
 
-void TensorBoardPipeline::dispatch(RunState& state, TensorBoardReport& report) {
+void TensorBoardPipeline::dispatch(RunState& state) {
   for (std::size_t i = 0; i < state.findings.size(); ++i) {
     SeriesFinding& found = state.findings[i];  // sent once, then forgotten: moved from
-    send(found.rule, found.step, state.finding_series[i]->info().mode, std::move(found.finding),
-         report);
+    const Mode mode = state.finding_series[i]->info().mode;
+    ledger_->fire(found.rule,
+                  RuleLedger::condition(std::move(found.finding), found.step, mode, found.step));
   }
   state.findings.clear();
   state.finding_series.clear();
 }
 
-void TensorBoardPipeline::send(std::size_t rule, std::int64_t step, Mode mode, Finding finding,
-                               TensorBoardReport& report) {
-  RuleEvent event;
-  event.kind = RuleEvent::Kind::ConditionMet;
-  event.time = std::chrono::system_clock::now();
-  event.trial = logdir_;
-  event.rule_configuration = config_.rules[rule].configuration_name;
-  event.rule = std::string(rules_[rule]->name());
-  event.global_step = step;
-  event.mode = mode;
-  event.mode_step = step;
-  event.tensors = std::move(finding.tensors);
-  event.figures = std::move(finding.figures);
-  event.message = std::move(finding.message);
-  for (const std::size_t sink : routes_[rule]) sinks_[sink]->write(event);
-  ++fired_[rule];
-  ++report.conditions_met;
-  if (stop_ran_[rule] || stop_actions_[rule].empty()) return;
-  stop_ran_[rule] = true;
-  const StopRequest request{event.rule_configuration, event.rule, event.trial, step};
-  for (const StopAction& action : stop_actions_[rule]) stopper_.run(action, request);
-}
-
-void TensorBoardPipeline::check_silence(std::int64_t values, TensorBoardReport& report) {
+void TensorBoardPipeline::check_silence(std::int64_t values) {
   const auto now = std::chrono::steady_clock::now();
   if (values != silence_.values) {  // something new: silences end, and are due again
     silence_.values = values;
@@ -386,8 +368,9 @@ void TensorBoardPipeline::check_silence(std::int64_t values, TensorBoardReport& 
     const auto threshold = rules_[i]->silence_threshold();
     if (!threshold || seconds <= static_cast<double>(threshold->count())) continue;
     silence_.reported[i] = true;
-    send(i, last_step.value_or(0), Mode::Global, rules_[i]->silence(last_step, seconds, logdir_),
-         report);
+    const std::int64_t step = last_step.value_or(0);
+    ledger_->fire(i, RuleLedger::condition(rules_[i]->silence(last_step, seconds, logdir_), step,
+                                           Mode::Global, step));
   }
 }
 
@@ -423,56 +406,22 @@ void TensorBoardPipeline::notice_idle_rules() {
 
 void TensorBoardPipeline::finish(TensorBoardReport& report) {
   const std::vector<std::int64_t> evaluated = evaluations();
-  // Stop commands run on their own; give them a moment to say how they ended.
-  const auto stop_outcomes = stopper_.finish(kStopCommandWait);
-  {
-    const std::lock_guard lock(stop_failures_mutex_);
-    for (std::string& line : stop_failures_) report.problems.push_back({"", 0, std::move(line)});
-    stop_failures_.clear();
-  }
-  for (std::size_t i = 0; i < rules_.size(); ++i) {
-    RuleEvent status;
-    status.kind = RuleEvent::Kind::Status;
-    status.time = std::chrono::system_clock::now();
-    status.trial = logdir_;
-    status.rule_configuration = config_.rules[i].configuration_name;
-    status.rule = config_.rules[i].rule;
-    status.steps_evaluated = evaluated[i];
-    status.times_fired = fired_[i];
-    if (!rules_[i]) {
-      status.status = RuleStatus::Error;
-      status.message = "reads smdebug tensors: it does not run on TensorBoard logdirs";
-    } else {
-      status.rule = std::string(rules_[i]->name());
-      if (fired_[i] > 0) {
-        status.status = RuleStatus::IssuesFound;
-      } else if (evaluated[i] == 0) {
-        status.status = RuleStatus::Error;
-        status.message = "had nothing to evaluate: the logdir has no " + rules_[i]->looks_for();
-      } else if (!report.source_failure.empty() || report.interrupted) {
-        status.status = RuleStatus::Error;
-      } else {
-        status.status = RuleStatus::NoIssuesFound;
-      }
-      if (!report.source_failure.empty()) {
-        status.message = "the logdir could not be read to the end: " + report.source_failure +
-                         (status.message.empty() ? "" : "; " + status.message);
-      } else if (report.interrupted) {
-        status.message = "interrupted before every run was read" +
-                         (status.message.empty() ? "" : "; " + status.message);
-      }
-    }
-    if (const auto outcomes = stop_outcomes.find(status.rule_configuration);
-        outcomes != stop_outcomes.end()) {
-      for (const std::string& outcome : outcomes->second) {
-        status.message += (status.message.empty() ? "" : "; ") + outcome;
-      }
-    }
-    if (status.status == RuleStatus::Error) report.rule_errors = true;
-    for (const std::size_t sink : routes_[i]) sinks_[sink]->write(status);
-    report.statuses.push_back(std::move(status));
-  }
-  for (const auto& sink : sinks_) sink->flush();
+  for (std::size_t i = 0; i < rules_.size(); ++i) ledger_->evaluated(i, evaluated[i]);
+  LedgerSummary summary = ledger_->finish(
+      {.source_failure = report.source_failure, .interrupted = report.interrupted, .unread = {}},
+      [&](std::size_t rule) {
+        RuleAccount account;
+        if (rules_[rule] && evaluated[rule] == 0) {
+          account.why_silent =
+              "had nothing to evaluate: the logdir has no " + rules_[rule]->looks_for();
+        }
+        return account;
+      });
+  report.statuses = std::move(summary.statuses);
+  report.conditions_met = summary.conditions_met;
+  report.rule_errors = summary.rule_errors;
+  const std::lock_guard lock(problems_mutex_);
+  report.problems.insert(report.problems.end(), ledger_problems_.begin(), ledger_problems_.end());
 }
 
 }  // namespace rulestream

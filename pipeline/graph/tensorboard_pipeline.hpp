@@ -13,10 +13,12 @@
 // file gained, sends events as they are found, and asks rules about silence
 // (StalledTrainingRule) when nothing new came for their threshold.
 //
-// Rules without a series form (those that read smdebug tensors) end in Error saying so; a rule
-// that found no series it watches ends in Error naming what it looked for, never in
-// NoIssuesFound. A rule's stop actions (its own, or config.default_stop_actions for one that
-// asks to stop training) run the first time it fires, as on an smdebug job.
+// What rules find goes to the job's RuleLedger, as on an smdebug job: events to the sinks (a
+// sink that throws is reported, not fatal), stop actions (a rule's own, or
+// config.default_stop_actions for one that asks to stop training) the first time it fires, and
+// the statuses. Rules without a series form (those that read smdebug tensors) end in Error
+// saying so; a rule that found no series it watches ends in Error naming what it looked for,
+// never in NoIssuesFound.
 
 #include <atomic>
 #include <chrono>
@@ -29,7 +31,8 @@
 #include <vector>
 
 #include "pipeline/graph/pipeline_config.hpp"
-#include "pipeline/graph/stop_action.hpp"
+#include "pipeline/graph/rule_ledger.hpp"
+#include "pipeline/graph/sink_routing.hpp"
 #include "pipeline/model/rule_event.hpp"
 #include "pipeline/model/storage.hpp"
 #include "rules/rule_registry.hpp"
@@ -89,16 +92,14 @@ class TensorBoardPipeline {
 
   void replay(const Storage& storage, TensorBoardReport& report);
   void follow(const Storage& storage, TensorBoardReport& report);
-  // One condition met of rule `rule` to that rule's sinks.
-  void send(std::size_t rule, std::int64_t step, Mode mode, Finding finding,
-            TensorBoardReport& report);
   // For a watch, after each poll: rules about silence (StalledTrainingRule) fire once a silence
   // passes their threshold (`values`: how many values the runs hold now).
-  void check_silence(std::int64_t values, TensorBoardReport& report);
-  // Sends the run's conditions met since the last call to the sinks of their rules, and
-  // forgets them. The caller owns the run's findings (its reading thread, or any thread once
-  // the run is finished).
-  void dispatch(RunState& run, TensorBoardReport& report);
+  void check_silence(std::int64_t values);
+  // Hands the run's conditions met since the last call to the ledger, and forgets them. The
+  // caller owns the run's findings (its reading thread, or any thread once the run is
+  // finished), and calls for different runs one at a time (the ledger's contract: a rule's
+  // findings come from one thread at a time).
+  void dispatch(RunState& run);
   void finish(TensorBoardReport& report);
   // Values each rule judged so far, by rule.
   std::vector<std::int64_t> evaluations() const;
@@ -108,13 +109,10 @@ class TensorBoardPipeline {
   std::vector<std::unique_ptr<Sink>> sinks_;
   SeriesNaming naming_;
   std::vector<std::shared_ptr<const SeriesRule>> rules_;  // null: no series form
-  std::vector<std::vector<std::size_t>> routes_;          // the sinks of each rule
-  std::vector<std::int64_t> fired_;
-  // By rule: what it runs the first time it fires, and whether it has. Touched by send() only.
-  std::vector<std::vector<StopAction>> stop_actions_;
-  std::vector<bool> stop_ran_;
-  std::mutex stop_failures_mutex_;
-  std::vector<std::string> stop_failures_;  // lines from stopper_, any thread
+  std::unique_ptr<SinkRouting> routing_;
+  std::mutex problems_mutex_;
+  // What the ledger reported (a sink that threw, a stop action that failed), any thread.
+  std::vector<TensorBoardProblem> ledger_problems_;
   std::vector<std::unique_ptr<RunState>> runs_;
   std::string logdir_;
 
@@ -129,8 +127,8 @@ class TensorBoardPipeline {
   std::mutex stop_mutex_;
   std::condition_variable stop_wake_;
   std::atomic<bool> stop_{false};
-  // Last: destroyed first, while what its failure callback touches is still there.
-  StopActionRunner stopper_;
+  // Last: destroyed first, while what it reports problems to is still there.
+  std::unique_ptr<RuleLedger> ledger_;
 };
 
 }  // namespace rulestream

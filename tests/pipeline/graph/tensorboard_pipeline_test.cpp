@@ -167,6 +167,38 @@ TEST(TensorBoardPipelineTest, EachRunsEventsComeInItsOrderAtAnyThreadCount) {
   EXPECT_EQ(by_run(run_pipeline(two).events), first);
 }
 
+// A sink that throws (a plugin's, broken) on a TensorBoard job, as on an smdebug one: the
+// ledger reports and counts it, and the job, its other sink and its statuses go on.
+TEST(TensorBoardPipelineTest, ASinkThatThrowsIsAProblemNotTheEndOfTheJob) {
+  class ThrowingSink final : public Sink {
+   public:
+    std::string describe() const override { return "throwing"; }
+    void write(const RuleEvent&) override { throw std::runtime_error("cannot deliver"); }
+    void flush() override {}
+  };
+  TempDir dir;
+  write_diverging(dir.path());
+  auto recording = std::make_unique<RecordingSink>();
+  RecordingSink* recorded = recording.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::make_unique<ThrowingSink>());
+  sinks.push_back(std::move(recording));
+  TensorBoardPipeline pipeline(config_for(dir.path(), {"NonFinite"}), std::move(sinks));
+
+  const TensorBoardReport report = pipeline.run();
+
+  // NonFinite fires once (the NaN at step 410); the throwing sink refused it and the status.
+  EXPECT_EQ(fired(recorded->events()), std::vector<std::string>{"NonFinite@410 train: epoch_loss"});
+  ASSERT_EQ(report.statuses.size(), 1U);
+  EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
+  ASSERT_TRUE(recorded->status_of("NonFinite"));
+  std::size_t refused = 0;
+  for (const TensorBoardProblem& problem : report.problems) {
+    if (problem.message == "throwing: cannot deliver") ++refused;
+  }
+  EXPECT_EQ(refused, 2U);
+}
+
 TEST(TensorBoardPipelineTest, RulesThatCannotRunOrFindNothingEndInError) {
   TempDir dir;
   write_diverging(dir.path());
