@@ -6,26 +6,10 @@
 #include "pipeline/model/mode.hpp"
 #include "pipeline/report/chart_lines.hpp"
 #include "pipeline/report/job_summary.hpp"
+#include "stages/tensorboard/restart_rule.hpp"
 
 namespace rulestream {
 namespace {
-
-// Sorted by step, a step written more than once keeping its last value (TensorBoard's view of
-// a restarted run). A stable sort keeps the file order among equal steps.
-template <typename Point>
-std::vector<Point> in_step_order(std::vector<Point> points) {
-  std::stable_sort(points.begin(), points.end(),
-                   [](const Point& a, const Point& b) { return a.step < b.step; });
-  std::vector<Point> ordered;
-  for (const Point& point : points) {
-    if (!ordered.empty() && ordered.back().step == point.step) {
-      ordered.back() = point;
-    } else {
-      ordered.push_back(point);
-    }
-  }
-  return ordered;
-}
 
 std::string prefix_of(const std::string& tag) {
   const auto slash = tag.find('/');
@@ -48,7 +32,7 @@ void TensorBoardSeriesCollector::on_value(const TensorBoardTag& tag, std::int64_
   if (!first_wall_time_ || wall_time < *first_wall_time_) first_wall_time_ = wall_time;
   if (!last_wall_time_ || wall_time > *last_wall_time_) last_wall_time_ = wall_time;
   if (reading.kind == TagKind::Scalar) {
-    series.scalars.push_back({step, reading.scalar});
+    keep_by_restart_rule(series.scalars, SeriesPoint{step, reading.scalar});
     return;
   }
   const HistogramFigures& figures = reading.histogram;
@@ -62,7 +46,7 @@ void TensorBoardSeriesCollector::on_value(const TensorBoardTag& tag, std::int64_
     const double variance = *figures.sum_squares / figures.num - point.mean * point.mean;
     point.std_dev = std::sqrt(std::max(0.0, variance));  // rounding may dip below zero
   }
-  series.histograms.push_back(point);
+  keep_by_restart_rule(series.histograms, std::move(point));
 }
 
 std::vector<Chart> TensorBoardSeriesCollector::charts(
@@ -72,7 +56,7 @@ std::vector<Chart> TensorBoardSeriesCollector::charts(
   std::vector<Chart> histograms;
   for (const TagSeries& series : series_) {
     if (!series.scalars.empty()) {
-      const std::vector<SeriesPoint> points = in_step_order(series.scalars);
+      const std::vector<SeriesPoint>& points = series.scalars;
       const SeriesInfo info = naming.describe(series.run, series.tag);
       if (info.role == SeriesRole::Loss) {
         losses.lines.push_back(
@@ -86,7 +70,7 @@ std::vector<Chart> TensorBoardSeriesCollector::charts(
           downsampled_line(run_label(series.run, series.tag), ChartLine::Kind::Line, points, {}));
     }
     if (!series.histograms.empty()) {
-      const auto points = in_step_order(series.histograms);
+      const auto& points = series.histograms;
       std::vector<SeriesPoint> mean, min, max, below, above;
       // By quantile (kHistogramQuantiles): 5th, 25th, median, 75th, 95th percentile.
       std::array<std::vector<SeriesPoint>, kHistogramQuantiles.size()> quantiles;

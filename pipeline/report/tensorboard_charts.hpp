@@ -9,8 +9,8 @@
 //
 // Series are downsampled (downsample.hpp); the losses chart keeps the steps given.
 //
-// A step written twice (a run restarted from a checkpoint) keeps its later value, as
-// TensorBoard shows it.
+// A run restarted from a checkpoint is drawn as TensorBoard draws it (restart_rule.hpp): what
+// the restart rewrote replaces the first pass from its first step on, beyond its last step too.
 
 #include <array>
 #include <cstdint>
@@ -50,7 +50,7 @@ class TensorBoardSeriesCollector final : public TensorBoardValueSink {
   struct TagSeries {
     std::string run;
     std::string tag;
-    std::vector<SeriesPoint> scalars;        // in file order; see in_step_order
+    std::vector<SeriesPoint> scalars;        // steps rising (restart_rule.hpp)
     std::vector<HistogramPoint> histograms;  // likewise
   };
 

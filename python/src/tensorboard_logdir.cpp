@@ -5,6 +5,7 @@
 
 #include "pipeline/graph/trial_presence.hpp"
 #include "stages/tensorboard/logdir_reader.hpp"
+#include "stages/tensorboard/restart_rule.hpp"
 
 namespace rulestream::python {
 namespace {
@@ -18,12 +19,8 @@ class SeriesCollector final : public TensorBoardValueSink {
     const std::size_t at = entry_of(tag);
     if (at == kNotSeries || reading.kind != tag.kind) return;
     TensorBoardSeries& series = series_[at];
-    // TensorBoard's preemption: the value replaces every kept value at its step or after.
-    while (!series.points.empty() && series.points.back().step >= step) {
-      series.points.pop_back();
-      ++series.preempted;
-    }
-    series.points.push_back({step, wall_time, reading.scalar, reading.histogram});
+    series.preempted += keep_by_restart_rule(
+        series.points, TensorBoardPoint{step, wall_time, reading.scalar, reading.histogram});
   }
 
   std::vector<TensorBoardSeries> series_;

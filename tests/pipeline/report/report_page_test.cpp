@@ -232,6 +232,35 @@ TEST(ReportPageTest, KerasRunsShareTheLossChartAndHistogramsAreBands) {
   }
 }
 
+// A run written to step 9, then resumed from a checkpoint at step 5 and stopped at step 7: as
+// TensorBoard shows it, the resumed values replace the first pass from step 5 on, beyond step 7
+// too (stages/tensorboard/restart_rule.hpp). Steps 8 and 9 of the first pass are gone.
+TEST(ReportPageTest, ARestartedRunIsDrawnAsTensorBoardDrawsIt) {
+  TempDir dir;
+  {
+    TensorBoardWriter train(dir.path() / "train" / "events.out.tfevents.1.host");
+    for (std::int64_t step = 0; step < 10; ++step) {
+      const auto square = static_cast<float>(step * step);  // no three points on a line
+      train.add_scalar("epoch_loss", step, 1.0F + square, 100.0 + static_cast<double>(step));
+    }
+    for (std::int64_t step = 5; step < 8; ++step) {
+      const auto square = static_cast<float>(step * step);
+      train.add_scalar("epoch_loss", step, 200.0F + square, 200.0 + static_cast<double>(step));
+    }
+  }
+  const std::string html = report_page(dir.path());
+  const HtmlDocument page(html);
+  EXPECT_EQ(fact(page, "Steps"), "TRAIN: 8 steps (0 to 7)");
+  const boost::json::value data = page_data(html);
+  const auto& line = line_labelled(chart_titled(data, "epoch_loss"), "train");
+  std::vector<std::int64_t> steps;
+  for (const auto& step : line.at("steps").as_array()) steps.push_back(step.as_int64());
+  EXPECT_EQ(steps, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(value_at(line, 4), 17.0);   // the first pass: 1 + 4^2
+  EXPECT_EQ(value_at(line, 5), 225.0);  // the resumed one: 200 + 5^2
+  EXPECT_EQ(value_at(line, 7), 249.0);
+}
+
 TEST(ReportPageTest, PageAsksForNothingOutsideItself) {
   TempDir dir;
   write_exploding_logdir(dir.path(), 50, 30);
