@@ -6,7 +6,7 @@
 
 namespace rulestream::cli {
 
-// Exit statuses every command shares (documented in the README).
+// Exit statuses every command shares (documented in docs/cli.md, "Exit status", and the README).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuleFired = 1;  // a rule's condition was met (watch/replay)
 inline constexpr int kExitError = 2;      // bad arguments, unreadable path, ...

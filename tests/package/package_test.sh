@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The installed package as a user meets it (cmake/install.cmake; README "In your own C++
+# The installed package as a user meets it (cmake/install.cmake; docs/cpp.md, "In your own C++
 # project"), run by CTest (tests/CMakeLists.txt) in three steps sharing one prefix:
 #
 #   package_test.sh install  BUILD PREFIX

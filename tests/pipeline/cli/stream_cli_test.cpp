@@ -103,7 +103,7 @@ Steps steps_from(std::int64_t first, std::int64_t end) {
   return steps;
 }
 
-// The keys README.md documents for a rule event, with their types.
+// The keys docs/cli.md documents for a rule event ("Sinks and rule events"), with their types.
 void expect_condition_event(const boost::json::object& event) {
   for (const char* key : {"time", "kind", "trial", "rule_configuration", "rule", "global_step",
                           "mode", "mode_step", "tensors", "figures", "message"}) {
