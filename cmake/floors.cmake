@@ -99,6 +99,7 @@ set(RULESTREAM_PUBLIC_HEADERS
   sinks/sink.hpp
   sinks/sink_delivery.hpp
   sinks/sink_registry.hpp
+  pipeline/graph/job_outcome.hpp
   pipeline/graph/pipeline_config.hpp
   pipeline/graph/plugin_api.hpp
   pipeline/graph/plugin_loader.hpp

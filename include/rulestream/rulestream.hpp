@@ -1,7 +1,7 @@
 #pragma once
 
 // rulestream's public API in one include, for a program or plugin built against the installed
-// package (find_package(rulestream); README "In your own C++ project"):
+// package (find_package(rulestream); docs/cpp.md, "In your own C++ project"):
 //   Trial and Tensor      smdebug's Trial API over a local folder or s3:// prefix
 //   Rule, invoke_rule     write a rule of your own (smdebug's Rule)
 //   RuleRegistry          the built-in rules by name, and yours beside them

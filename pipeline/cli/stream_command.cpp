@@ -21,13 +21,13 @@
 #include "pipeline/cli/rule_cli_options.hpp"
 #include "pipeline/cli/storage_cli_options.hpp"
 #include "pipeline/graph/configuration_check.hpp"
-#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/graph/job.hpp"
 #include "pipeline/graph/rules_file.hpp"
 #include "pipeline/graph/sink_factory.hpp"
 #include "pipeline/graph/stop_action.hpp"
-#include "pipeline/graph/tensorboard_pipeline.hpp"
 #include "pipeline/graph/trial_presence.hpp"
 #include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/human_bytes.hpp"
 #include "rules/rule_registry.hpp"
 #include "sources/open/storage_factory.hpp"
 
@@ -36,22 +36,10 @@ namespace {
 
 namespace po = boost::program_options;
 
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  int unit = 0;
-  while (bytes >= 1000.0 && unit < 4) {
-    bytes /= 1000.0;
-    ++unit;
-  }
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << bytes << " " << units[unit];
-  return text.str();
-}
-
 // Redraws one status line on stderr until stopped: steps, files, bytes, rate, ETA.
 class ProgressLine {
  public:
-  ProgressLine(const PipelineProgress& progress, std::ostream& err)
+  ProgressLine(const JobProgress& progress, std::ostream& err)
       : progress_(progress), err_(err), thread_([this] { loop(); }) {}
   ~ProgressLine() {
     {
@@ -74,9 +62,13 @@ class ProgressLine {
       const auto seen = progress_.index_files_seen.load();
       const double bytes = static_cast<double>(progress_.event_bytes.load());
       std::ostringstream line;
-      line << "\r\033[Kstep " << progress_.last_step.load() << "  " << progress_.steps_released
-           << " steps  " << files << "/" << seen << " files  " << human_bytes(bytes) << "  "
-           << human_bytes(seconds > 0 ? bytes / seconds : 0) << "/s";
+      line << "\r\033[Kstep " << progress_.last_step.load() << "  ";
+      if (const auto values = progress_.values.load(); values > 0) {
+        line << values << " values  ";  // a logdir's: series values, not steps of files
+      } else {
+        line << progress_.steps_released << " steps  " << files << "/" << seen << " files  ";
+      }
+      line << human_bytes(bytes) << "  " << human_bytes(seconds > 0 ? bytes / seconds : 0) << "/s";
       if (files > 0 && seen > files && seconds > 0) {
         line << "  ETA " << std::fixed << std::setprecision(0)
              << seconds * static_cast<double>(seen - files) / static_cast<double>(files) << " s";
@@ -85,7 +77,7 @@ class ProgressLine {
     }
   }
 
-  const PipelineProgress& progress_;
+  const JobProgress& progress_;
   std::ostream& err_;
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -154,24 +146,9 @@ std::optional<TrialFormat> await_format(const Storage& storage, std::chrono::mil
   }
 }
 
-// A TensorBoard logdir's watch or replay, reported as smdebug's are.
-int run_tensorboard(const std::string& command, PipelineConfig config,
-                    std::vector<std::unique_ptr<Sink>> sinks, std::ostream& err) {
-  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
-  const std::string prefix = "rulestream " + command + ": ";
-  pipeline.on_notice([&](const std::string& line) { err << prefix << line << "\n" << std::flush; });
-  TensorBoardReport report;
-  {
-    const StopOnSignals stop_on_signals([&pipeline] { pipeline.request_stop(); });
-    report = pipeline.run();
-  }
-  if (!report.source_failure.empty()) {
-    err << prefix << "reading the logdir failed: " << report.source_failure << "\n";
-  }
-  err << prefix << report.runs << " runs, " << report.files << " event files, "
-      << human_bytes(static_cast<double>(report.bytes)) << ", " << report.values << " values";
-  if (report.restarts > 0) err << " (" << report.restarts << " restarts)";
-  err << "; " << report.conditions_met << " rule events";
+// The summary on stderr, whatever the format: what was read, the problems, each rule's status.
+void print_summary(const std::string& prefix, const JobOutcome& report, std::ostream& err) {
+  err << prefix << report.read << "; " << report.conditions_met << " rule events";
   if (!report.problems.empty()) err << "; " << report.problems.size() << " problems reported";
   err << "\n";
   constexpr std::size_t kShownProblems = 20;
@@ -184,12 +161,22 @@ int run_tensorboard(const std::string& command, PipelineConfig config,
   for (const auto& status : report.statuses) {
     err << "  " << status.rule_configuration << " (" << status.rule
         << "): " << rule_status_name(*status.status) << ", fired " << status.times_fired
-        << " times in " << status.steps_evaluated << " values evaluated"
+        << " times in " << status.steps_evaluated << " " << report.evaluated_unit << " evaluated"
         << (status.message.empty() ? "" : " - " + status.message) << "\n";
   }
-  if (report.interrupted) err << prefix << "interrupted before every run was read\n";
+  if (report.interrupted) {
+    err << prefix << "interrupted: "
+        << (report.unread.empty() ? "not read to the end" : report.unread + " were not read")
+        << "\n";
+  }
+}
+
+// 0 no rule fired, 1 a rule fired, 2 an error. A source that failed was said when it happened
+// ("rulestream: reading the job failed: ...") and is in every status.
+int exit_status_of(const JobOutcome& report) {
   if (!report.source_failure.empty() || report.rule_errors) return kExitError;
   if (report.conditions_met > 0) return kExitRuleFired;
+  // A replay cut short has not shown the job healthy: a CI gate must not pass on it.
   return report.interrupted ? kExitError : kExitOk;
 }
 
@@ -308,6 +295,7 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
       }
       config.poll_interval = std::chrono::milliseconds(
           std::max<std::int64_t>(1, static_cast<std::int64_t>(poll * 1000.0)));
+      config.poll_interval_chosen = !options["poll-interval"].defaulted();
     }
     if (options.count("stop-pid")) {
       StopAction stop;
@@ -341,57 +329,29 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     const std::optional<TrialFormat> format =
         follow ? await_format(*storage, config.poll_interval, prefix, err)
                : require_known_format(*storage);
-    if (format == TrialFormat::TensorBoard) {
-      std::vector<std::unique_ptr<Sink>> sinks;
-      for (const auto& sink : config.sinks) sinks.push_back(make_sink(sink, out));
-      if (follow && !options.count("poll-interval") && !storage->describe().starts_with("s3://")) {
-        // Event files grow in place and a local listing costs little: look often, so that an
-        // event follows its record within a tenth of a second (p99 51 ms in tensorboard_e2e).
-        config.poll_interval = std::chrono::milliseconds(50);
-      }
-      return run_tensorboard(command, std::move(config), std::move(sinks), err);
-    }
 
     std::vector<std::unique_ptr<Sink>> sinks;
     for (const auto& sink : config.sinks) sinks.push_back(make_sink(sink, out));
     const bool show_progress = config.progress;
-    RulePipeline pipeline(std::move(config), std::move(sinks));
-    // Stopped while waiting for the job to appear: the pipeline reports that it evaluated
-    // nothing, as a watch stopped before the first step does.
-    if (!format) pipeline.request_stop();
+    // Stopped while waiting for the job to appear: the job, opened as smdebug's pipeline opens
+    // a folder, reports that it evaluated nothing, as a watch stopped before the first step
+    // does.
+    const std::unique_ptr<Job> job =
+        open_job(std::move(config), std::move(sinks), format.value_or(TrialFormat::Smdebug));
+    if (!format) job->request_stop();
+    job->on_notice([&](const std::string& line) { err << prefix << line << "\n" << std::flush; });
 
-    PipelineReport report;
+    JobOutcome report;
     {
       // Ctrl-C / SIGTERM: drain and report
-      const StopOnSignals stop_on_signals([&pipeline] { pipeline.request_stop(); });
+      const StopOnSignals stop_on_signals([&job] { job->request_stop(); });
       std::optional<ProgressLine> line;
-      if (show_progress) line.emplace(pipeline.progress(), err);
-      report = pipeline.run();
+      if (show_progress) line.emplace(job->progress(), err);
+      report = job->run();
     }
+    print_summary(prefix, report, err);
+    return exit_status_of(report);
 
-    err << "rulestream " << command << ": " << report.steps_released << " steps ("
-        << report.incomplete_steps << " incomplete), " << report.index_files << " index files, "
-        << report.tensors_decoded << " tensors, "
-        << human_bytes(static_cast<double>(report.event_bytes)) << "; " << report.conditions_met
-        << " rule events";
-    if (!report.problems.empty()) err << "; " << report.problems.size() << " problems reported";
-    err << "\n";
-    for (const auto& status : report.statuses) {
-      err << "  " << status.rule_configuration << " (" << status.rule
-          << "): " << rule_status_name(*status.status) << ", fired at " << status.times_fired
-          << " of " << status.steps_evaluated << " steps evaluated"
-          << (status.message.empty() ? "" : " - " + status.message) << "\n";
-    }
-    if (report.interrupted) {
-      err << "rulestream " << command << ": interrupted: " << report.index_files_unread
-          << " index files were not read\n";
-    }
-    // Said when it happened ("rulestream: reading the job failed: ..."), and in every status.
-    if (!report.source_failure.empty()) return kExitError;
-    if (report.rule_errors) return kExitError;
-    if (report.conditions_met > 0) return kExitRuleFired;
-    // A replay cut short has not shown the job healthy: a CI gate must not pass on it.
-    return report.interrupted ? kExitError : kExitOk;
   } catch (const RulestreamError& error) {
     err << prefix << error.what() << "\n";
   } catch (const std::invalid_argument& error) {

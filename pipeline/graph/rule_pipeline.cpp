@@ -22,6 +22,7 @@
 #include "pipeline/graph/sink_routing.hpp"
 #include "pipeline/model/busy_timer.hpp"
 #include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/human_bytes.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "pipeline/store/trial_store.hpp"
 #include "sources/open/storage_factory.hpp"
@@ -178,7 +179,7 @@ class RulePipeline::Impl {
     boost::asio::post(io_, [this] { finish_following(); });
   }
 
-  const PipelineProgress& progress() const { return progress_; }
+  const JobProgress& progress() const { return progress_; }
   Trial base_trial() const { return *base_; }
 
  private:
@@ -229,7 +230,7 @@ class RulePipeline::Impl {
   std::unique_ptr<StoreValueKeeper> keeper_;
   std::unique_ptr<EventFileLoader> loader_body_;
   StepAssembler assembler_;
-  PipelineProgress progress_;
+  JobProgress progress_;
 
   std::mutex problems_mutex_;
   std::vector<TrialProblem> problems_;
@@ -705,6 +706,14 @@ PipelineReport RulePipeline::Impl::run_in_arena() {
     std::lock_guard lock(problems_mutex_);
     report.problems = problems_;
   }
+  report.read = std::to_string(report.steps_released) + " steps (" +
+                std::to_string(report.incomplete_steps) + " incomplete), " +
+                std::to_string(report.index_files) + " index files, " +
+                std::to_string(report.tensors_decoded) + " tensors, " +
+                human_bytes(static_cast<double>(report.event_bytes));
+  report.evaluated_unit = "steps";
+  if (report.interrupted)
+    report.unread = std::to_string(report.index_files_unread) + " index files";
   return report;
 }
 
@@ -720,7 +729,7 @@ PipelineReport RulePipeline::run() {
 void RulePipeline::request_stop() {
   impl_->request_stop();
 }
-const PipelineProgress& RulePipeline::progress() const {
+const JobProgress& RulePipeline::progress() const {
   return impl_->progress();
 }
 Trial RulePipeline::base_trial() const {

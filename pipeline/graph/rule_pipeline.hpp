@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "pipeline/graph/job_outcome.hpp"
 #include "pipeline/graph/pipeline_config.hpp"
 #include "pipeline/model/rule_event.hpp"
 #include "pipeline/trial/trial.hpp"
@@ -14,9 +15,9 @@
 
 namespace rulestream {
 
-// What a run did, for the summary and the exit status.
-struct PipelineReport {
-  std::vector<RuleEvent> statuses;  // one per rule, in configuration order
+// What a run did: what every job reports (JobOutcome: statuses, problems, how it ended, what it
+// read), and what the smdebug engine measures besides, for its tests and benchmarks.
+struct PipelineReport : JobOutcome {
   // CPU time each rule spent evaluating steps, in configuration order (what a rule costs:
   // rules run in parallel, so these may add up to more than the run's time).
   std::vector<std::chrono::nanoseconds> rule_busy;
@@ -37,33 +38,15 @@ struct PipelineReport {
   // How many times the trials rules compare with listed their storage, all together: each
   // rule invocation pins them, and a live one refreshes then (callers at once share one).
   std::uint64_t other_trials_refreshes = 0;
-  std::int64_t conditions_met = 0;
-  bool rule_errors = false;
   std::int64_t steps_released = 0;
   std::int64_t incomplete_steps = 0;
   std::int64_t late_landings = 0;
   std::int64_t index_files = 0;
   std::int64_t tensors_decoded = 0;
   std::uint64_t event_bytes = 0;
-  std::vector<TrialProblem> problems;
-  // A replay stopped early (request_stop): the steps it had begun were finished, and these
-  // index files of later steps were never read.
-  bool interrupted = false;
+  // A replay stopped early (request_stop, `interrupted`): the steps it had begun were
+  // finished, and these index files of later steps were never read.
   std::int64_t index_files_unread = 0;
-  // The source failed before the job was read to the end (a listing refused, storage gone):
-  // what failed, naming the storage; empty when it did not. Every rule that did not fire then
-  // ends in Error.
-  std::string source_failure;
-};
-
-// Progress of a running pipeline, readable from any thread.
-struct PipelineProgress {
-  std::atomic<std::int64_t> index_files{0};
-  std::atomic<std::int64_t> index_files_seen{0};
-  std::atomic<std::int64_t> tensors_decoded{0};
-  std::atomic<std::uint64_t> event_bytes{0};
-  std::atomic<std::int64_t> steps_released{0};
-  std::atomic<std::int64_t> last_step{-1};
 };
 
 // The streaming engine of DESIGN.md: a source finds index files (a local folder, scanned once
@@ -89,7 +72,8 @@ class RulePipeline {
   // report. Safe to call before or during run().
   void request_stop();
 
-  const PipelineProgress& progress() const;
+  // Index files, steps, tensors and bytes read so far (JobProgress); any thread.
+  const JobProgress& progress() const;
   // The base trial, as rules see it.
   Trial base_trial() const;
 

@@ -10,11 +10,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include "pipeline/graph/configuration_check.hpp"
 #include "pipeline/graph/series_evaluator.hpp"
 #include "pipeline/graph/sink_routing.hpp"
 #include "pipeline/model/exceptions.hpp"
+#include "pipeline/model/human_bytes.hpp"
 #include "sources/open/storage_factory.hpp"
 #include "stages/tensorboard/logdir_reader.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
@@ -148,7 +150,7 @@ TensorBoardPipeline::TensorBoardPipeline(PipelineConfig config,
       std::move(ledger_rules), sinks_, *routing_, [this](std::string path, std::string message) {
         if (notice_) notice_(message);
         const std::lock_guard lock(problems_mutex_);
-        ledger_problems_.push_back({std::move(path), 0, std::move(message)});
+        ledger_problems_.push_back({std::move(path), std::move(message)});
       });
   for (std::size_t i = 0; i < rules_.size(); ++i) {
     if (!rules_[i])
@@ -192,11 +194,26 @@ TensorBoardReport TensorBoardPipeline::run() {
         if (series) report.restarts += series->restarts();
       }
     }
-    report.problems.insert(report.problems.end(), run->reader.problems().begin(),
-                           run->reader.problems().end());
-    report.problems.insert(report.problems.end(), run->problems.begin(), run->problems.end());
+    const std::vector<TensorBoardProblem>& read = run->reader.problems();
+    for (const auto* problems : {&read, &std::as_const(run->problems)}) {
+      for (const TensorBoardProblem& problem : *problems) {
+        report.problems.push_back({problem.file, problem.message});
+      }
+    }
   }
   report.runs = runs_.size();
+  std::int64_t last_step = -1;
+  for (const auto& run : runs_) {
+    if (run->max_step) last_step = std::max(last_step, *run->max_step);
+  }
+  progress_.values = report.values;
+  progress_.event_bytes = report.bytes;
+  progress_.last_step = last_step;
+  report.read = std::to_string(report.runs) + " runs, " + std::to_string(report.files) +
+                " event files, " + human_bytes(static_cast<double>(report.bytes)) + ", " +
+                std::to_string(report.values) + " values" +
+                (report.restarts > 0 ? " (" + std::to_string(report.restarts) + " restarts)" : "");
+  report.evaluated_unit = "values";
   finish(report);
   return report;
 }
@@ -224,7 +241,13 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
   }
   const auto run_done = [&](std::size_t index) {
     const std::lock_guard lock(send_mutex);
-    dispatch(*runs_[index]);
+    RunState& state = *runs_[index];
+    dispatch(state);
+    progress_.values += state.values;
+    for (const StoredObject& file : runs[index].files) progress_.event_bytes += file.size;
+    if (state.max_step && *state.max_step > progress_.last_step) {
+      progress_.last_step = *state.max_step;  // under send_mutex: no other writer
+    }
   };
   // A job's runs (Keras' "train" and "validation") are read together, on one thread, its
   // training runs first: rules that pair a job's series (Overfit) see them in that order.
@@ -329,7 +352,7 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
         if (each->max_step) last_step = std::max(last_step, *each->max_step);
       }
       progress_.values = values;
-      progress_.bytes = bytes;
+      progress_.event_bytes = bytes;
       progress_.last_step = last_step;
       check_silence(values);
     }

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/graph/job_outcome.hpp"
 #include "pipeline/graph/pipeline_config.hpp"
 #include "pipeline/graph/rule_ledger.hpp"
 #include "pipeline/graph/sink_routing.hpp"
@@ -43,26 +44,15 @@
 
 namespace rulestream {
 
-struct TensorBoardReport {
-  std::vector<RuleEvent> statuses;  // one per rule, in configuration order
-  std::int64_t conditions_met = 0;
-  bool rule_errors = false;  // some rule ended in Error
+// What every job reports (JobOutcome; its problems name the file, relative to the logdir), and
+// what a logdir's reading counts besides. `interrupted`: a replay stopped before it read every
+// run.
+struct TensorBoardReport : JobOutcome {
   std::size_t runs = 0;
   std::size_t files = 0;
   std::uint64_t bytes = 0;    // of event files, as listed
   std::int64_t values = 0;    // scalar and histogram values read
   std::int64_t restarts = 0;  // times a series went back to an earlier step
-  std::vector<TensorBoardProblem> problems;
-  std::string source_failure;  // what failed (a listing refused, ...); empty when nothing did
-  bool interrupted = false;    // a replay stopped before it read every run
-};
-
-// A watch's progress, readable from any thread (a service's /metrics): updated after each
-// poll that could list the logdir.
-struct TensorBoardProgress {
-  std::atomic<std::int64_t> values{0};      // scalar and histogram values read
-  std::atomic<std::uint64_t> bytes{0};      // of event files, as listed
-  std::atomic<std::int64_t> last_step{-1};  // the highest step of any run
 };
 
 class TensorBoardPipeline {
@@ -85,7 +75,9 @@ class TensorBoardPipeline {
   // judge there yet and what they look for (call before run()).
   void on_notice(std::function<void(const std::string&)> notice) { notice_ = std::move(notice); }
 
-  const TensorBoardProgress& progress() const { return progress_; }
+  // Values, the listed bytes of event files and the highest step of any run (JobProgress): a
+  // watch's after each poll that could list the logdir, a replay's once it has read it.
+  const JobProgress& progress() const { return progress_; }
 
  private:
   class RunState;
@@ -112,12 +104,12 @@ class TensorBoardPipeline {
   std::unique_ptr<SinkRouting> routing_;
   std::mutex problems_mutex_;
   // What the ledger reported (a sink that threw, a stop action that failed), any thread.
-  std::vector<TensorBoardProblem> ledger_problems_;
+  std::vector<TrialProblem> ledger_problems_;
   std::vector<std::unique_ptr<RunState>> runs_;
   std::string logdir_;
 
   std::function<void(const std::string&)> notice_;
-  TensorBoardProgress progress_;
+  JobProgress progress_;
   struct Silence {
     std::int64_t values = -1;  // the runs' values at the last poll that found new ones
     std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();

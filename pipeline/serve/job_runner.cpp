@@ -4,10 +4,9 @@
 #include <filesystem>
 
 #include "pipeline/graph/configuration_check.hpp"
-#include "pipeline/graph/rule_pipeline.hpp"
+#include "pipeline/graph/job.hpp"
 #include "pipeline/graph/rules_file.hpp"
 #include "pipeline/graph/sink_factory.hpp"
-#include "pipeline/graph/tensorboard_pipeline.hpp"
 #include "pipeline/model/trial_layout.hpp"
 #include "pipeline/serve/job_sinks.hpp"
 #include "pipeline/serve/stream_sink.hpp"
@@ -44,6 +43,9 @@ std::shared_ptr<const PipelineConfig> job_pipeline_config(const FoundJob& job,
   // end marker).
   config->follow =
       job.format != TrialFormat::Smdebug || !ended_before(*storage, config->end_of_job_grace);
+  // The service's poll, for every format (a logdir is followed by polling it: the 50 ms a watch
+  // of a local logdir uses by default would relist every logdir 20 times a second).
+  config->poll_interval_chosen = true;
   // Followed through the service's inotify instance, a local smdebug job rescans only as a
   // safety net. The poll stays what it is for a logdir (polling is how it is followed) and for
   // storage that is not a local folder.
@@ -62,21 +64,18 @@ std::shared_ptr<const PipelineConfig> job_pipeline_config(const FoundJob& job,
   return config;
 }
 
-// While it lives, check() and request_stop() reach the running pipeline (one asked to stop
-// before it started is asked now); however run() ends, they let go of it before it goes.
+// While it lives, check() and request_stop() reach the running job (one asked to stop before
+// it started is asked now); however run() ends, they let go of it before it goes.
 class JobRunner::Published {
  public:
-  Published(JobRunner& runner, RulePipeline* smdebug, TensorBoardPipeline* tensorboard)
-      : runner_(runner) {
+  Published(JobRunner& runner, Job& job) : runner_(runner) {
     std::lock_guard lock(runner_.mutex_);
-    runner_.smdebug_ = smdebug;
-    runner_.tensorboard_ = tensorboard;
+    runner_.running_ = &job;
     if (runner_.stop_requested_) runner_.stop_pipeline();
   }
   ~Published() {
     std::lock_guard lock(runner_.mutex_);
-    runner_.smdebug_ = nullptr;
-    runner_.tensorboard_ = nullptr;
+    runner_.running_ = nullptr;
   }
   Published(const Published&) = delete;
   Published& operator=(const Published&) = delete;
@@ -145,24 +144,18 @@ void JobRunner::run() {
     const auto config = job_pipeline_config(job_, context_);
     check_configuration(*config);
     registry.start(job_.id, config);
-    if (job_.format == TrialFormat::Smdebug) {
+    {  // the job is let go of before the registry hears how it ended
       RegistrySink* registry_sink = nullptr;
-      RulePipeline pipeline(*config, job_sinks(*config, &registry_sink));
-      registry_sink->time_events_from(pipeline.base_trial());
-      const Published published(*this, &pipeline, nullptr);
-      const PipelineReport report = pipeline.run();
+      const std::unique_ptr<Job> job =
+          open_job(*config, job_sinks(*config, &registry_sink), job_.format);
+      // Where the job knows when each step arrived, its events' latency is measured from it.
+      if (const std::optional<Trial> trial = job->trial()) {
+        registry_sink->time_events_from(*trial);
+      }
+      const Published published(*this, *job);
+      const JobOutcome report = job->run();
       std::lock_guard lock(mutex_);
-      report_read(running_counts());
-      failure = report.source_failure;
-    } else {
-      TensorBoardPipeline pipeline(*config, job_sinks(*config, nullptr));
-      const Published published(*this, nullptr, &pipeline);
-      const TensorBoardReport report = pipeline.run();
-      std::lock_guard lock(mutex_);
-      ReadCounts counts = running_counts();  // the last poll's; the report has the whole job
-      counts.values = report.values;
-      counts.bytes = report.bytes;
-      report_read(counts);
+      report_read(running_counts());  // the whole job's: its progress is complete once it ran
       failure = report.source_failure;
     }
     if (failure.empty()) {
@@ -179,19 +172,14 @@ void JobRunner::run() {
 
 JobRunner::ReadCounts JobRunner::running_counts() const {
   ReadCounts counts;
-  if (smdebug_) {
-    const PipelineProgress& progress = smdebug_->progress();
-    counts.index_files = progress.index_files_seen;
-    counts.steps = progress.steps_released;
-    counts.tensors = progress.tensors_decoded;
-    counts.bytes = progress.event_bytes;
-    counts.last_step = progress.last_step;
-  } else if (tensorboard_) {
-    const TensorBoardProgress& progress = tensorboard_->progress();
-    counts.values = progress.values;
-    counts.bytes = progress.bytes;
-    counts.last_step = progress.last_step;
-  }
+  if (running_ == nullptr) return counts;
+  const JobProgress& progress = running_->progress();
+  counts.index_files = progress.index_files_seen;
+  counts.steps = progress.steps_released;
+  counts.tensors = progress.tensors_decoded;
+  counts.values = progress.values;
+  counts.bytes = progress.event_bytes;
+  counts.last_step = progress.last_step;
   return counts;
 }
 
@@ -207,7 +195,7 @@ void JobRunner::report_read(const ReadCounts& now) {
 
 void JobRunner::check(std::chrono::steady_clock::time_point now) {
   std::lock_guard lock(mutex_);
-  if (!smdebug_ && !tensorboard_) return;  // not started yet, or ending
+  if (running_ == nullptr) return;  // not started yet, or ending
   const ReadCounts counts = running_counts();
   const bool changed = counts != reported_;
   report_read(counts);
@@ -226,8 +214,7 @@ void JobRunner::request_stop() {
 }
 
 void JobRunner::stop_pipeline() {
-  if (smdebug_) smdebug_->request_stop();
-  if (tensorboard_) tensorboard_->request_stop();
+  if (running_ != nullptr) running_->request_stop();
 }
 
 }  // namespace rulestream

@@ -1,7 +1,7 @@
 #pragma once
 
-// One job followed by its rules: a RulePipeline (smdebug) or a TensorBoardPipeline (a logdir)
-// in follow mode, on a thread of its own, until the job's end-of-job marker, an idle timeout or
+// One job followed by its rules (open_job: its format's pipeline behind the Job interface) in
+// follow mode, on a thread of its own, until the job's end-of-job marker, an idle timeout or
 // the service stopping. An smdebug job that had ended before it started (its end marker older
 // than the end-of-job grace) is replayed instead. What it reads and what its rules find goes
 // to the registry and the metrics as it happens.
@@ -34,8 +34,7 @@ namespace rulestream {
 
 class JobEventPublisher;
 class RegistrySink;
-class RulePipeline;
-class TensorBoardPipeline;
+class Job;
 
 // What every job of a service shares. Outlives every runner.
 struct JobRunnerContext {
@@ -99,7 +98,7 @@ class JobRunner {
   // (handed back through `registry_sink` when asked for).
   std::vector<std::unique_ptr<Sink>> job_sinks(const PipelineConfig& config,
                                                RegistrySink** registry_sink) const;
-  // What the job has read so far, as its pipeline counts it. While none of it changes, the
+  // What the job has read so far, as it counts it (JobProgress). While none of it changes, the
   // job has no new data: an smdebug job writes whole files, each new index file counted as
   // it is taken up; a logdir's files grow, and their listed size counts.
   struct ReadCounts {
@@ -111,7 +110,7 @@ class JobRunner {
     std::int64_t last_step = -1;
     friend bool operator==(const ReadCounts&, const ReadCounts&) = default;
   };
-  // The running pipeline's counts (under mutex_, while a pipeline runs).
+  // The running job's counts (under mutex_, while a job runs).
   ReadCounts running_counts() const;
   // Adds to the metrics what was read since the last report, and sets the last step.
   void report_read(const ReadCounts& now);
@@ -122,8 +121,7 @@ class JobRunner {
   const std::shared_ptr<JobEventPublisher> publisher_;
 
   std::mutex mutex_;  // guards what follows, and the pipelines' lifetime against check()
-  RulePipeline* smdebug_ = nullptr;
-  TensorBoardPipeline* tensorboard_ = nullptr;
+  Job* running_ = nullptr;
   bool stop_requested_ = false;
   ReadCounts reported_;  // what the metrics have of the job
   std::chrono::steady_clock::time_point last_change_ = std::chrono::steady_clock::now();

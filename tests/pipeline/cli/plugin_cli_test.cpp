@@ -73,8 +73,8 @@ TEST(PluginCli, ReplayRunsAPluginsRuleWhereItsConditionHolds) {
                      " --rule CustomGradientRule --format json");
   EXPECT_EQ(result.exit_code, 1) << result.err;  // a rule fired
   EXPECT_EQ(fired_steps(result.out), (std::vector<std::int64_t>{10, 11})) << result.out;
-  EXPECT_NE(result.err.find("CustomGradientRule (CustomGradientRule): IssuesFound, fired at 2 "
-                            "of 20 steps evaluated"),
+  EXPECT_NE(result.err.find("CustomGradientRule (CustomGradientRule): IssuesFound, fired 2 times "
+                            "in 20 steps evaluated"),
             std::string::npos)
       << result.err;
 }

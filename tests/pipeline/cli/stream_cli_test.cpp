@@ -161,8 +161,8 @@ TEST(ReplayCli, TextLinesNameTheRuleAndTheSteps) {
   EXPECT_NE(outcome.err.find("rulestream replay: 12 steps (0 incomplete), 12 index files"),
             std::string::npos)
       << outcome.err;
-  EXPECT_NE(outcome.err.find("VanishingGradient (VanishingGradient): IssuesFound, fired at 6 of "
-                             "12 steps evaluated"),
+  EXPECT_NE(outcome.err.find("VanishingGradient (VanishingGradient): IssuesFound, fired 6 times "
+                             "in 12 steps evaluated"),
             std::string::npos)
       << outcome.err;
   // No progress line (escape codes) when stderr is captured.
@@ -564,8 +564,8 @@ TEST(ReplayCli, StopTrainingOnFireRunsTheStopCommandOnce) {
   EXPECT_EQ(fired_steps(events, "Stalled"), Steps{6});
   EXPECT_EQ(fired_steps(events, "Watching").size(), 11u);
   EXPECT_EQ(testing::read_text_file(log), "Stalled 6\n") << "only the rule that asks to stop, once";
-  EXPECT_NE(outcome.err.find("Stalled (StalledTrainingRule): IssuesFound, fired at 1 of 12 steps "
-                             "evaluated - ran `echo"),
+  EXPECT_NE(outcome.err.find("Stalled (StalledTrainingRule): IssuesFound, fired 1 times in 12 "
+                             "steps evaluated - ran `echo"),
             std::string::npos)
       << outcome.err;
 }
@@ -791,8 +791,8 @@ TEST(WatchBinary, InterruptDrainsAndReportsAJobWithoutEndMarker) {
   EXPECT_NE(watch.err().find("rulestream watch: 12 steps (0 incomplete), 12 index files"),
             std::string::npos)
       << watch.err();
-  EXPECT_NE(watch.err().find("  ExplodingTensor (ExplodingTensor): IssuesFound, fired at 5 of 12 "
-                             "steps evaluated"),
+  EXPECT_NE(watch.err().find("  ExplodingTensor (ExplodingTensor): IssuesFound, fired 5 times in "
+                             "12 steps evaluated"),
             std::string::npos)
       << watch.err();
 }

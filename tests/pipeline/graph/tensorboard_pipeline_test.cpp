@@ -193,7 +193,7 @@ TEST(TensorBoardPipelineTest, ASinkThatThrowsIsAProblemNotTheEndOfTheJob) {
   EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
   ASSERT_TRUE(recorded->status_of("NonFinite"));
   std::size_t refused = 0;
-  for (const TensorBoardProblem& problem : report.problems) {
+  for (const TrialProblem& problem : report.problems) {
     if (problem.message == "throwing: cannot deliver") ++refused;
   }
   EXPECT_EQ(refused, 2U);
