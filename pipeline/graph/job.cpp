@@ -1,7 +1,5 @@
 #include "pipeline/graph/job.hpp"
 
-#include <chrono>
-
 #include "pipeline/graph/rule_pipeline.hpp"
 #include "pipeline/graph/tensorboard_pipeline.hpp"
 
@@ -46,20 +44,11 @@ class TensorBoardJob final : public Job {
   TensorBoardPipeline pipeline_;
 };
 
-// How often a watch of a local logdir looks at it, unless told: event files grow in place and
-// a local listing costs little, so an event follows its record within a tenth of a second
-// (tensorboard_e2e). On S3 a look is a request: the configured poll stands.
-constexpr std::chrono::milliseconds kLocalLogdirPoll{50};
-
 }  // namespace
 
 std::unique_ptr<Job> open_job(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
                               TrialFormat format, const RuleRegistry& registry) {
   if (format == TrialFormat::TensorBoard) {
-    if (config.follow && !config.poll_interval_chosen && !config.paths.empty() &&
-        !config.paths.front().starts_with("s3://")) {
-      config.poll_interval = kLocalLogdirPoll;
-    }
     return std::make_unique<TensorBoardJob>(std::move(config), std::move(sinks), registry);
   }
   return std::make_unique<SmdebugJob>(std::move(config), std::move(sinks), registry);

@@ -56,8 +56,8 @@ struct PipelineConfig {
   StorageOptions storage;          // how to reach S3 (endpoint, timeouts, retries)
   // How often a live source looks again (S3: a poll; a local folder: the rescan safety net).
   std::chrono::milliseconds poll_interval{2000};
-  // Set by whoever chose poll_interval (watch's --poll-interval, the service's own): a format's
-  // own default for it (open_job: a local logdir is looked at every 50 ms) then yields.
+  // Set by whoever chose poll_interval (watch's --poll-interval, the service's own): a local
+  // logdir followed with inotify is then rescanned at that poll, not at its own rare default.
   bool poll_interval_chosen = false;
   std::vector<RuleConfig> rules;
   std::vector<SinkConfig> sinks;

@@ -305,6 +305,8 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
         });
       }
       return;
+    case TrialFile::Kind::EventFile:  // an smdebug trial's filter never announces one
+      return;
     case TrialFile::Kind::Index:
       break;
   }

@@ -5,11 +5,15 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "pipeline/graph/configuration_check.hpp"
@@ -18,6 +22,7 @@
 #include "pipeline/model/exceptions.hpp"
 #include "pipeline/model/human_bytes.hpp"
 #include "sources/open/storage_factory.hpp"
+#include "sources/open/trial_source_factory.hpp"
 #include "stages/tensorboard/logdir_reader.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
 
@@ -115,6 +120,14 @@ class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
 
 namespace {
 
+// How often a watch of a local logdir, followed with inotify, lists it all again as a safety
+// net (unless a poll was chosen): a listing of 10,000 runs is not free, and inotify reports
+// every file that appears or grows.
+constexpr std::chrono::milliseconds kLogdirRescan{std::chrono::seconds(30)};
+// The longest a local watch goes between looks at the clock (rules about silence) and at its
+// progress: a look lists nothing, so it may come more often than the poll.
+constexpr std::chrono::milliseconds kMostBetweenTicks{std::chrono::seconds(1)};
+
 std::vector<SinkLabel> labels_of(const PipelineConfig& config,
                                  const std::vector<std::unique_ptr<Sink>>& sinks) {
   std::vector<SinkLabel> labels;
@@ -164,6 +177,7 @@ void TensorBoardPipeline::request_stop() {
   {
     std::lock_guard lock(stop_mutex_);
     stop_ = true;
+    if (following_ != nullptr) following_->stop();
   }
   stop_wake_.notify_all();
 }
@@ -175,7 +189,7 @@ TensorBoardReport TensorBoardPipeline::run() {
     logdir_ = storage->describe();
     ledger_->name_trial(logdir_);
     if (config_.follow) {
-      follow(*storage, report);
+      follow(storage, report);
     } else {
       replay(*storage, report);
     }
@@ -288,10 +302,124 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
   report.interrupted = skipped;
 }
 
-void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& report) {
-  std::map<std::string, RunState*> by_name;
+TensorBoardPipeline::RunState& TensorBoardPipeline::run_named(const std::string& run) {
+  RunState*& state = runs_by_name_[run];
+  if (state == nullptr) {
+    runs_.push_back(std::make_unique<RunState>(run, naming_, rules_));
+    state = runs_.back().get();
+  }
+  return *state;
+}
+
+void TensorBoardPipeline::read_followed(const Storage& storage, const StoredObject& file,
+                                        RunState& state) {
+  try {
+    read_run_file(storage, file, state.reader, state, false, {}, state.problems);
+  } catch (const StorageError& error) {
+    // A file gone between its listing or announcement and the read (renamed, rotated): the
+    // next look finds it again or not.
+    static_cast<void>(error);
+  }
+  dispatch(state);
+}
+
+void TensorBoardPipeline::take_stock(std::size_t files, std::uint64_t bytes,
+                                     TensorBoardReport& report) {
+  report.files = files;
+  report.bytes = bytes;
+  if (!noticed_) notice_idle_rules();
+  noticed_ = true;
+  std::int64_t values = 0;
+  std::int64_t last_step = -1;
+  for (const auto& each : runs_) {
+    values += each->values;
+    if (each->max_step) last_step = std::max(last_step, *each->max_step);
+  }
+  progress_.values = values;
+  progress_.event_bytes = bytes;
+  progress_.last_step = last_step;
+  check_silence(values);
+}
+
+void TensorBoardPipeline::follow(const std::shared_ptr<const Storage>& storage,
+                                 TensorBoardReport& report) {
+  if (follows_growth(*storage)) {
+    follow_announced(storage, report);
+  } else {
+    follow_by_listing(*storage, report);
+  }
+}
+
+void TensorBoardPipeline::follow_announced(const std::shared_ptr<const Storage>& storage,
+                                           TensorBoardReport& report) {
+  boost::asio::io_context io;
+  {
+    const std::lock_guard lock(stop_mutex_);
+    if (stop_) return;
+    following_ = &io;
+  }
+  struct LetGo {  // however the following ends, request_stop no longer reaches `io`
+    TensorBoardPipeline& pipeline;
+    ~LetGo() {
+      const std::lock_guard lock(pipeline.stop_mutex_);
+      pipeline.following_ = nullptr;
+    }
+  } let_go{*this};
+
+  // Each event file's size when last announced, and their sum.
+  std::unordered_map<std::string, std::uint64_t> sizes;
+  std::uint64_t bytes = 0;
+  const auto on_files = [&](std::vector<TrialFile> files) {
+    // Training runs first, as a replay reads a job's runs (Overfit pairs them); else in path
+    // order, which puts a run's files in the order TensorBoard reads them.
+    std::stable_sort(files.begin(), files.end(), [&](const TrialFile& a, const TrialFile& b) {
+      return (naming_.mode_of_run(run_of(a.path)) == Mode::Train) >
+             (naming_.mode_of_run(run_of(b.path)) == Mode::Train);
+    });
+    for (const TrialFile& file : files) {
+      std::uint64_t& size = sizes[file.path];
+      bytes = bytes - size + file.size;
+      size = file.size;
+      read_followed(
+          *storage,
+          StoredObject{.path = file.path, .size = file.size, .modified_ns = file.modified_ns},
+          run_named(run_of(file.path)));
+    }
+    take_stock(sizes.size(), bytes, report);
+  };
+  TrialSourceOptions options{
+      .follow = true,
+      .poll_interval = config_.poll_interval,
+      // What inotify reports needs no look: the whole logdir is listed again only as a safety
+      // net, rarely, unless a poll was chosen.
+      .rescan_while_watching = config_.poll_interval_chosen
+                                   ? config_.poll_interval
+                                   : std::max(config_.poll_interval, kLogdirRescan),
+      .filter = FileFilter::tensorboard_logdir(),
+      .inotify_hub = config_.inotify_hub};
+  const auto source = make_trial_source(io, storage, std::move(options), on_files);
+  // Between announcements, a tick that lists nothing: progress, the first notice, and rules
+  // about silence. The first comes after the source's first scan was announced (both are
+  // queued on `io`, the scan first).
+  boost::asio::steady_timer tick(io);
+  std::function<void()> on_tick = [&] {
+    take_stock(sizes.size(), bytes, report);
+    tick.expires_after(std::min(config_.poll_interval, kMostBetweenTicks));
+    tick.async_wait([&](const boost::system::error_code& error) {
+      if (!error) on_tick();
+    });
+  };
+  source->start();
+  boost::asio::post(io, on_tick);
+  io.run();  // until request_stop
+  source->stop();
+  if (std::string problem = source->current_problem(); !problem.empty()) {
+    report.source_failure = "the latest look at the logdir failed: " + std::move(problem);
+  }
+}
+
+void TensorBoardPipeline::follow_by_listing(const Storage& storage, TensorBoardReport& report) {
   std::string current_problem;  // why the latest listing failed; empty when it did not
-  bool noticed = false;         // the rules with nothing to judge, said after the first listing
   for (;;) {
     if (stop_) {
       if (!current_problem.empty()) {
@@ -322,40 +450,15 @@ void TensorBoardPipeline::follow(const Storage& storage, TensorBoardReport& repo
              (naming_.mode_of_run(b.run) == Mode::Train);
     });
     for (const RunFiles& run : listed) {
-      RunState*& state = by_name[run.run];
-      if (state == nullptr) {
-        runs_.push_back(std::make_unique<RunState>(run.run, naming_, rules_));
-        state = runs_.back().get();
-      }
+      RunState& state = run_named(run.run);
       for (const StoredObject& file : run.files) {
         ++files;
         bytes += file.size;
-        try {
-          read_run_file(storage, file, state->reader, *state, false, {}, state->problems);
-        } catch (const StorageError& error) {
-          // A file gone between the listing and the read (renamed, rotated): the next poll
-          // lists it again or not.
-          static_cast<void>(error);
-        }
+        read_followed(storage, file, state);
       }
-      dispatch(*state);
     }
-    if (current_problem.empty()) {  // what a failed listing did not see is not silence
-      report.files = files;
-      report.bytes = bytes;
-      if (!noticed) notice_idle_rules();
-      noticed = true;
-      std::int64_t values = 0;
-      std::int64_t last_step = -1;
-      for (const auto& each : runs_) {
-        values += each->values;
-        if (each->max_step) last_step = std::max(last_step, *each->max_step);
-      }
-      progress_.values = values;
-      progress_.event_bytes = bytes;
-      progress_.last_step = last_step;
-      check_silence(values);
-    }
+    // What a failed listing did not see is not silence.
+    if (current_problem.empty()) take_stock(files, bytes, report);
     std::unique_lock lock(stop_mutex_);
     stop_wake_.wait_for(lock, config_.poll_interval, [this] { return stop_.load(); });
   }

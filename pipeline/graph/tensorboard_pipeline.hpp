@@ -21,10 +21,12 @@
 // never in NoIssuesFound.
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -83,7 +85,20 @@ class TensorBoardPipeline {
   class RunState;
 
   void replay(const Storage& storage, TensorBoardReport& report);
-  void follow(const Storage& storage, TensorBoardReport& report);
+  // A watch: a local logdir through its source's announcements (follow_announced), anything
+  // else (S3) by listing it at every poll (follow_by_listing).
+  void follow(const std::shared_ptr<const Storage>& storage, TensorBoardReport& report);
+  // Event files are read as the source announces them, new or grown (inotify, a rescan as the
+  // safety net), on the calling thread: no listing at a steady poll.
+  void follow_announced(const std::shared_ptr<const Storage>& storage, TensorBoardReport& report);
+  void follow_by_listing(const Storage& storage, TensorBoardReport& report);
+  // The run of that name, made at its first file. On the watch's thread.
+  RunState& run_named(const std::string& run);
+  // What `file` gained since it was last read, judged and sent. On the watch's thread.
+  void read_followed(const Storage& storage, const StoredObject& file, RunState& state);
+  // After a look (a listing, an announcement, a tick): the report's files and bytes, progress,
+  // the first notice, and rules about silence.
+  void take_stock(std::size_t files, std::uint64_t bytes, TensorBoardReport& report);
   // For a watch, after each poll: rules about silence (StalledTrainingRule) fire once a silence
   // passes their threshold (`values`: how many values the runs hold now).
   void check_silence(std::int64_t values);
@@ -106,6 +121,8 @@ class TensorBoardPipeline {
   // What the ledger reported (a sink that threw, a stop action that failed), any thread.
   std::vector<TrialProblem> ledger_problems_;
   std::vector<std::unique_ptr<RunState>> runs_;
+  std::map<std::string, RunState*> runs_by_name_;  // a watch's runs, by name
+  bool noticed_ = false;  // the rules with nothing to judge were said (after the first look)
   std::string logdir_;
 
   std::function<void(const std::string&)> notice_;
@@ -116,9 +133,11 @@ class TensorBoardPipeline {
     std::vector<bool> reported;  // by rule: this silence was reported
   } silence_;
 
-  std::mutex stop_mutex_;
+  std::mutex stop_mutex_;  // guards following_, and the wait of a watch by listing
   std::condition_variable stop_wake_;
   std::atomic<bool> stop_{false};
+  // The io_context a watch of a local logdir runs while it runs; stopped by request_stop.
+  boost::asio::io_context* following_ = nullptr;
   // Last: destroyed first, while what it reports problems to is still there.
   std::unique_ptr<RuleLedger> ledger_;
 };

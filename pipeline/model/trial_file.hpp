@@ -11,8 +11,11 @@ namespace rulestream {
 // A file of a trial that a source found ready to read. Event files are not announced: an
 // index file is written after its event file (smdebug's order), so the index is the signal
 // that a (step, worker) has landed.
+// A file a source announces (sources/common/trial_source.hpp), by a format's file filter
+// (file_filter.hpp): an smdebug trial's index, collections and end-marker files, once each; a
+// TensorBoard event file each time it has grown, `size` then saying how much of it there is.
 struct TrialFile {
-  enum class Kind { Index, Collections, EndMarker };
+  enum class Kind { Index, Collections, EndMarker, EventFile };
   Kind kind = Kind::Index;
   std::string path;  // relative to the trial root, '/'-separated
   std::uint64_t size = 0;

@@ -43,14 +43,12 @@ std::shared_ptr<const PipelineConfig> job_pipeline_config(const FoundJob& job,
   // end marker).
   config->follow =
       job.format != TrialFormat::Smdebug || !ended_before(*storage, config->end_of_job_grace);
-  // The service's poll, for every format (a logdir is followed by polling it: the 50 ms a watch
-  // of a local logdir uses by default would relist every logdir 20 times a second).
+  // The service's poll, for every format.
   config->poll_interval_chosen = true;
-  // Followed through the service's inotify instance, a local smdebug job rescans only as a
-  // safety net. The poll stays what it is for a logdir (polling is how it is followed) and for
-  // storage that is not a local folder.
-  if (config->inotify_hub && job.format == TrialFormat::Smdebug &&
-      std::filesystem::is_directory(job.path)) {
+  // Followed through the service's inotify instance, a local job (an smdebug trial or a
+  // logdir) rescans only as a safety net. The poll stays what it is for storage that is not a
+  // local folder.
+  if (config->inotify_hub && std::filesystem::is_directory(job.path)) {
     config->poll_interval = std::max(config->poll_interval, context.inotify_rescan_interval);
   }
   if (storage->exists(context.job_rules_file)) {

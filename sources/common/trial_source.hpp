@@ -4,9 +4,11 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "pipeline/model/file_filter.hpp"
 #include "pipeline/model/storage.hpp"
 #include "pipeline/model/trial_file.hpp"
 
@@ -14,9 +16,11 @@ namespace rulestream {
 
 class InotifyHub;
 
-// Finds the files of a trial and announces each once, when it is complete: a local folder
-// (LocalWatcher: a scan, then inotify) or an S3 prefix (S3Watcher: ListObjectsV2 polling).
-// Announcements run on the io_context's thread, files found together in one call, in path order.
+// Finds the files of a job that its format's file filter names (file_filter.hpp) and announces
+// each once, when it is complete, or, for a format whose files grow in place, each time it has
+// grown: a local folder (LocalWatcher: a scan, then inotify) or an S3 prefix (S3Watcher:
+// ListObjectsV2 polling, complete files only). Announcements run on the io_context's thread,
+// files found together in one call, in path order.
 class TrialSource {
  public:
   using Callback = std::function<void(std::vector<TrialFile>)>;
@@ -38,6 +42,12 @@ struct TrialSourceOptions {
   bool follow = true;  // false: what exists now, once (replay)
   // How often a live source looks again: LocalWatcher's rescan safety net, S3Watcher's poll.
   std::chrono::milliseconds poll_interval{2000};
+  // A local folder followed with inotify rescans this often instead, when set: what inotify
+  // reports needs no rescan, and a rescan of a large tree costs (a logdir of 10,000 runs).
+  // Without inotify, poll_interval stands.
+  std::optional<std::chrono::milliseconds> rescan_while_watching;
+  // Which files are announced, and how (an smdebug trial's by default).
+  FileFilter filter = FileFilter::smdebug_trial();
   // A local trial: follow through this shared inotify instance (sources/local/inotify_hub.hpp)
   // rather than one of the watcher's own. Ignored for S3.
   std::shared_ptr<InotifyHub> inotify_hub;

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <iostream>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -23,7 +24,6 @@
 #include <utility>
 
 #include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/trial_layout.hpp"
 #include "sources/common/file_announcer.hpp"
 #include "sources/common/readiness_tracker.hpp"
 #include "sources/local/inotify_events.hpp"
@@ -33,9 +33,11 @@ namespace rulestream {
 namespace {
 
 // Folders report files closed after writing, renamed in or out, created (files being written
-// in place, and new folders), and their own removal (IN_IGNORED follows it unasked).
+// in place, and new folders), and their own removal (IN_IGNORED follows it unasked); for files
+// that grow in place, each write too.
 constexpr std::uint32_t kFolderEvents =
     IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE_SELF | IN_ONLYDIR;
+constexpr std::uint32_t kGrowthEvents = kFolderEvents | IN_MODIFY;
 
 std::string error_text(int error) {
   return std::generic_category().message(error);
@@ -43,15 +45,6 @@ std::string error_text(int error) {
 
 bool is_absent(int error) {
   return error == ENOENT || error == ENOTDIR;
-}
-
-// The folders the watcher scans and watches, as paths relative to the root without the
-// trailing '/': the index and collections trees. events/ is left out on purpose.
-bool is_followed_folder(std::string_view path) {
-  const std::string_view index = kIndexDir.substr(0, kIndexDir.size() - 1);
-  const std::string_view collections = kCollectionsDir.substr(0, kCollectionsDir.size() - 1);
-  return path == index || path == collections || path.starts_with(kIndexDir) ||
-         path.starts_with(kCollectionsDir);
 }
 
 }  // namespace
@@ -153,6 +146,7 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
     if (!watching() || announcer_.closed()) return;
     report_polling(reason);
     let_go_of_inotify();
+    schedule_rescan();  // at rescan_interval now: the wait set while watching may be longer
   }
 
   void report_polling(const std::string& reason) const {
@@ -196,7 +190,7 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
         is_folder = ::lstat(full_path(path).c_str(), &status) == 0 && S_ISDIR(status.st_mode);
       }
       if (is_folder) {
-        if (is_followed_folder(path)) subfolders.push_back(path + '/');
+        if (options_.filter.follows_folder(path)) subfolders.push_back(path + '/');
       } else {
         files.push_back(std::move(path));
       }
@@ -219,7 +213,8 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   void add_watch(const std::string& folder) {
     if (!watching()) return;
     const std::string directory = full_path(folder);
-    const int watch = hub_->add_watch(subscriber_, directory, kFolderEvents);
+    const int watch = hub_->add_watch(
+        subscriber_, directory, options_.filter.announces_growth ? kGrowthEvents : kFolderEvents);
     if (watch < 0) {
       const int error = -watch;
       if (is_absent(error)) return;  // removed since it was seen
@@ -255,20 +250,42 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   void consider(const std::string& path, Trigger trigger, std::vector<TrialFile>& found) {
-    const auto kind = trial_file_kind(path);
-    if (!kind || tracker_.announced(path)) return;
+    const auto kind = options_.filter.kind_of(path);
+    if (!kind) return;
+    if (options_.filter.announces_growth) {
+      consider_growth(path, *kind, found);
+      return;
+    }
+    if (tracker_.announced(path)) return;
     struct stat status {};
     if (::stat(full_path(path).c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return;
-    const ReadinessTracker::Observation seen{
-        .size = static_cast<std::uint64_t>(status.st_size),
-        .modified_ns = static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
-                       status.st_mtim.tv_nsec};
+    const ReadinessTracker::Observation seen = observation_of(status);
     const bool ready = trigger == Trigger::Finished
                            ? tracker_.finished(path)
                            : tracker_.scanned(path, *kind, seen, ReadinessTracker::Clock::now());
     if (!ready) return;
     found.push_back(
         TrialFile{.kind = *kind, .path = path, .size = seen.size, .modified_ns = seen.modified_ns});
+  }
+
+  static ReadinessTracker::Observation observation_of(const struct stat& status) {
+    return {.size = static_cast<std::uint64_t>(status.st_size),
+            .modified_ns = static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
+                           status.st_mtim.tv_nsec};
+  }
+
+  // A file that grows in place: announced when it holds something it did not when last
+  // announced (a size that changed: grown, or replaced by another file).
+  void consider_growth(const std::string& path, TrialFile::Kind kind,
+                       std::vector<TrialFile>& found) {
+    struct stat status {};
+    if (::stat(full_path(path).c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return;
+    const ReadinessTracker::Observation seen = observation_of(status);
+    const auto [size, added] = announced_sizes_.try_emplace(path, seen.size);
+    if (added ? seen.size == 0 : size->second == seen.size) return;
+    size->second = seen.size;
+    found.push_back(
+        TrialFile{.kind = kind, .path = path, .size = seen.size, .modified_ns = seen.modified_ns});
   }
 
   void on_delivery(InotifyHub::Delivery delivery) {
@@ -281,6 +298,9 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
       return;
     }
     for (const auto& event : delivery.events) handle(event, found);
+    // Growth events name a file as often as it was written to: each is looked at once.
+    for (const std::string& path : written_) consider(path, Trigger::Finished, found);
+    written_.clear();
     // An overflow lost events of any folder; after a fall back to polling, the events were
     // dropped with the watches.
     if (delivery.overflow || !watching()) cover("", found);
@@ -297,7 +317,7 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
     // A copy: cover() below adds watches, which may rehash the map.
     const std::string path = watched->second + event.name;
     if (event.mask & IN_ISDIR) {
-      if (!is_followed_folder(path)) return;
+      if (!options_.filter.follows_folder(path)) return;
       if (event.mask & (IN_CREATE | IN_MOVED_TO)) {
         // Files may have landed in it before its watch existed: cover() lists it after.
         cover(path + '/', found);
@@ -306,15 +326,21 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
       }
       return;
     }
+    if (options_.filter.announces_growth) {
+      if (event.mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO)) written_.insert(path);
+      return;
+    }
     if (event.mask & IN_CREATE) {
-      if (trial_file_kind(path)) tracker_.created(path);
+      if (options_.filter.kind_of(path)) tracker_.created(path);
     } else if (event.mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
       consider(path, Trigger::Finished, found);
     }
   }
 
   void schedule_rescan() {
-    rescan_timer_.expires_after(options_.rescan_interval);
+    rescan_timer_.expires_after(watching() && options_.rescan_while_watching
+                                    ? *options_.rescan_while_watching
+                                    : options_.rescan_interval);
     rescan_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
       if (error || self->announcer_.closed()) return;
       self->rescan();
@@ -344,6 +370,10 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   std::unordered_map<int, std::string> folder_of_watch_;
   std::map<std::string, int> watch_of_folder_;  // ordered: a moved folder's subtree is a range
   std::unordered_set<std::string> listing_problems_;
+  // A filter whose files grow: each file's size when last announced, and the files written to
+  // in the delivery being handled (std::set: looked at in path order).
+  std::unordered_map<std::string, std::uint64_t> announced_sizes_;
+  std::set<std::string> written_;
 
   std::atomic<bool> started_{false};
 };

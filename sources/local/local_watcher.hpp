@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "pipeline/model/file_filter.hpp"
 #include "pipeline/model/trial_file.hpp"
 #include "sources/common/trial_source.hpp"
 
@@ -14,10 +16,18 @@ namespace rulestream {
 
 class InotifyHub;
 
-// Finds the files of a local trial: an initial scan, then (when following) inotify through
-// Boost.Asio for new step folders, new files and files renamed into place. Each file is
-// announced once, when it is complete: found by the scan, closed after writing
-// (IN_CLOSE_WRITE) or renamed into place (IN_MOVED_TO). Files may appear in any order.
+// Finds the files of a local job that its format's file filter names (Options::filter;
+// pipeline/model/file_filter.hpp): an initial scan, then (when following) inotify through
+// Boost.Asio for new folders, new files and files renamed into place.
+//
+// For a filter whose files grow in place (a TensorBoard logdir), every folder is followed and a
+// file is announced when a scan finds it holding something, and again whenever inotify says it
+// was written to (IN_MODIFY, IN_CLOSE_WRITE, IN_MOVED_TO) or a rescan finds its size changed;
+// the announcement carries the size seen. The events of one delivery announce a file once.
+//
+// For an smdebug trial (the default filter), each file is announced once, when it is complete:
+// found by the scan, closed after writing (IN_CLOSE_WRITE) or renamed into place
+// (IN_MOVED_TO). Files may appear in any order.
 // ReadinessTracker (sources/common/readiness_tracker.hpp) states the exact rules; in short, a file
 // rewritten in place after it was announced is not announced again, and a scan of a live
 // trial holds back empty files (except the end marker) and files it saw created but not closed
@@ -25,6 +35,7 @@ class InotifyHub;
 //
 // Only the root (for the end marker), index/ and collections/ are scanned and watched, with
 // every folder below them; events/ is not (an index file is the signal that a step landed).
+// (The smdebug filter's follows_folder.)
 // Symbolic links to folders below the root are not followed.
 //
 // Runs on the io_context's thread; `on_files` is called there, with the files found together
@@ -46,6 +57,9 @@ class LocalWatcher final : public TrialSource {
   struct Options {
     bool follow = true;  // false: the initial scan only (replay)
     std::chrono::milliseconds rescan_interval{2000};
+    // While inotify works, rescans come this often instead (unset: rescan_interval).
+    std::optional<std::chrono::milliseconds> rescan_while_watching;
+    FileFilter filter = FileFilter::smdebug_trial();
     // Follow through this shared inotify instance (serve: one for every job) instead of one of
     // the watcher's own. Its executor may be another io_context's: events reach the watcher
     // posted to its own strand either way.

@@ -17,8 +17,13 @@ std::unique_ptr<TrialSource> make_trial_source(boost::asio::io_context& io,
         io, local->root(),
         LocalWatcher::Options{.follow = options.follow,
                               .rescan_interval = options.poll_interval,
+                              .rescan_while_watching = options.rescan_while_watching,
+                              .filter = options.filter,
                               .inotify_hub = std::move(options.inotify_hub)},
         std::move(on_files));
+  }
+  if (options.filter.announces_growth) {
+    throw StorageError(storage->describe() + ": files that grow in place cannot be followed here");
   }
   if (auto s3 = std::dynamic_pointer_cast<const S3Storage>(storage)) {
     return std::make_unique<S3Watcher>(
@@ -27,6 +32,10 @@ std::unique_ptr<TrialSource> make_trial_source(boost::asio::io_context& io,
         std::move(on_files));
   }
   throw StorageError(storage->describe() + ": no source can follow this kind of storage");
+}
+
+bool follows_growth(const Storage& storage) {
+  return dynamic_cast<const LocalStorage*>(&storage) != nullptr;
 }
 
 }  // namespace rulestream

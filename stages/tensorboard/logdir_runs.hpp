@@ -15,7 +15,8 @@
 namespace rulestream {
 
 // Whether `path`'s basename contains "tfevents", and it is not one of smdebug's own event
-// files (events/<12 digits>/<12 digits>_<worker>.tfevents), which belong to a trial.
+// files (events/<12 digits>/<12 digits>_<worker>.tfevents), which belong to a trial: the
+// TensorBoard file filter's rule (is_tensorboard_event_file, pipeline/model/file_filter.hpp).
 bool is_event_file(std::string_view path);
 
 // The run of an event file: its folder relative to the logdir, or "." at the top.

@@ -67,13 +67,13 @@ PipelineRun run_pipeline(PipelineConfig config) {
   return run;
 }
 
-// A watch of `config`'s logdir (polling every 20 ms) on a thread of its own, its events
-// recorded; stop() ends it and gives its report.
+// A watch of `config`'s logdir (polling every 20 ms unless the config chose its poll) on a
+// thread of its own, its events recorded; stop() ends it and gives its report.
 class Watch {
  public:
   explicit Watch(PipelineConfig config) {
     config.follow = true;
-    config.poll_interval = std::chrono::milliseconds(20);
+    if (!config.poll_interval_chosen) config.poll_interval = std::chrono::milliseconds(20);
     auto sink = std::make_unique<RecordingSink>();
     recorded_ = sink.get();
     std::vector<std::unique_ptr<Sink>> sinks;
@@ -245,6 +245,35 @@ TEST(TensorBoardPipelineTest, AWatchFollowsFilesAsTheyGrow) {
   ASSERT_EQ(report.statuses.size(), 1U);
   EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
   EXPECT_EQ(report.values, 31);
+}
+
+// A watch of a local logdir reads what its source announces (inotify), not what a poll finds:
+// with a poll of an hour, a run that appears after the watch began and the records appended
+// to it are judged as they land.
+TEST(TensorBoardPipelineTest, AWatchOfALocalLogdirReadsRecordsAsTheyLandNotAtItsPoll) {
+  TempDir dir;
+  auto config = config_for(dir.path(), {"LossSpike"});
+  config.follow = true;
+  config.poll_interval = std::chrono::hours(1);
+  config.poll_interval_chosen = true;  // no rescan within the test either
+  Watch watch(std::move(config));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the watch has begun
+  {
+    TensorBoardWriter writer(dir.path() / "runs" / "late" / "events.out.tfevents.1.host");
+    for (int step = 0; step < 30; ++step) writer.add_scalar("loss", step, 1.0F, step);
+    writer.add_scalar("loss", 30, 50.0F, 30);  // the spike
+  }
+  const bool fired_in_time = testing::eventually(
+      [&] { return !fired(watch.recorded().events()).empty(); }, std::chrono::seconds(10));
+  const TensorBoardReport report = watch.stop();
+  ASSERT_TRUE(fired_in_time);
+  EXPECT_EQ(fired(watch.recorded().events()),
+            std::vector<std::string>{"LossSpike@30 runs/late: loss"});
+  EXPECT_EQ(report.values, 31);
+  EXPECT_EQ(report.runs, 1U);
+  EXPECT_EQ(report.files, 1U);
+  ASSERT_EQ(report.statuses.size(), 1U);
+  EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
 }
 
 TEST(TensorBoardPipelineTest, HistogramRulesJudgeGradientsAndVariances) {

@@ -700,3 +700,90 @@ TEST(LocalWatcher, ManyWatchersFollowThroughOneSharedInotifyInstance) {
 
 }  // namespace
 }  // namespace rulestream
+
+// --- The TensorBoard filter: event files that grow in place, in any folder ------------------
+
+namespace rulestream {
+namespace {
+
+void append_bytes(const fs::path& path, std::size_t count) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out << std::string(count, 'x');
+}
+
+LocalWatcher::Options following_a_logdir() {
+  return {.follow = true,
+          .rescan_interval = kNoRescan,
+          .rescan_while_watching = kNoRescan,
+          .filter = FileFilter::tensorboard_logdir(),
+          .inotify_hub = nullptr};
+}
+
+// The sizes announced for `path`, in order.
+std::vector<std::uint64_t> sizes_of(const Announcements& seen, const std::string& path) {
+  std::vector<std::uint64_t> sizes;
+  for (const TrialFile& file : seen.files()) {
+    if (file.path == path) sizes.push_back(file.size);
+  }
+  return sizes;
+}
+
+TEST(LocalWatcherOfALogdir, AnnouncesEventFilesInEveryFolderEachTimeTheyGrow) {
+  TempDir dir;
+  append_bytes(dir.path() / "train/events.out.tfevents.1.host", 10);
+  append_bytes(dir.path() / "train/notes.txt", 4);  // not an event file
+  append_bytes(dir.path() / "events/000000000001/000000000001_worker_0.tfevents", 8);  // smdebug's
+  fs::create_directories(dir.path() / "eval");
+  std::ofstream(dir.path() / "eval/events.out.tfevents.2.host").close();  // empty: nothing yet
+  WatcherOnThread running(dir.path(), following_a_logdir());
+  running.start();
+  ASSERT_TRUE(eventually([&] { return running.seen().count() == 1; }));
+  EXPECT_EQ(running.seen().files()[0].kind, TrialFile::Kind::EventFile);
+  EXPECT_EQ(sizes_of(running.seen(), "train/events.out.tfevents.1.host"),
+            std::vector<std::uint64_t>{10});
+
+  // No rescan runs in this test: what follows, inotify reported.
+  append_bytes(dir.path() / "train/events.out.tfevents.1.host", 5);
+  ASSERT_TRUE(eventually(
+      [&] { return sizes_of(running.seen(), "train/events.out.tfevents.1.host").size() == 2; }));
+  EXPECT_EQ(sizes_of(running.seen(), "train/events.out.tfevents.1.host"),
+            (std::vector<std::uint64_t>{10, 15}));
+  append_bytes(dir.path() / "eval/events.out.tfevents.2.host", 3);
+  append_bytes(dir.path() / "runs/a/b/events.out.tfevents.3.host", 7);  // folders made now
+  ASSERT_TRUE(eventually([&] {
+    return running.seen().has("eval/events.out.tfevents.2.host") &&
+           running.seen().has("runs/a/b/events.out.tfevents.3.host");
+  }));
+  EXPECT_EQ(sizes_of(running.seen(), "eval/events.out.tfevents.2.host"),
+            std::vector<std::uint64_t>{3});
+  EXPECT_EQ(sizes_of(running.seen(), "runs/a/b/events.out.tfevents.3.host"),
+            std::vector<std::uint64_t>{7});
+  EXPECT_FALSE(running.seen().has("train/notes.txt"));
+  EXPECT_FALSE(running.seen().has("events/000000000001/000000000001_worker_0.tfevents"));
+}
+
+TEST(LocalWatcherOfALogdir, ManyWritesBetweenTwoLooksAreOneAnnouncement) {
+  TempDir dir;
+  const fs::path file = dir.path() / "events.out.tfevents.1.host";
+  append_bytes(file, 1);
+  WatcherOnThread running(dir.path(), following_a_logdir());
+  running.start();
+  ASSERT_TRUE(eventually([&] { return running.seen().count() == 1; }));
+  {
+    // The io thread is held while 50 writes land: their events arrive in one delivery.
+    std::promise<void> release = running.block_io_thread();
+    for (int i = 0; i < 50; ++i) append_bytes(file, 2);
+    release.set_value();
+  }
+  ASSERT_TRUE(eventually([&] {
+    const auto sizes = sizes_of(running.seen(), "events.out.tfevents.1.host");
+    return !sizes.empty() && sizes.back() == 101;
+  }));
+  std::this_thread::sleep_for(100ms);  // nothing more is coming
+  EXPECT_EQ(sizes_of(running.seen(), "events.out.tfevents.1.host"),
+            (std::vector<std::uint64_t>{1, 101}));
+}
+
+}  // namespace
+}  // namespace rulestream
