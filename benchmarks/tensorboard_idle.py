@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What following a large, quiet TensorBoard logdir costs: `rulestream watch` of a logdir of
-many runs (`rulestream simulate --format tensorboard --runs N --steps 10`: one small event file each),
+many runs (one small event file each, copied from `rulestream simulate --format tensorboard`),
 with nothing written. After a warm-up, the watch's CPU time (user + system, from /proc) over a
 quiet span, and how long it took to have read every run. Each binary given is measured in turn,
 alternated over the repetitions, on the same logdir in the same sitting.
@@ -31,12 +31,25 @@ def cpu_seconds(pid):
 
 
 def make_logdir(binary, workdir, runs):
+    """`runs` folders, each holding a copy of one small run's event file (simulate makes at
+    most 4,096 runs at once)."""
     logdir = os.path.join(workdir, f"logdir-{runs}")
     if os.path.isdir(logdir) and len(os.listdir(logdir)) == runs:
         return logdir
     shutil.rmtree(logdir, ignore_errors=True)
-    subprocess.run([binary, "simulate", logdir, "--format", "tensorboard", "--scenario", "healthy",
-                    "--runs", str(runs), "--steps", "10"], check=True, stdout=subprocess.DEVNULL)
+    seed = os.path.join(workdir, "seed")
+    shutil.rmtree(seed, ignore_errors=True)
+    subprocess.run([binary, "simulate", seed, "--format", "tensorboard", "--scenario", "healthy",
+                    "--steps", "20"], check=True, stdout=subprocess.DEVNULL)
+    files = [os.path.join(root, name) for root, _, names in os.walk(seed) for name in names
+             if "tfevents" in name]
+    if len(files) != 1:
+        raise SystemExit(f"expected one event file from simulate, found {files}")
+    os.makedirs(logdir)
+    for run in range(runs):
+        folder = os.path.join(logdir, f"run_{run:05d}")
+        os.makedirs(folder)
+        shutil.copyfile(files[0], os.path.join(folder, os.path.basename(files[0])))
     return logdir
 
 
