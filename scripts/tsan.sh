@@ -37,6 +37,8 @@ TBB_SUITES+=':RuleActions*:RulePipeline*:RuleReadAhead.*:RuleStage.*:Samples/*'
 TBB_SUITES+=':StalledTrainingInThePipeline*:TensorBoardPipelineTest.*:Trial.*:TrialStoreIngest.*:TrialValues*'
 TBB_SUITES+=':FilteredTensorNames.*:StatefulRulesAcrossThreads.*:TrialStepListing.*:TrialRefresh.*'
 TBB_SUITES+=':PinnedForStepTest.*:TrialPinnedForStep.*'
+# A job of each format through open_job (2026-11-29): the smdebug one runs the pipeline's graph.
+TBB_SUITES+=':Job.*'
 # A flow graph of the test's own (2026-11-27: its twelve reports, run by hand without halting,
 # are all the gate's members written as it is made and read in its node's tasks, and the test's
 # objects of one round made where the last round's were).
