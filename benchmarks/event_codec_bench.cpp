@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/shared_bytes.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/shared_bytes.hpp"
+#include "core/model/tensor_value.hpp"
 #include "stages/format/event_codec.hpp"
 #include "stages/format/proto/event.pb.h"
 

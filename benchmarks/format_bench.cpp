@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/shared_bytes.hpp"
 #include "stages/format/crc32c.hpp"
 #include "stages/format/index_file.hpp"
 #include "stages/format/index_file_sax.hpp"

@@ -47,11 +47,11 @@
 #include <thread>
 #include <vector>
 
+#include "apps/simulator/job_simulator.hpp"
 #include "benchmarks/child_phase.hpp"
-#include "pipeline/graph/pipeline_config.hpp"
-#include "pipeline/graph/rule_pipeline.hpp"
-#include "pipeline/memory/reader_slots_mutex.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
+#include "core/memory/reader_slots_mutex.hpp"
+#include "engine/graph/pipeline_config.hpp"
+#include "engine/graph/rule_pipeline.hpp"
 #include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"
 

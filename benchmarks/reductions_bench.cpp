@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "pipeline/model/half.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/half.hpp"
+#include "core/model/tensor_value.hpp"
 #include "stages/reduce/reductions.hpp"
 
 namespace rulestream {

@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "apps/report/report_page.hpp"
+#include "apps/simulator/job_simulator.hpp"
+#include "apps/simulator/tensorboard_simulator.hpp"
 #include "benchmarks/child_phase.hpp"
-#include "pipeline/report/report_page.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
-#include "pipeline/simulator/tensorboard_simulator.hpp"
 
 namespace fs = std::filesystem;
 using namespace rulestream;

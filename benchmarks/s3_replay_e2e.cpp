@@ -27,13 +27,13 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/graph/pipeline_config.hpp"
-#include "pipeline/graph/rule_pipeline.hpp"
-#include "pipeline/model/trial_layout.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "apps/simulator/job_simulator.hpp"
+#include "core/model/trial_layout.hpp"
+#include "engine/graph/pipeline_config.hpp"
+#include "engine/graph/rule_pipeline.hpp"
 #include "sources/s3/s3_watcher.hpp"
 #include "tests/support/s3_test_server.hpp"
+#include "trial/api/trial.hpp"
 
 namespace {
 

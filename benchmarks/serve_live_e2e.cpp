@@ -47,11 +47,11 @@
 #include <thread>
 #include <vector>
 
+#include "apps/serve/job_service.hpp"
+#include "apps/serve/open_file_limit.hpp"
+#include "apps/simulator/job_simulator.hpp"
 #include "benchmarks/child_phase.hpp"
-#include "pipeline/graph/pipeline_config.hpp"
-#include "pipeline/serve/job_service.hpp"
-#include "pipeline/serve/open_file_limit.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
+#include "engine/graph/pipeline_config.hpp"
 #include "sinks/sink.hpp"
 
 namespace {

@@ -70,7 +70,7 @@ def finish(process):
 
 
 def expected_rules(steps, fault_step):
-    """What the rules find in a vanishing_gradients job (pipeline/simulator/: every gradient is
+    """What the rules find in a vanishing_gradients job (apps/simulator/: every gradient is
     scaled to ~1e-10 from the fault step on, and no value is ever NaN or infinite): steps
     0..steps-1 are all TRAIN and all saved, so VanishingGradient fires once at each step from
     fault_step on, and NonFinite never."""

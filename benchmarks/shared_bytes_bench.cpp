@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/shared_bytes.hpp"
 
 namespace {
 

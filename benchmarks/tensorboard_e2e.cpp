@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
+#include "apps/simulator/tensorboard_simulator.hpp"
 #include "benchmarks/child_phase.hpp"
-#include "pipeline/graph/tensorboard_pipeline.hpp"
-#include "pipeline/simulator/tensorboard_simulator.hpp"
+#include "engine/graph/tensorboard_pipeline.hpp"
 #include "stages/format/tensorboard_writer.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
 

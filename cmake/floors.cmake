@@ -6,14 +6,19 @@
 # own #include lines may name only its own floor and the floors listed after USES (not what
 # those use in turn), and it names the offending line.
 #
+# The top-level folders read as a straight stack, bottom to top: core/ (model, memory), sources/
+# and stages/, trial/ (store, api: the trial floor), rules/ and sinks/, engine/ (graph), apps/
+# (report, coordination, serve, simulator, cli: the commands floor), and python/src on top. A
+# floor uses floors of its own folder or of the folders below it, never of one above.
+#
 # rulestream_floor(NAME FOLDER [USES floor...] [PUBLIC_DEPS target...] [PRIVATE_DEPS target...])
 #   FOLDER        the folder (relative to the project root) whose *.cpp/*.hpp are the floor
 #   USES          the floors it may include and links, publicly
 #   PUBLIC_DEPS   libraries its headers need;  PRIVATE_DEPS  libraries only its sources need
 
-rulestream_floor(model pipeline/model
+rulestream_floor(model core/model
   PUBLIC_DEPS Boost::json Threads::Threads PRIVATE_DEPS CURL::libcurl PkgConfig::PCRE2)
-rulestream_floor(memory pipeline/memory USES model)
+rulestream_floor(memory core/memory USES model)
 
 rulestream_floor(format stages/format USES model memory
   PUBLIC_DEPS rulestream_proto PRIVATE_DEPS ZLIB::ZLIB)
@@ -28,35 +33,35 @@ rulestream_floor(load stages/load USES model memory format reduce PRIVATE_DEPS T
 rulestream_floor(assemble stages/assemble USES model memory reduce)
 rulestream_floor(tensorboard stages/tensorboard USES model format)
 
-rulestream_floor(store pipeline/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
-rulestream_floor(trial pipeline/trial USES model memory reduce store open)
+rulestream_floor(store trial/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
+rulestream_floor(trial trial/api USES model memory reduce store open)
 
 rulestream_floor(rules rules USES model trial)
 rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
 
-rulestream_floor(graph pipeline/graph
+rulestream_floor(graph engine/graph
   USES model memory format reduce load assemble source_common s3 open store trial rules sinks
        tensorboard
   PRIVATE_DEPS TBB::tbb ${CMAKE_DL_LIBS})
 
 # One HTML page per job (issue 26): the job replayed with its rules, its curves and where the
 # rules fired. Below the commands so that `report` and a later `serve` build the same page.
-rulestream_floor(report pipeline/report
+rulestream_floor(report apps/report
   USES model format reduce open store trial rules sinks graph tensorboard)
 
 # Scale-out on Redis (issue 24): a hiredis connection, job leases with fencing tokens and
 # their heartbeat. On the model floor alone (its errors), below the service that uses it, so
 # that it knows nothing of jobs' pipelines and is tested on its own against a redis-server.
-rulestream_floor(coordination pipeline/coordination USES model PRIVATE_DEPS PkgConfig::HIREDIS)
+rulestream_floor(coordination apps/coordination USES model PRIVATE_DEPS PkgConfig::HIREDIS)
 
 # The service (issue 24): finds the jobs under its roots, runs each one's rules, keeps where
 # every job stands and answers HTTP (Boost.Beast, header-only) about it.
-rulestream_floor(serve pipeline/serve
+rulestream_floor(serve apps/serve
   USES model source_common local open store trial rules sinks graph tensorboard report coordination
   PUBLIC_DEPS Boost::headers PRIVATE_DEPS Boost::url)
 
-rulestream_floor(simulator pipeline/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
-rulestream_floor(commands pipeline/cli
+rulestream_floor(simulator apps/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
+rulestream_floor(commands apps/cli
   USES model format reduce source_common s3 open store trial rules sinks graph simulator
        tensorboard report serve coordination
   PRIVATE_DEPS Boost::program_options)
@@ -75,33 +80,33 @@ endif()
 # The headers a user includes (what examples/ uses, and what issue 25 installs), and the
 # headers they include in turn: a public header includes public headers only.
 set(RULESTREAM_PUBLIC_HEADERS
-  pipeline/model/collection.hpp
-  pipeline/model/compression.hpp
-  pipeline/model/dtype.hpp
-  pipeline/model/exceptions.hpp
-  pipeline/model/mode.hpp
-  pipeline/model/reduction.hpp
-  pipeline/model/reduction_set.hpp
-  pipeline/model/required_tensors.hpp
-  pipeline/model/rule_event.hpp
-  pipeline/model/shared_bytes.hpp
-  pipeline/model/storage.hpp
-  pipeline/model/storage_options.hpp
-  pipeline/model/tensor_value.hpp
-  pipeline/model/utc_time.hpp
-  pipeline/store/encoded_value.hpp
-  pipeline/store/record_ref.hpp
-  pipeline/store/trial_options.hpp
-  pipeline/trial/trial.hpp
-  pipeline/trial/tensor.hpp
+  core/model/collection.hpp
+  core/model/compression.hpp
+  core/model/dtype.hpp
+  core/model/exceptions.hpp
+  core/model/mode.hpp
+  core/model/reduction.hpp
+  core/model/reduction_set.hpp
+  core/model/required_tensors.hpp
+  core/model/rule_event.hpp
+  core/model/shared_bytes.hpp
+  core/model/storage.hpp
+  core/model/storage_options.hpp
+  core/model/tensor_value.hpp
+  core/model/utc_time.hpp
+  trial/store/encoded_value.hpp
+  trial/store/record_ref.hpp
+  trial/store/trial_options.hpp
+  trial/api/trial.hpp
+  trial/api/tensor.hpp
   rules/rule.hpp
   rules/rule_registry.hpp
   sinks/sink.hpp
   sinks/sink_delivery.hpp
   sinks/sink_registry.hpp
-  pipeline/graph/job_outcome.hpp
-  pipeline/graph/pipeline_config.hpp
-  pipeline/graph/plugin_api.hpp
-  pipeline/graph/plugin_loader.hpp
-  pipeline/graph/rule_pipeline.hpp
-  pipeline/simulator/job_simulator.hpp)
+  engine/graph/job_outcome.hpp
+  engine/graph/pipeline_config.hpp
+  engine/graph/plugin_api.hpp
+  engine/graph/plugin_loader.hpp
+  engine/graph/rule_pipeline.hpp
+  apps/simulator/job_simulator.hpp)

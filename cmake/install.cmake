@@ -10,7 +10,7 @@
 # Static floors, not one combined library: they are what the command and the tests link, so a
 # user's program runs the same code; they are built with PIC, so a user may link them into a
 # shared library of their own; and a program that links them carries its rulestream, with no
-# library path to set. A plugin links none of them (pipeline/graph/plugin_api.hpp).
+# library path to set. A plugin links none of them (engine/graph/plugin_api.hpp).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

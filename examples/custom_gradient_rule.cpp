@@ -16,8 +16,8 @@
 #include <iostream>
 #include <string>
 
-#include "pipeline/model/rule_event.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
+#include "apps/simulator/job_simulator.hpp"
+#include "core/model/rule_event.hpp"
 
 namespace {
 

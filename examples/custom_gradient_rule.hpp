@@ -10,10 +10,10 @@
 #include <string>
 #include <string_view>
 
-#include "pipeline/trial/tensor.hpp"
-#include "pipeline/trial/trial.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
+#include "trial/api/tensor.hpp"
+#include "trial/api/trial.hpp"
 
 namespace example {
 

@@ -8,7 +8,7 @@
 // "sinks": [{"type": "step_list", "path": "fired.txt"}].
 //
 // A plugin links no rulestream library: Rule, Trial, Sink and the registries are the
-// command's own (pipeline/graph/plugin_api.hpp states the contract). Build it with
+// command's own (engine/graph/plugin_api.hpp states the contract). Build it with
 // examples/CMakeLists.txt against the installed package.
 
 #include <fstream>

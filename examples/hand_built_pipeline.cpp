@@ -27,16 +27,16 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/graph/pipeline_config.hpp"
-#include "pipeline/graph/rule_pipeline.hpp"
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/rule_event.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
-#include "pipeline/trial/tensor.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "apps/simulator/job_simulator.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/rule_event.hpp"
+#include "engine/graph/pipeline_config.hpp"
+#include "engine/graph/rule_pipeline.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"
+#include "trial/api/tensor.hpp"
+#include "trial/api/trial.hpp"
 
 namespace example {
 

@@ -2,8 +2,8 @@
 
 #include <optional>
 
-#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 

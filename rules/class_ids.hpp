@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/tensor_value.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "core/model/tensor_value.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream {
 

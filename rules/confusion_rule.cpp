@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/class_ids.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/tensor_selection.hpp"

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <optional>
 
-#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/series_rule.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/saved_scalar.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/tensor_value.hpp"
 
 namespace rulestream {
 

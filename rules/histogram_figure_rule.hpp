@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/name_regex.hpp"
+#include "core/model/name_regex.hpp"
 #include "rules/series_rule.hpp"
 
 namespace rulestream {

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <optional>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/loss_not_decreasing_series.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/saved_scalar.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

@@ -1,7 +1,7 @@
 #include "rules/loss_series.hpp"
 
-#include "pipeline/trial/tensor.hpp"
 #include "rules/saved_scalar.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/mode.hpp"
+#include "core/model/mode.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "rules/tensor_selection.hpp"

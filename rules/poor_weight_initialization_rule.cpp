@@ -6,12 +6,12 @@
 #include <limits>
 #include <optional>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/percentiles.hpp"
 #include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/training_steps.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

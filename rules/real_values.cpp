@@ -1,6 +1,6 @@
 #include "rules/real_values.hpp"
 
-#include "pipeline/model/half.hpp"
+#include "core/model/half.hpp"
 
 namespace rulestream {
 namespace {

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "pipeline/model/busy_timer.hpp"
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/busy_timer.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

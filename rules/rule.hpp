@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/required_tensors.hpp"
-#include "pipeline/model/rule_event.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "core/model/required_tensors.hpp"
+#include "core/model/rule_event.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "pipeline/model/name_regex.hpp"
+#include "core/model/name_regex.hpp"
 #include "rules/all_zero_rule.hpp"
 #include "rules/check_input_images_rule.hpp"
 #include "rules/class_imbalance_rule.hpp"

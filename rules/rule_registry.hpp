@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/rule.hpp"
 
 namespace rulestream {

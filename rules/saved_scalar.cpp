@@ -1,6 +1,6 @@
 #include "rules/saved_scalar.hpp"
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 

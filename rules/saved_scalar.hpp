@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "pipeline/model/mode.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/mode.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/name_regex.hpp"
-#include "pipeline/model/scalar_series.hpp"
+#include "core/model/name_regex.hpp"
+#include "core/model/scalar_series.hpp"
 #include "rules/rule.hpp"
 
 namespace rulestream {

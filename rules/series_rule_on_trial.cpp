@@ -3,10 +3,10 @@
 #include <cmath>
 #include <set>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/saved_scalar.hpp"
 #include "rules/tensor_selection.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

@@ -5,9 +5,9 @@
 #include <span>
 #include <utility>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/rule_text.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

@@ -4,7 +4,7 @@
 #include <iterator>
 #include <utility>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/rule_registry.hpp"
 
 namespace rulestream {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/rule.hpp"
+#include "trial/api/tensor.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream {
 

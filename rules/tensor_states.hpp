@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pipeline/trial/trial.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream {
 

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/histogram_figure_rule.hpp"
 #include "rules/rule_text.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 

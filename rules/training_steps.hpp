@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "pipeline/trial/tensor.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "trial/api/tensor.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream {
 

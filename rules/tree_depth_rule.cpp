@@ -4,9 +4,9 @@
 #include <cmath>
 #include <map>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/rule_text.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

@@ -7,11 +7,11 @@
 #include <optional>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/series_rule.hpp"
 #include "rules/value_closeness.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

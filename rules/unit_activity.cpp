@@ -2,10 +2,10 @@
 
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "pipeline/model/reduction_set.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/reduction_set.hpp"
+#include "core/model/tensor_value.hpp"
 
 namespace rulestream {
 

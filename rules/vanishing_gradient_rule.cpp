@@ -1,10 +1,10 @@
 #include "rules/vanishing_gradient_rule.hpp"
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/histogram_figure_rule.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/tensor_selection.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

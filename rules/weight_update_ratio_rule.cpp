@@ -11,14 +11,14 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/kernel_clones.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/kernel_clones.hpp"
 #include "rules/held_values.hpp"
 #include "rules/real_values.hpp"
 #include "rules/rule_text.hpp"
 #include "rules/tensor_selection.hpp"
 #include "rules/value_reads.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {
@@ -75,7 +75,7 @@ RULESTREAM_INLINE_LAMBDA inline UpdateNorms lane_norms(const std::byte* before,
 }  // namespace
 
 // Float32 and float64 weights, the loop that measures every update: built for AVX-512 and AVX2
-// beside the baseline (pipeline/model/kernel_clones.hpp). External, as target_clones wants.
+// beside the baseline (core/model/kernel_clones.hpp). External, as target_clones wants.
 namespace weight_update_kernels {
 
 RULESTREAM_KERNEL_CLONES

@@ -5,8 +5,9 @@
   nothing else of ours (the build lets through what those floors use in turn; this does not).
 - A public header (RULESTREAM_PUBLIC_HEADERS) includes public headers only, and examples/
   include public headers (and their own) only, as does include/ (the installed umbrella header).
-- Every C++ file under the floors' top-level folders belongs to a floor, and pipeline/ holds
-  nothing at its top but a README.
+- Every C++ file under the floors' top-level folders belongs to a floor, and the folders that
+  hold floors in sub-folders (core/, trial/, engine/, apps/) hold nothing at their top but a
+  README.
 - Includes are written from the project root: no "../", and the header must exist.
 
 Prints one line per offence, `path:line: what is wrong`, and exits 1 when there is any.
@@ -22,6 +23,8 @@ SOURCE_SUFFIXES = {".cpp", ".hpp", ".h"}
 # Folders that may include anything of ours: they mirror the floors to test and measure them.
 UNRESTRICTED = ("tests/", "benchmarks/")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+# The top-level folders that hold floors in sub-folders and nothing else but a README.
+FLOORS_ONLY = ("core", "trial", "engine", "apps")
 
 
 class Floors:
@@ -110,9 +113,11 @@ def check(root: pathlib.Path):
                 continue
             checked += 1
             problems += include_problems(root, floors, rel)
-    for stray in sorted((root / "pipeline").glob("*")):
-        if stray.is_file() and stray.name != "README.md":
-            problems.append(f"{stray.relative_to(root)}: pipeline/ holds floors only (and a README)")
+    for top in FLOORS_ONLY:
+        for stray in sorted((root / top).glob("*")):
+            if stray.is_file() and stray.name != "README.md":
+                problems.append(f"{stray.relative_to(root).as_posix()}: {top}/ holds floors only "
+                                "(and a README)")
     return problems, checked
 
 

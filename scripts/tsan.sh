@@ -11,15 +11,15 @@
 # such a hand-off remain: a parallel_for's captures written before it and read in its tasks, a
 # flow-graph message built by one node and read by the next, memory a test allocated before a
 # parallel_for and its tasks then read. As of 2026-11-26 every suite that runs oneTBB's scheduler
-# in-process reports those (TBB_SUITES below); the rest of the sinks, sources and pipeline test
-# programs run clean (--ci). Annotating rulestream's side of the hand-offs (__tsan_release before
-# the call, __tsan_acquire in the task) was tried and does not help: a task reads its body's
-# closure, which the caller wrote, and oneTBB copied, after any release rulestream can make,
-# before it can reach a token to acquire. Only an instrumented oneTBB would.
+# in-process reports those (TBB_SUITES below); the rest of the sinks, sources, core, trial, engine
+# and apps test programs run clean (--ci). Annotating rulestream's side of the hand-offs
+# (__tsan_release before the call, __tsan_acquire in the task) was tried and does not help: a task
+# reads its body's closure, which the caller wrote, and oneTBB copied, after any release rulestream
+# can make, before it can reach a token to acquire. Only an instrumented oneTBB would.
 #
 #   scripts/tsan.sh --ci
 #
-# CI's short form: builds the three test programs whose suites do not all run oneTBB and runs
+# CI's short form: builds the six test programs whose suites do not all run oneTBB and runs
 # every suite of theirs that runs none of its scheduler in the test's own process, halting at
 # the first report. The suites left out (TBB_SUITES below) run a pipeline, the job simulator or
 # a trial's parallel index loading in-process; as of 2026-11-26 each of them reports oneTBB's
@@ -48,9 +48,10 @@ if [ "${1:-}" = "--ci" ]; then
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DRULESTREAM_SANITIZE=thread -DRULESTREAM_BUILD_BENCHMARKS=OFF -DRULESTREAM_PYTHON=OFF \
     "${FLAGS[@]}" >/dev/null
-  cmake --build build-tsan -j2 --target tests_sinks tests_sources tests_pipeline rulestream_cli
+  cmake --build build-tsan -j2 --target tests_sinks tests_sources tests_core tests_trial \
+    tests_engine tests_apps rulestream_cli
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp"
-  for program in tests_sinks tests_sources tests_pipeline; do
+  for program in tests_sinks tests_sources tests_core tests_trial tests_engine tests_apps; do
     echo "-- $program under ThreadSanitizer (oneTBB's in-process suites left out)"
     "build-tsan/tests/$program" --gtest_filter="-$TBB_SUITES"
   done

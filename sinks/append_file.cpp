@@ -7,7 +7,7 @@
 #include <string>
 #include <system_error>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "pipeline/model/rule_event.hpp"
+#include "core/model/rule_event.hpp"
 #include "sinks/sink_delivery.hpp"
 
 namespace rulestream {

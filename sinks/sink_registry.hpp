@@ -16,7 +16,7 @@ namespace rulestream {
 // command line (--sink csv:events.csv gives {"target": "events.csv"}).
 using SinkParameters = std::map<std::string, std::string>;
 
-// A sink type a plugin adds (pipeline/graph/plugin_api.hpp) beside the built-in ones (stdout,
+// A sink type a plugin adds (engine/graph/plugin_api.hpp) beside the built-in ones (stdout,
 // file, webhook, slack, alertmanager), which are not in any registry.
 struct SinkSpec {
   std::string type;  // what "type" and --sink TYPE:... name: "csv"

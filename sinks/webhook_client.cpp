@@ -4,8 +4,8 @@
 #include <boost/url/parse.hpp>
 #include <functional>
 
-#include "pipeline/model/curl_global.hpp"
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/curl_global.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

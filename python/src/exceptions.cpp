@@ -3,7 +3,7 @@
 #include <exception>
 #include <string>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "python/src/python_side.hpp"
 #include "rules/rule_registry.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/shared_bytes.hpp"
 
 namespace rulestream::python {
 namespace {

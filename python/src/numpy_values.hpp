@@ -3,8 +3,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include "pipeline/model/reduction.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/reduction.hpp"
+#include "core/model/tensor_value.hpp"
 
 namespace rulestream::python {
 

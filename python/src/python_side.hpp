@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/mode.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "core/model/mode.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream::python {
 

@@ -1,6 +1,6 @@
 // The Tensor of smdebug's API (seed 001): values as numpy arrays, reductions as numpy scalars,
 // the same method names, arguments and defaults. The GIL is released while C++ reads.
-#include "pipeline/trial/tensor.hpp"
+#include "trial/api/tensor.hpp"
 
 #include <pybind11/stl.h>
 

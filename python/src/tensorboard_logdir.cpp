@@ -3,7 +3,7 @@
 #include <map>
 #include <utility>
 
-#include "pipeline/graph/trial_presence.hpp"
+#include "engine/graph/trial_presence.hpp"
 #include "stages/tensorboard/logdir_reader.hpp"
 #include "stages/tensorboard/restart_rule.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/storage.hpp"
+#include "core/model/storage.hpp"
 #include "stages/format/tensorboard_values.hpp"
 
 namespace rulestream::python {

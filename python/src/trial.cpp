@@ -1,6 +1,6 @@
 // The Trial of smdebug's API (seed 001) over rulestream's Trial: the same method names,
 // arguments and defaults. The GIL is released while C++ works.
-#include "pipeline/trial/trial.hpp"
+#include "trial/api/trial.hpp"
 
 #include <pybind11/stl.h>
 
@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/storage_options.hpp"
-#include "pipeline/trial/tensor.hpp"
+#include "core/model/storage_options.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/fast_calls.hpp"
 #include "python/src/python_side.hpp"
 #include "python/src/trial_handle.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream::python {
 namespace {

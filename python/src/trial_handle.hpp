@@ -4,8 +4,8 @@
 #include <optional>
 #include <utility>
 
-#include "pipeline/trial/trial.hpp"
 #include "python/src/bindings.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream::python {
 
@@ -14,7 +14,7 @@ namespace rulestream::python {
 // steps and tensors it sees cannot change under it (smdebug's no_refresh). Blocks nest.
 // Touched only with the GIL held (it holds Python objects), which serialises Python's calls on
 // one object; the Trial handles themselves are safe to use from any thread
-// (pipeline/trial/trial.hpp).
+// (trial/api/trial.hpp).
 class TrialHandle {
  public:
   explicit TrialHandle(Trial trial) : trial_(std::move(trial)) {}

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "pipeline/model/trial_file.hpp"
+#include "core/model/trial_file.hpp"
 
 namespace rulestream {
 

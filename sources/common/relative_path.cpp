@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/file_filter.hpp"
-#include "pipeline/model/storage.hpp"
-#include "pipeline/model/trial_file.hpp"
+#include "core/model/file_filter.hpp"
+#include "core/model/storage.hpp"
+#include "core/model/trial_file.hpp"
 
 namespace rulestream {
 

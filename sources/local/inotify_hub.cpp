@@ -9,7 +9,7 @@
 #include <system_error>
 #include <utility>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

@@ -13,7 +13,7 @@
 #include <system_error>
 #include <utility>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/common/relative_path.hpp"
 #include "sources/local/file_leases.hpp"
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "pipeline/model/storage.hpp"
+#include "core/model/storage.hpp"
 #include "sources/local/mapped_files.hpp"
 #include "sources/local/recycled_buffers.hpp"
 

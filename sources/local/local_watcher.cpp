@@ -23,7 +23,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/common/file_announcer.hpp"
 #include "sources/common/readiness_tracker.hpp"
 #include "sources/local/inotify_events.hpp"

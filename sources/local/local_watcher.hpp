@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "pipeline/model/file_filter.hpp"
-#include "pipeline/model/trial_file.hpp"
+#include "core/model/file_filter.hpp"
+#include "core/model/trial_file.hpp"
 #include "sources/common/trial_source.hpp"
 
 namespace rulestream {
@@ -17,7 +17,7 @@ namespace rulestream {
 class InotifyHub;
 
 // Finds the files of a local job that its format's file filter names (Options::filter;
-// pipeline/model/file_filter.hpp): an initial scan, then (when following) inotify through
+// core/model/file_filter.hpp): an initial scan, then (when following) inotify through
 // Boost.Asio for new folders, new files and files renamed into place.
 //
 // For a filter whose files grow in place (a TensorBoard logdir), every folder is followed and a

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/shared_bytes.hpp"
 #include "sources/local/file_leases.hpp"
 
 namespace rulestream {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/open/storage_factory.hpp"
 #include "sources/s3/s3_storage.hpp"
 

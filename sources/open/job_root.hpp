@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/storage.hpp"
-#include "pipeline/model/storage_options.hpp"
+#include "core/model/storage.hpp"
+#include "core/model/storage_options.hpp"
 
 namespace rulestream {
 

@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "pipeline/model/storage.hpp"
-#include "pipeline/model/storage_options.hpp"
+#include "core/model/storage.hpp"
+#include "core/model/storage_options.hpp"
 
 namespace rulestream {
 

@@ -1,6 +1,6 @@
 #include "sources/open/trial_source_factory.hpp"
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/local/local_storage.hpp"
 #include "sources/local/local_watcher.hpp"
 #include "sources/s3/s3_storage.hpp"

@@ -3,7 +3,7 @@
 #include <boost/asio/io_context.hpp>
 #include <memory>
 
-#include "pipeline/model/storage.hpp"
+#include "core/model/storage.hpp"
 #include "sources/common/trial_source.hpp"
 
 namespace rulestream {

@@ -6,8 +6,8 @@
 #include <optional>
 #include <utility>
 
-#include "pipeline/model/curl_global.hpp"
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/curl_global.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/credential_http.hpp"
 #include "sources/s3/credentials_json.hpp"
 

@@ -1,6 +1,6 @@
 #include "sources/s3/credential_chain.hpp"
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/aws_profile_files.hpp"
 #include "sources/s3/instance_metadata_credentials.hpp"
 #include "sources/s3/profile_credentials.hpp"

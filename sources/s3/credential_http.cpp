@@ -5,8 +5,8 @@
 #include <array>
 #include <memory>
 
-#include "pipeline/model/curl_global.hpp"
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/curl_global.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/aws_sigv4.hpp"
 
 namespace rulestream {

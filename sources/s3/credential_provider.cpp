@@ -3,7 +3,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 

@@ -3,7 +3,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/s3_xml.hpp"
 
 namespace rulestream {

@@ -2,7 +2,7 @@
 
 #include <boost/algorithm/string/predicate.hpp>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/credential_http.hpp"
 #include "sources/s3/credentials_json.hpp"
 

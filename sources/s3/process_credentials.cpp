@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdio>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/credentials_json.hpp"
 
 namespace rulestream {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/instance_metadata_credentials.hpp"
 #include "sources/s3/process_credentials.hpp"
 #include "sources/s3/role_credentials.hpp"

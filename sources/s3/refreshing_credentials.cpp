@@ -1,7 +1,7 @@
 #include "sources/s3/refreshing_credentials.hpp"
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/utc_time.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/utc_time.hpp"
 
 namespace rulestream {
 

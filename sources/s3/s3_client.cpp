@@ -10,8 +10,8 @@
 #include <random>
 #include <thread>
 
-#include "pipeline/model/curl_global.hpp"
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/curl_global.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/aws_sigv4.hpp"
 
 namespace rulestream {

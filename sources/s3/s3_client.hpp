@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/shared_bytes.hpp"
 #include "sources/s3/refreshing_credentials.hpp"
 #include "sources/s3/s3_credentials.hpp"
 #include "sources/s3/s3_location.hpp"

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "pipeline/model/utc_time.hpp"
+#include "core/model/utc_time.hpp"
 
 namespace rulestream {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <boost/url/parse.hpp>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

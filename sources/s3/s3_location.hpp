@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/storage_options.hpp"
+#include "core/model/storage_options.hpp"
 
 namespace rulestream {
 

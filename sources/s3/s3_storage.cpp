@@ -1,6 +1,6 @@
 #include "sources/s3/s3_storage.hpp"
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/common/relative_path.hpp"
 #include "sources/s3/credential_chain.hpp"
 

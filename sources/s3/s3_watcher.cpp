@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/trial_layout.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/trial_layout.hpp"
 #include "sources/common/file_announcer.hpp"
 #include "sources/common/readiness_tracker.hpp"
 

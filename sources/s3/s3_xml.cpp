@@ -5,7 +5,7 @@
 #include <limits>
 #include <pugixml.hpp>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/credential_http.hpp"
 #include "sources/s3/credentials_json.hpp"
 #include "sources/s3/s3_location.hpp"

@@ -4,9 +4,9 @@
 #include <climits>
 #include <string>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/name_regex.hpp"
-#include "pipeline/model/python_json.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/name_regex.hpp"
+#include "core/model/python_json.hpp"
 #include "stages/format/json_document.hpp"
 
 namespace rulestream {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/collection.hpp"
+#include "core/model/collection.hpp"
 
 namespace rulestream {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/message_reader.hpp"
 #include "stages/format/proto/event.pb.h"
 #include "stages/format/tf_dtype.hpp"

@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/dtype.hpp"
-#include "pipeline/model/mode.hpp"
-#include "pipeline/model/shared_bytes.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/dtype.hpp"
+#include "core/model/mode.hpp"
+#include "core/model/shared_bytes.hpp"
+#include "core/model/tensor_value.hpp"
 
 namespace rulestream {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <utility>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/python_json.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/python_json.hpp"
 #include "stages/format/index_file_canonical.hpp"
 #include "stages/format/index_file_sax.hpp"
 #include "stages/format/json_document.hpp"

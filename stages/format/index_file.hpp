@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/mode.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/mode.hpp"
+#include "core/model/tensor_value.hpp"
 
 namespace rulestream {
 

@@ -3,7 +3,7 @@
 #include <boost/json.hpp>
 #include <string>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/wire_cursor.hpp"
 
 namespace rulestream::wire {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/shared_bytes.hpp"
 #include "stages/format/tensorboard_event.hpp"
 
 namespace rulestream {

@@ -10,7 +10,7 @@
 #include <system_error>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/proto/event.pb.h"
 #include "stages/format/tfrecord_writer.hpp"
 

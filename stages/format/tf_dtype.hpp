@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "pipeline/model/dtype.hpp"
+#include "core/model/dtype.hpp"
 
 namespace rulestream {
 

@@ -8,7 +8,7 @@
 #include <new>
 #include <sstream>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/crc32c.hpp"
 
 namespace rulestream {

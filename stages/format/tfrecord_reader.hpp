@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/compression.hpp"
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/compression.hpp"
+#include "core/model/shared_bytes.hpp"
 
 namespace rulestream {
 

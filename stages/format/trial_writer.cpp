@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/trial_layout.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/trial_layout.hpp"
 #include "stages/format/event_codec.hpp"
 
 namespace rulestream {

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/collection.hpp"
-#include "pipeline/model/mode.hpp"
-#include "pipeline/model/reduction.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/collection.hpp"
+#include "core/model/mode.hpp"
+#include "core/model/reduction.hpp"
+#include "core/model/tensor_value.hpp"
 #include "stages/format/collections_file.hpp"
 #include "stages/format/index_file.hpp"
 #include "stages/format/tfrecord_writer.hpp"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pipeline/model/trial_layout.hpp"
+#include "core/model/trial_layout.hpp"
 
 namespace rulestream {
 

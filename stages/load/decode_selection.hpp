@@ -8,9 +8,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pipeline/model/collection.hpp"
-#include "pipeline/model/name_regex.hpp"
-#include "pipeline/model/required_tensors.hpp"
+#include "core/model/collection.hpp"
+#include "core/model/name_regex.hpp"
+#include "core/model/required_tensors.hpp"
 #include "stages/format/index_file.hpp"
 
 namespace rulestream {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <optional>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/event_codec.hpp"
 #include "stages/format/tfrecord_reader.hpp"
 #include "stages/load/record_batches.hpp"

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/memory/record_arena.hpp"
-#include "pipeline/model/shared_bytes.hpp"
-#include "pipeline/model/storage.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/memory/record_arena.hpp"
+#include "core/model/shared_bytes.hpp"
+#include "core/model/storage.hpp"
+#include "core/model/tensor_value.hpp"
 #include "stages/format/index_file.hpp"
 #include "stages/load/decode_selection.hpp"
 #include "stages/load/landing.hpp"
@@ -19,7 +19,7 @@
 namespace rulestream {
 
 // Where the values a loader decodes for rules go: the trial store's value cache, which sits
-// above this floor (pipeline/store). Called from the loader's threads, concurrently.
+// above this floor (trial/store). Called from the loader's threads, concurrently.
 class DecodedValueKeeper {
  public:
   virtual ~DecodedValueKeeper() = default;

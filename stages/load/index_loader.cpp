@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "pipeline/model/trial_file.hpp"
+#include "core/model/trial_file.hpp"
 #include "stages/format/collections_file.hpp"
 #include "stages/format/index_file.hpp"
 

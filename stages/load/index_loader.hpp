@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/storage.hpp"
-#include "pipeline/model/trial_layout.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/storage.hpp"
+#include "core/model/trial_layout.hpp"
 #include "stages/load/landing.hpp"
 
 namespace rulestream {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/memory/packed_reductions.hpp"
-#include "pipeline/memory/record_arena.hpp"
-#include "pipeline/model/collection.hpp"
+#include "core/memory/packed_reductions.hpp"
+#include "core/memory/record_arena.hpp"
+#include "core/model/collection.hpp"
 #include "stages/format/index_file.hpp"
 
 namespace rulestream {

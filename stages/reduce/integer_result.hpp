@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "pipeline/model/reduction.hpp"
+#include "core/model/reduction.hpp"
 
 namespace rulestream {
 

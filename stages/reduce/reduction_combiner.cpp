@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "pipeline/model/half.hpp"
+#include "core/model/half.hpp"
 #include "stages/reduce/integer_result.hpp"
 
 namespace rulestream {

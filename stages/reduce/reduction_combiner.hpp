@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "pipeline/model/dtype.hpp"
+#include "core/model/dtype.hpp"
 #include "stages/reduce/reductions.hpp"
 
 namespace rulestream {

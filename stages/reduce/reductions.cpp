@@ -8,8 +8,8 @@
 #include <limits>
 #include <string>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/half.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/half.hpp"
 #include "stages/reduce/integer_result.hpp"
 #include "stages/reduce/reductions_kernels.hpp"
 

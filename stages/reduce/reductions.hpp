@@ -1,8 +1,8 @@
 #pragma once
 
-#include "pipeline/model/reduction.hpp"
-#include "pipeline/model/reduction_set.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/reduction.hpp"
+#include "core/model/reduction_set.hpp"
+#include "core/model/tensor_value.hpp"
 
 namespace rulestream {
 

@@ -9,14 +9,14 @@
 #include <string>
 #include <type_traits>
 
-#include "pipeline/model/kernel_clones.hpp"
+#include "core/model/kernel_clones.hpp"
 
 // Compiled with -fopenmp-simd (see CMakeLists.txt): `omp simd reduction` lets GCC spread these
 // sums over vector lanes, a reassociation it may not do on its own without -ffast-math (which
 // would break NaN handling).
 
 // On x86-64 each kernel is built three times and the loader picks the best the CPU has
-// (pipeline/model/kernel_clones.hpp).
+// (core/model/kernel_clones.hpp).
 
 namespace rulestream::reduction_kernels {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "pipeline/model/dtype.hpp"
+#include "core/model/dtype.hpp"
 
 namespace rulestream::reduction_kernels {
 

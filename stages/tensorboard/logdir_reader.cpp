@@ -5,7 +5,7 @@
 #include <tuple>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
 
 namespace rulestream {

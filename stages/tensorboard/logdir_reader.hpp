@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/storage.hpp"
+#include "core/model/storage.hpp"
 #include "stages/tensorboard/run_reader.hpp"
 
 namespace rulestream {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "pipeline/model/file_filter.hpp"
+#include "core/model/file_filter.hpp"
 
 namespace rulestream {
 

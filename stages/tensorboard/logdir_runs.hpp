@@ -10,13 +10,13 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/model/storage.hpp"
+#include "core/model/storage.hpp"
 
 namespace rulestream {
 
 // Whether `path`'s basename contains "tfevents", and it is not one of smdebug's own event
 // files (events/<12 digits>/<12 digits>_<worker>.tfevents), which belong to a trial: the
-// TensorBoard file filter's rule (is_tensorboard_event_file, pipeline/model/file_filter.hpp).
+// TensorBoard file filter's rule (is_tensorboard_event_file, core/model/file_filter.hpp).
 bool is_event_file(std::string_view path);
 
 // The run of an event file: its folder relative to the logdir, or "." at the top.

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/tfrecord_reader.hpp"
 
 namespace rulestream {

@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/shared_bytes.hpp"
 #include "stages/format/tensorboard_event.hpp"
 #include "stages/format/tensorboard_values.hpp"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/name_regex.hpp"
-#include "pipeline/model/scalar_series.hpp"
+#include "core/model/name_regex.hpp"
+#include "core/model/scalar_series.hpp"
 
 namespace rulestream {
 

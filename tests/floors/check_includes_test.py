@@ -12,11 +12,11 @@ import unittest
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "check-includes.py"
 
 TABLE = """
-rulestream_floor(model pipeline/model)
-rulestream_floor(store pipeline/store USES model PRIVATE_DEPS TBB::tbb)
+rulestream_floor(model core/model)
+rulestream_floor(store trial/store USES model PRIVATE_DEPS TBB::tbb)
 rulestream_floor(sinks sinks USES model)
 set(RULESTREAM_PUBLIC_HEADERS
-  pipeline/model/mode.hpp
+  core/model/mode.hpp
   sinks/sink.hpp)
 """
 
@@ -38,12 +38,14 @@ class CheckIncludesTest(unittest.TestCase):
 
     def base(self):
         return {
-            "pipeline/model/mode.hpp": "#pragma once\n",
-            "pipeline/model/internal.hpp": "#pragma once\n",
-            "pipeline/store/store.hpp": '#pragma once\n#include "pipeline/model/mode.hpp"\n',
-            "sinks/sink.hpp": '#pragma once\n#include "pipeline/model/mode.hpp"\n',
+            "core/model/mode.hpp": "#pragma once\n",
+            "core/model/internal.hpp": "#pragma once\n",
+            "trial/store/store.hpp": '#pragma once\n#include "core/model/mode.hpp"\n',
+            "sinks/sink.hpp": '#pragma once\n#include "core/model/mode.hpp"\n',
             "examples/example.cpp": '#include "sinks/sink.hpp"\n',
-            "tests/store_test.cpp": '#include "pipeline/store/store.hpp"\n',
+            "tests/store_test.cpp": '#include "trial/store/store.hpp"\n',
+            "core/README.md": "# core/\n",
+            "trial/README.md": "# trial/\n",
         }
 
     def test_a_project_that_keeps_to_its_table_passes(self):
@@ -52,16 +54,16 @@ class CheckIncludesTest(unittest.TestCase):
 
     def test_an_include_that_climbs_a_floor_is_named_with_its_line(self):
         files = self.base()
-        files["pipeline/model/mode.cpp"] = '#include "pipeline/model/mode.hpp"\n#include "pipeline/store/store.hpp"\n'
+        files["core/model/mode.cpp"] = '#include "core/model/mode.hpp"\n#include "trial/store/store.hpp"\n'
         code, lines = self.run_check(self.project(files))
         self.assertEqual(code, 1)
         self.assertEqual(len(lines), 1)
-        self.assertTrue(lines[0].startswith('pipeline/model/mode.cpp:2: floor model includes '
-                                            '"pipeline/store/store.hpp" of floor store'), lines[0])
+        self.assertTrue(lines[0].startswith('core/model/mode.cpp:2: floor model includes '
+                                            '"trial/store/store.hpp" of floor store'), lines[0])
 
     def test_a_sibling_floor_that_is_not_used_is_refused(self):
         files = self.base()
-        files["sinks/file_sink.cpp"] = '#include "pipeline/store/store.hpp"\n'
+        files["sinks/file_sink.cpp"] = '#include "trial/store/store.hpp"\n'
         code, lines = self.run_check(self.project(files))
         self.assertEqual(code, 1)
         self.assertIn("sinks/file_sink.cpp:1: floor sinks includes", lines[0])
@@ -69,37 +71,39 @@ class CheckIncludesTest(unittest.TestCase):
 
     def test_a_public_header_that_includes_an_internal_one_is_named(self):
         files = self.base()
-        files["sinks/sink.hpp"] = '#pragma once\n#include "pipeline/model/internal.hpp"\n'
+        files["sinks/sink.hpp"] = '#pragma once\n#include "core/model/internal.hpp"\n'
         code, lines = self.run_check(self.project(files))
         self.assertEqual(code, 1)
         self.assertEqual(lines, ['sinks/sink.hpp:2: public header includes '
-                                 '"pipeline/model/internal.hpp", which is not public'])
+                                 '"core/model/internal.hpp", which is not public'])
 
     def test_examples_include_public_headers_only(self):
         files = self.base()
-        files["examples/example.cpp"] = '#include "pipeline/store/store.hpp"\n'
+        files["examples/example.cpp"] = '#include "trial/store/store.hpp"\n'
         code, lines = self.run_check(self.project(files))
         self.assertEqual(code, 1)
         self.assertIn("examples/example.cpp:1: examples include public headers only", lines[0])
 
     def test_relative_missing_and_homeless_files_are_named(self):
         files = self.base()
-        files["pipeline/store/a.cpp"] = '#include "../model/mode.hpp"\n#include "pipeline/model/gone.hpp"\n'
-        files["pipeline/stray.cpp"] = ""
+        files["trial/store/a.cpp"] = '#include "../model/mode.hpp"\n#include "core/model/gone.hpp"\n'
+        files["core/stray.cpp"] = ""
+        files["apps/notes.txt"] = ""
         files["sinks/extra/b.cpp"] = ""
         code, lines = self.run_check(self.project(files))
         self.assertEqual(code, 1)
         self.assertEqual(sorted(lines), sorted([
-            'pipeline/store/a.cpp:1: "../model/mode.hpp": write includes from the project root',
-            'pipeline/store/a.cpp:2: "pipeline/model/gone.hpp" is not a file of the project',
-            "pipeline/stray.cpp: belongs to no floor (cmake/floors.cmake names the floors' folders)",
-            "pipeline/stray.cpp: pipeline/ holds floors only (and a README)",
+            'trial/store/a.cpp:1: "../model/mode.hpp": write includes from the project root',
+            'trial/store/a.cpp:2: "core/model/gone.hpp" is not a file of the project',
+            "core/stray.cpp: belongs to no floor (cmake/floors.cmake names the floors' folders)",
+            "core/stray.cpp: core/ holds floors only (and a README)",
+            "apps/notes.txt: apps/ holds floors only (and a README)",
             "sinks/extra/b.cpp: belongs to no floor (cmake/floors.cmake names the floors' folders)",
         ]))
 
     def test_tests_may_include_any_floor(self):
         files = self.base()
-        files["tests/everything_test.cpp"] = '#include "pipeline/store/store.hpp"\n#include "sinks/sink.hpp"\n'
+        files["tests/everything_test.cpp"] = '#include "trial/store/store.hpp"\n#include "sinks/sink.hpp"\n'
         self.assertEqual(self.run_check(self.project(files)), (0, []))
 
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/collections_file.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/event_codec.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 

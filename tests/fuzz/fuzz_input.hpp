@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/shared_bytes.hpp"
 
 namespace rulestream::fuzz {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/index_file.hpp"
 #include "stages/format/index_file_canonical.hpp"
 #include "stages/format/index_file_sax.hpp"

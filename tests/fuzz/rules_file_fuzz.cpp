@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "pipeline/graph/rules_file.hpp"
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
+#include "engine/graph/rules_file.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

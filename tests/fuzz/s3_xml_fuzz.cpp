@@ -3,7 +3,7 @@
 // never overflow.
 #include <cstdint>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/s3_xml.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 

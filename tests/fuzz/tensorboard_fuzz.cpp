@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/tensorboard_event.hpp"
 #include "stages/format/tensorboard_values.hpp"
 #include "stages/format/tfrecord_reader.hpp"

@@ -2,7 +2,7 @@
 // scan, never a crash, an out-of-bounds read or an allocation past the memory budget.
 #include <cstdint>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/tfrecord_reader.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 

@@ -40,8 +40,8 @@ install)
   cmake --install "$build" --prefix "$prefix" >/dev/null
   expect_file "$prefix/bin/rulestream"
   expect_file "$prefix/include/rulestream/rulestream.hpp"
-  expect_file "$prefix/include/rulestream/pipeline/graph/plugin_api.hpp"
-  expect_file "$prefix/include/rulestream/pipeline/trial/trial.hpp"
+  expect_file "$prefix/include/rulestream/engine/graph/plugin_api.hpp"
+  expect_file "$prefix/include/rulestream/trial/api/trial.hpp"
   expect_file "$prefix/lib/cmake/rulestream/rulestream-config.cmake"
   expect_file "$prefix/lib/cmake/rulestream/rulestream-config-version.cmake"
   expect_file "$prefix/lib/librulestream_model.a"

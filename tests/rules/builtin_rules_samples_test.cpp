@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/trial/tensor.hpp"
 #include "rules/rule_registry.hpp"
 #include "tests/support/reference_counts.hpp"
 #include "tests/support/reference_reductions.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/smdebug_expected.hpp"
 #include "tests/support/test_support.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

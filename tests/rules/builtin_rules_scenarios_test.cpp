@@ -1,5 +1,5 @@
 // The built-in rules on simulated training jobs: each must fire exactly where its fault starts
-// (pipeline/simulator/job_simulator.hpp documents each scenario's steps) and stay quiet on a
+// (apps/simulator/job_simulator.hpp documents each scenario's steps) and stay quiet on a
 // healthy job.
 
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "pipeline/simulator/job_simulator.hpp"
+#include "apps/simulator/job_simulator.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "tests/support/test_support.hpp"

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/mode.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/mode.hpp"
+#include "core/model/tensor_value.hpp"
 #include "stages/format/collections_file.hpp"
 #include "stages/format/trial_writer.hpp"
 #include "tests/support/test_support.hpp"

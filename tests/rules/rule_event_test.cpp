@@ -1,4 +1,4 @@
-#include "pipeline/model/rule_event.hpp"
+#include "core/model/rule_event.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,14 +4,14 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
-#include "pipeline/trial/tensor.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "apps/simulator/job_simulator.hpp"
+#include "core/model/exceptions.hpp"
 #include "rules/rule.hpp"
 #include "stages/format/trial_writer.hpp"
 #include "tests/support/rule_outcomes.hpp"
 #include "tests/support/test_support.hpp"
+#include "trial/api/tensor.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream {
 namespace {

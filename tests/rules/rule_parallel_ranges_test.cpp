@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/busy_timer.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "apps/simulator/job_simulator.hpp"
+#include "core/model/busy_timer.hpp"
 #include "rules/rule.hpp"
 #include "tests/support/test_support.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream {
 namespace {

@@ -5,8 +5,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "apps/simulator/job_simulator.hpp"
 #include "examples/custom_gradient_rule.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
 #include "rules/all_zero_rule.hpp"
 #include "rules/exploding_tensor_rule.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"

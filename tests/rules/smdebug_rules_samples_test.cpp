@@ -9,9 +9,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "core/model/exceptions.hpp"
 #include "examples/custom_gradient_rule.hpp"
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/trial/tensor.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "tests/support/reference_counts.hpp"
@@ -19,6 +18,7 @@
 #include "tests/support/smdebug_expected.hpp"
 #include "tests/support/smdebug_rules_expected.hpp"
 #include "tests/support/test_support.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <map>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

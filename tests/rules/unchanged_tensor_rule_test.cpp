@@ -5,10 +5,10 @@
 
 #include <limits>
 
-#include "pipeline/trial/tensor.hpp"
 #include "tests/support/one_rule_replay.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream {
 namespace {

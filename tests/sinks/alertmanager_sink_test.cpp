@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "tests/support/alertmanager_receiver.hpp"
 #include "tests/support/test_support.hpp"
 #include "tests/support/webhook_test_support.hpp"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "tests/support/rule_event_samples.hpp"
 #include "tests/support/test_support.hpp"
 

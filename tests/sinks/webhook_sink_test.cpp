@@ -6,7 +6,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "tests/support/http_receiver.hpp"
 #include "tests/support/rule_event_samples.hpp"
 #include "tests/support/test_support.hpp"

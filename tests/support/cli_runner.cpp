@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "pipeline/cli/cli.hpp"
+#include "apps/cli/cli.hpp"
 
 namespace rulestream::testing {
 

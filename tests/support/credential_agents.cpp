@@ -3,7 +3,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-#include "pipeline/model/utc_time.hpp"
+#include "core/model/utc_time.hpp"
 
 namespace rulestream::testing {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipeline/model/mode.hpp"
+#include "core/model/mode.hpp"
 
 namespace rulestream::testing {
 

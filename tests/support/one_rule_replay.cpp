@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "pipeline/simulator/job_simulator.hpp"
+#include "apps/simulator/job_simulator.hpp"
 #include "tests/support/recording_sink.hpp"
 
 namespace rulestream::testing {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/graph/rule_pipeline.hpp"
-#include "pipeline/model/rule_event.hpp"
+#include "core/model/rule_event.hpp"
+#include "engine/graph/rule_pipeline.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 

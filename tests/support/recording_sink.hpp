@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/rule_event.hpp"
+#include "core/model/rule_event.hpp"
 #include "sinks/sink.hpp"
 
 namespace rulestream::testing {

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "pipeline/coordination/redis_endpoint.hpp"
+#include "apps/coordination/redis_endpoint.hpp"
 #include "tests/support/child_process.hpp"
 
 namespace rulestream::testing {

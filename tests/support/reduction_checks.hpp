@@ -2,8 +2,8 @@
 
 #include <boost/json/value.hpp>
 
-#include "pipeline/model/reduction.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/reduction.hpp"
+#include "core/model/tensor_value.hpp"
 #include "tests/support/mismatch_log.hpp"
 #include "tests/support/reference_reductions.hpp"
 #include "tests/support/smdebug_errors.hpp"

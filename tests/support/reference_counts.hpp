@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/tensor_value.hpp"
 
 namespace rulestream::testing {
 

@@ -5,9 +5,9 @@
 #include <optional>
 #include <vector>
 
-#include "pipeline/model/dtype.hpp"
-#include "pipeline/model/reduction.hpp"
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/dtype.hpp"
+#include "core/model/reduction.hpp"
+#include "core/model/tensor_value.hpp"
 
 namespace rulestream::testing {
 
@@ -26,7 +26,7 @@ struct DecodedElements {
 // Throws std::invalid_argument for strings and complex values.
 DecodedElements decode_elements(const TensorValue& value);
 
-// IEEE-754 binary16 -> double, exact (written here rather than taken from pipeline/model/half.hpp,
+// IEEE-754 binary16 -> double, exact (written here rather than taken from core/model/half.hpp,
 // which is part of what is being tested).
 double float16_to_double(std::uint16_t bits);
 // Rounds to the nearest float16 (ties to even), returned as a double.

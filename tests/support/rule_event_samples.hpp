@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pipeline/model/rule_event.hpp"
+#include "core/model/rule_event.hpp"
 
 namespace rulestream::testing {
 

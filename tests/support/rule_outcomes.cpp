@@ -1,6 +1,6 @@
 #include "tests/support/rule_outcomes.hpp"
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream::testing {
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <sstream>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/trial_layout.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/trial_layout.hpp"
 #include "stages/format/collections_file.hpp"
 #include "stages/format/index_file.hpp"
 #include "stages/format/trial_writer.hpp"

@@ -9,13 +9,13 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/collection.hpp"
-#include "pipeline/model/mode.hpp"
-#include "pipeline/model/tensor_value.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "core/model/collection.hpp"
+#include "core/model/mode.hpp"
+#include "core/model/tensor_value.hpp"
 #include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "stages/format/trial_writer.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream::testing {
 

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/shared_bytes.hpp"
 #include "sources/local/local_storage.hpp"
 #include "tests/support/loopback_ports.hpp"
 

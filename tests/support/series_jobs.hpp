@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/mode.hpp"
-#include "pipeline/model/tensor_value.hpp"
-#include "pipeline/trial/trial.hpp"
+#include "core/model/mode.hpp"
+#include "core/model/tensor_value.hpp"
+#include "trial/api/trial.hpp"
 
 // Jobs written as a series of steps numbered in order, with the collections smdebug's hooks
 // declare, for the rule tests of ClassImbalance, Confusion, FeatureImportanceOverweight,

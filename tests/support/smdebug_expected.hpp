@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/trial/trial.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream::testing {
 

@@ -4,10 +4,10 @@
 #include <chrono>
 #include <set>
 
-#include "pipeline/trial/tensor.hpp"
 #include "tests/support/smdebug_errors.hpp"
 #include "tests/support/smdebug_expected.hpp"
 #include "tests/support/value_fingerprint.hpp"
+#include "trial/api/tensor.hpp"
 
 namespace rulestream::testing {
 namespace {

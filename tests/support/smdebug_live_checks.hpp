@@ -2,8 +2,8 @@
 
 #include <boost/json/object.hpp>
 
-#include "pipeline/trial/trial.hpp"
 #include "tests/support/mismatch_log.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream::testing {
 

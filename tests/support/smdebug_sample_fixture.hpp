@@ -4,9 +4,9 @@
 
 #include <memory>
 
-#include "pipeline/trial/trial.hpp"
 #include "tests/support/mismatch_log.hpp"
 #include "tests/support/smdebug_expected.hpp"
+#include "trial/api/trial.hpp"
 
 namespace rulestream::testing {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipeline/model/tensor_value.hpp"
+#include "core/model/tensor_value.hpp"
 #include "tests/support/mismatch_log.hpp"
 #include "tests/support/reference_reductions.hpp"
 

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/local/local_storage.hpp"
 #include "tests/support/test_support.hpp"
 

@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/trial_layout.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/trial_layout.hpp"
 #include "sources/local/inotify_hub.hpp"
 #include "stages/format/trial_writer.hpp"
 #include "tests/support/test_support.hpp"

@@ -8,7 +8,7 @@
 
 #include <map>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/s3_client.hpp"
 #include "tests/support/credential_agents.hpp"
 #include "tests/support/s3_test_server.hpp"

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/credential_chain.hpp"
 #include "sources/s3/refreshing_credentials.hpp"
 #include "sources/s3/s3_client.hpp"

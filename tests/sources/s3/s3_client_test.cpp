@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "tests/support/s3_test_server.hpp"
 #include "tests/support/tcp_proxy.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/s3/credential_chain.hpp"
 #include "tests/support/test_support.hpp"
 

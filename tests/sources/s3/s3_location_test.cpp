@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

@@ -14,9 +14,9 @@
 #include <sstream>
 #include <thread>
 
-#include "pipeline/cli/cli.hpp"
-#include "pipeline/model/trial_layout.hpp"
-#include "pipeline/simulator/job_simulator.hpp"
+#include "apps/cli/cli.hpp"
+#include "apps/simulator/job_simulator.hpp"
+#include "core/model/trial_layout.hpp"
 #include "stages/format/index_file.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/cli_runner.hpp"

@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "sources/open/storage_factory.hpp"
 #include "tests/support/s3_test_server.hpp"
 

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <thread>
 
-#include "pipeline/cli/cli.hpp"
-#include "pipeline/simulator/tensorboard_simulator.hpp"
+#include "apps/cli/cli.hpp"
+#include "apps/simulator/tensorboard_simulator.hpp"
 #include "stages/format/tensorboard_writer.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/s3_test_server.hpp"

@@ -13,8 +13,8 @@
 #include <mutex>
 #include <thread>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/trial_layout.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/trial_layout.hpp"
 #include "tests/support/s3_test_server.hpp"
 #include "tests/support/tcp_proxy.hpp"
 

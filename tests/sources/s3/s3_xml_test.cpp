@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 
 namespace rulestream {
 namespace {

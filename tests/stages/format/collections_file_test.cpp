@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/python_json.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/python_json.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {

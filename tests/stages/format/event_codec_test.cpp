@@ -15,7 +15,7 @@
 #include <map>
 #include <span>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/proto/event.pb.h"
 #include "tests/support/test_support.hpp"
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/python_json.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/python_json.hpp"
 #include "stages/format/index_file.hpp"
 #include "stages/format/index_file_canonical.hpp"
 #include "tests/support/test_support.hpp"

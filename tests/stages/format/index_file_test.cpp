@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "pipeline/model/exceptions.hpp"
+#include "core/model/exceptions.hpp"
 #include "stages/format/proto/event.pb.h"
 #include "stages/format/tensorboard_values.hpp"
 

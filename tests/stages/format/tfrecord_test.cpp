@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/shared_bytes.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/shared_bytes.hpp"
 #include "stages/format/crc32c.hpp"
 #include "stages/format/tfrecord_reader.hpp"
 #include "stages/format/tfrecord_writer.hpp"

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <map>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/trial_layout.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/trial_layout.hpp"
 #include "stages/format/crc32c.hpp"
 #include "stages/format/event_codec.hpp"
 #include "stages/format/tfrecord_reader.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/trial_layout.hpp"
+#include "core/model/trial_layout.hpp"
 #include "sources/local/local_storage.hpp"
 #include "tests/support/test_support.hpp"
 

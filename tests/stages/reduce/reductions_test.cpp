@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/model/exceptions.hpp"
-#include "pipeline/model/half.hpp"
+#include "core/model/exceptions.hpp"
+#include "core/model/half.hpp"
 
 namespace rulestream {
 namespace {

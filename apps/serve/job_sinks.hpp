@@ -1,0 +1,61 @@
+#pragma once
+
+// What a job of the service writes its events through: its sinks (the service's shared ones
+// and its own rules file's), counted, and the registry.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "apps/serve/job_registry.hpp"
+#include "apps/serve/service_metrics.hpp"
+#include "sinks/sink.hpp"
+#include "trial/api/trial.hpp"
+
+namespace rulestream {
+
+// A sink a job writes to, counted for /metrics by the sink's description (no secret: webhook
+// URLs are redacted): one of the service's, shared by every job (one file, one webhook queue
+// for all), or one of the job's own rules file. Events handed and refused are counted here; what
+// became of them, by the sink's own delivery counts (ServiceMetrics::track_sink, while this
+// lives), or, for a sink that delivers within write(), as each write returns.
+// Thread-safe as the sink is; flush() waits for the sink's every event.
+class CountedSink final : public Sink {
+ public:
+  CountedSink(std::shared_ptr<Sink> sink, ServiceMetrics& metrics);
+  ~CountedSink() override;
+  CountedSink(const CountedSink&) = delete;
+  CountedSink& operator=(const CountedSink&) = delete;
+  std::string describe() const override { return name_; }
+  void write(const RuleEvent& event) override;
+  void flush() override { sink_->flush(); }
+  std::optional<SinkDeliveryCounts> delivery() const override { return sink_->delivery(); }
+
+ private:
+  std::shared_ptr<Sink> sink_;
+  ServiceMetrics& metrics_;
+  const std::string name_;
+  const bool delivers_in_write_;  // keeps no delivery counts of its own
+};
+
+// Where a job's events reach the registry (/api) and the rule counters and latency histogram
+// (/metrics). Listed after the configured sinks and named by no notify action, so it gets
+// every rule's events. write() is thread-safe (registry and metrics are).
+class RegistrySink final : public Sink {
+ public:
+  RegistrySink(std::string job, JobRegistry& registry, ServiceMetrics& metrics);
+  std::string describe() const override { return "the service's view of job " + job_; }
+  // For an smdebug job, before its pipeline runs (not while it writes): the trial that knows
+  // when each step arrived, for the latency of the events about it.
+  void time_events_from(Trial trial) { trial_ = std::move(trial); }
+  void write(const RuleEvent& event) override;
+  void flush() override {}
+
+ private:
+  const std::string job_;
+  JobRegistry& registry_;
+  ServiceMetrics& metrics_;
+  std::optional<Trial> trial_;
+};
+
+}  // namespace rulestream

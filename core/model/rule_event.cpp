@@ -1,0 +1,106 @@
+#include "core/model/rule_event.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <stdexcept>
+
+#include "core/model/python_json.hpp"
+
+namespace rulestream {
+
+namespace {
+
+// JSON has no literal for NaN and the infinities; smdebug's own dumps spell them as strings.
+boost::json::value json_number(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  return value;
+}
+
+// "VG (VanishingGradient)", or just "VanishingGradient" when the configuration kept its name.
+std::string who(const RuleEvent& event) {
+  if (event.rule_configuration.empty() || event.rule_configuration == event.rule) {
+    return event.rule;
+  }
+  return event.rule_configuration + " (" + event.rule + ")";
+}
+
+}  // namespace
+
+std::string_view rule_status_name(RuleStatus status) {
+  switch (status) {
+    case RuleStatus::NoIssuesFound:
+      return "NoIssuesFound";
+    case RuleStatus::IssuesFound:
+      return "IssuesFound";
+    case RuleStatus::Error:
+      return "Error";
+  }
+  return "Error";
+}
+
+std::string RuleEvent::to_json() const {
+  boost::json::object out;
+  out["time"] = iso8601_utc(time);
+  out["kind"] = kind == Kind::ConditionMet ? "condition_met" : "status";
+  out["trial"] = trial;
+  out["rule_configuration"] = rule_configuration.empty() ? rule : rule_configuration;
+  out["rule"] = rule;
+  if (kind == Kind::ConditionMet) {
+    out["global_step"] = global_step;
+    out["mode"] = mode_name(mode);
+    out["mode_step"] = mode_step;
+    boost::json::array names;
+    for (const auto& tensor : tensors) names.emplace_back(tensor);
+    out["tensors"] = std::move(names);
+    boost::json::array figures_json;
+    for (const Figure& figure : figures) {
+      boost::json::object entry;
+      entry["name"] = figure.name;
+      entry["value"] = json_number(figure.value);
+      if (figure.tensor) entry["tensor"] = *figure.tensor;
+      figures_json.emplace_back(std::move(entry));
+    }
+    out["figures"] = std::move(figures_json);
+  } else {
+    out["status"] = rule_status_name(status.value_or(RuleStatus::Error));
+    out["steps_evaluated"] = steps_evaluated;
+    out["times_fired"] = times_fired;
+  }
+  out["message"] = message;
+  // Python-style numbers ("1e-07", not Boost's "1E-7"): what smdebug users read and diff.
+  try {
+    return dump_python_json(out);
+  } catch (const std::invalid_argument&) {
+    // A tensor name or message that is not UTF-8 cannot be escaped the Python way; the event
+    // still goes out, with the bytes as they are.
+    return boost::json::serialize(out);
+  }
+}
+
+std::string RuleEvent::to_text() const {
+  std::string line = iso8601_utc(time) + " " + who(*this);
+  if (kind == Kind::ConditionMet) {
+    line += " fired at step " + std::to_string(global_step) + " (" + std::string(mode_name(mode)) +
+            " " + std::to_string(mode_step) + ") on " + trial;
+  } else {
+    line += " on " + trial + ": " +
+            std::string(rule_status_name(status.value_or(RuleStatus::Error))) + " (fired " +
+            std::to_string(times_fired) + (times_fired == 1 ? " time" : " times") + " in " +
+            std::to_string(steps_evaluated) +
+            (steps_evaluated == 1 ? " step evaluated)" : " steps evaluated)");
+  }
+  if (!message.empty()) line += ": " + message;
+  // One event, one line, whatever a message holds.
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return line;
+}
+
+}  // namespace rulestream

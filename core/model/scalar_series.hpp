@@ -1,0 +1,41 @@
+#pragma once
+
+// A series of scalars as series rules see it (rules/series/): a TensorBoard tag of one run, or
+// an smdebug scalar tensor. Its role and mode say what it measures, so that rules find their
+// inputs with their defaults: a loss spike rule watches losses, a gradient-norm rule gradient
+// norms, whatever the framework called them (docs/tensorboard.md gives the mapping).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/model/mode.hpp"
+
+namespace rulestream {
+
+// Gradient: a gradient's histogram (its figures are series: abs_mean, variance, sum).
+enum class SeriesRole : std::uint8_t { Loss, GradientNorm, LearningRate, Gradient, Other };
+
+// "loss", "gradient_norm", "learning_rate", "gradient", "other".
+std::string_view series_role_name(SeriesRole role);
+std::optional<SeriesRole> series_role_from_name(std::string_view name);
+
+struct SeriesInfo {
+  std::string run;  // the TensorBoard run ("." for the logdir itself); empty for smdebug
+  std::string tag;  // the tag, or the smdebug tensor's name
+  Mode mode = Mode::Global;
+  SeriesRole role = SeriesRole::Other;
+  // A figure of a histogram tag ("abs_mean", "variance", "sum"); empty for a scalar tag.
+  std::string figure;
+  // Series that measure the same thing in different modes share a group (a loss's training and
+  // validation series: "train/loss" and "eval/loss" of a run, Keras' "epoch_loss" of the runs
+  // "train" and "validation" of one job): what Overfit pairs. Empty where there is none.
+  std::string group;
+
+  // How events name it: the tag, prefixed with its run unless the run is the logdir itself,
+  // and the figure of a histogram ("validation: epoch_loss", "grad/fc1 (abs_mean)").
+  std::string display_name() const;
+};
+
+}  // namespace rulestream

@@ -1,0 +1,79 @@
+// `rulestream replay` of a TensorBoard logdir through the CLI: exit statuses, the report on
+// stderr, events on stdout.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "apps/cli/cli.hpp"
+#include "stages/format/tensorboard_writer.hpp"
+#include "tests/support/cli_runner.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using testing::TempDir;
+
+testing::CliOutcome replay(std::vector<std::string> args) {
+  return testing::run_cli("replay", std::move(args));
+}
+
+// train/loss at steps 0..29, NaN at step 25 when `with_nan`.
+void write_run(const std::filesystem::path& logdir, bool with_nan) {
+  TensorBoardWriter writer(logdir / "events.out.tfevents.1.host");
+  for (int step = 0; step < 30; ++step) {
+    writer.add_scalar("train/loss", step, with_nan && step == 25 ? std::nanf("") : 1.0F, step);
+  }
+}
+
+TEST(StreamTensorBoardCli, ARuleThatFiresExitsOneAndPrintsItsEvent) {
+  TempDir dir;
+  write_run(dir.path(), true);
+  const auto outcome = replay({dir.path().string(), "--rule", "NonFinite", "--format", "json"});
+  EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
+  EXPECT_NE(outcome.out.find("\"global_step\": 25"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("\"status\": \"IssuesFound\""), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.err.find("1 runs, 1 event files"), std::string::npos) << outcome.err;
+  EXPECT_NE(outcome.err.find("30 values"), std::string::npos) << outcome.err;
+}
+
+TEST(StreamTensorBoardCli, AHealthyRunExitsZero) {
+  TempDir dir;
+  write_run(dir.path(), false);
+  const auto outcome = replay({dir.path().string(), "--rule", "NonFinite", "--rule", "LossSpike"});
+  EXPECT_EQ(outcome.exit_code, cli::kExitOk) << outcome.err;
+  EXPECT_NE(outcome.err.find("NonFinite (NonFinite): NoIssuesFound"), std::string::npos)
+      << outcome.err;
+}
+
+TEST(StreamTensorBoardCli, ARuleThatCannotRunOnALogdirExitsTwo) {
+  TempDir dir;
+  write_run(dir.path(), false);
+  const auto outcome =
+      replay({dir.path().string(), "--rule", "NonFinite", "--rule", "VanishingGradient"});
+  EXPECT_EQ(outcome.exit_code, cli::kExitError) << outcome.err;
+  EXPECT_NE(outcome.err.find("VanishingGradient (VanishingGradient): Error"), std::string::npos)
+      << outcome.err;
+}
+
+TEST(StreamTensorBoardCli, ARulesFileStopActionRunsWhenTheRuleFires) {
+  TempDir logdir;
+  write_run(logdir.path(), true);  // NaN at step 25
+  TempDir work;
+  const auto marker = work.path() / "stopped";
+  testing::write_text_file(work.path() / "rules.json", R"({"rules": [{
+    "RuleConfigurationName": "nan", "RuleParameters": {"rule_to_invoke": "NonFinite"},
+    "Actions": [{"type": "stop", "command": "echo $RULESTREAM_STEP > ')" +
+                                                           marker.string() + R"('"}]}]})");
+  const auto outcome =
+      replay({logdir.path().string(), "--rules", (work.path() / "rules.json").string()});
+  EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
+  EXPECT_EQ(testing::read_text_file(marker), "25\n");
+  EXPECT_NE(outcome.err.find("nan (NonFinite): IssuesFound, fired 1 times in 30 values evaluated "
+                             "- ran `echo"),
+            std::string::npos)
+      << outcome.err;
+}
+
+}  // namespace
+}  // namespace rulestream

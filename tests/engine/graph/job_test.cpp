@@ -1,0 +1,135 @@
+// One job interface over both formats (open_job): the same outcome, progress and statuses for an
+// smdebug trial and a TensorBoard logdir, read through the same calls.
+#include "engine/graph/job.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "stages/format/tensorboard_writer.hpp"
+#include "tests/support/recording_sink.hpp"
+#include "tests/support/rule_test_jobs.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace rulestream {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RecordingSink;
+using testing::TempDir;
+
+// A loss of 2.0 at steps 0..9, then NaN at step 10: NonFinite fires once, at step 10, in either
+// format.
+void write_smdebug_job(const std::filesystem::path& root) {
+  std::vector<testing::JobStep> steps;
+  for (std::int64_t step = 0; step <= 10; ++step) {
+    const float loss = step == 10 ? std::nanf("") : 2.0F;
+    steps.push_back(
+        {.step = step, .mode = Mode::Train, .tensors = {{"loss", testing::filled({1}, loss)}}});
+  }
+  testing::write_job(root, steps, {testing::collection("losses", {"^loss$"})});
+}
+
+void write_logdir(const std::filesystem::path& logdir) {
+  TensorBoardWriter writer(logdir / "events.out.tfevents.1.host");
+  for (std::int64_t step = 0; step <= 10; ++step) {
+    writer.add_scalar("loss", step, step == 10 ? std::nanf("") : 2.0F,
+                      100.0 + static_cast<double>(step));
+  }
+}
+
+PipelineConfig replay_of(const std::filesystem::path& path, const std::string& rule) {
+  PipelineConfig config;
+  config.paths = {path.string()};
+  RuleConfig configured;
+  configured.rule = rule;
+  config.rules.push_back(configured);
+  return config;
+}
+
+struct Ran {
+  JobOutcome outcome;
+  std::vector<RuleEvent> events;
+  std::int64_t last_step = -1;
+  std::uint64_t bytes = 0;
+  bool has_trial = false;
+};
+
+Ran run_job(PipelineConfig config, TrialFormat format) {
+  auto sink = std::make_unique<RecordingSink>();
+  RecordingSink* recorded = sink.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(sink));
+  const std::unique_ptr<Job> job = open_job(std::move(config), std::move(sinks), format);
+  EXPECT_EQ(job->format(), format);
+  Ran ran;
+  ran.outcome = job->run();
+  ran.events = recorded->events();
+  ran.last_step = job->progress().last_step;
+  ran.bytes = job->progress().event_bytes;
+  ran.has_trial = job->trial().has_value();
+  return ran;
+}
+
+std::vector<std::int64_t> fired_steps(const std::vector<RuleEvent>& events) {
+  std::vector<std::int64_t> steps;
+  for (const RuleEvent& event : events) {
+    if (event.kind == RuleEvent::Kind::ConditionMet) steps.push_back(event.global_step);
+  }
+  return steps;
+}
+
+TEST(Job, BothFormatsReportTheSameWayThroughOneInterface) {
+  TempDir dir;
+  write_smdebug_job(dir.path() / "trial");
+  write_logdir(dir.path() / "logdir");
+
+  const Ran smdebug = run_job(replay_of(dir.path() / "trial", "NonFinite"), TrialFormat::Smdebug);
+  const Ran logdir =
+      run_job(replay_of(dir.path() / "logdir", "NonFinite"), TrialFormat::TensorBoard);
+
+  for (const Ran* ran : {&smdebug, &logdir}) {
+    EXPECT_EQ(fired_steps(ran->events), std::vector<std::int64_t>{10});
+    ASSERT_EQ(ran->outcome.statuses.size(), 1U);
+    EXPECT_EQ(ran->outcome.statuses[0].status, RuleStatus::IssuesFound);
+    EXPECT_EQ(ran->outcome.statuses[0].times_fired, 1);
+    EXPECT_EQ(ran->outcome.conditions_met, 1);
+    EXPECT_FALSE(ran->outcome.rule_errors);
+    EXPECT_TRUE(ran->outcome.source_failure.empty());
+    EXPECT_FALSE(ran->outcome.interrupted);
+    EXPECT_EQ(ran->last_step, 10);  // progress, whatever the format, once the job has run
+    EXPECT_GT(ran->bytes, 0U);
+  }
+  // What each format counts: an smdebug trial its steps, a logdir its values (one a step here).
+  EXPECT_EQ(smdebug.outcome.statuses[0].steps_evaluated, 11);
+  EXPECT_EQ(smdebug.outcome.evaluated_unit, "steps");
+  EXPECT_THAT(smdebug.outcome.read, HasSubstr("11 steps (0 incomplete), 11 index files"));
+  EXPECT_EQ(logdir.outcome.statuses[0].steps_evaluated, 11);
+  EXPECT_EQ(logdir.outcome.evaluated_unit, "values");
+  EXPECT_THAT(logdir.outcome.read, HasSubstr("1 runs, 1 event files"));
+  EXPECT_THAT(logdir.outcome.read, HasSubstr("11 values"));
+  // Only the smdebug job has a trial for what reads tensors (the report's charts).
+  EXPECT_TRUE(smdebug.has_trial);
+  EXPECT_FALSE(logdir.has_trial);
+}
+
+TEST(Job, AJobStoppedBeforeItRunsIsNoAllClear) {
+  TempDir dir;
+  write_logdir(dir.path());
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::make_unique<RecordingSink>());
+  const std::unique_ptr<Job> job =
+      open_job(replay_of(dir.path(), "LossSpike"), std::move(sinks), TrialFormat::TensorBoard);
+  job->request_stop();
+
+  const JobOutcome outcome = job->run();
+
+  EXPECT_TRUE(outcome.interrupted);
+  ASSERT_EQ(outcome.statuses.size(), 1U);
+  EXPECT_EQ(outcome.statuses[0].status, RuleStatus::Error);
+  EXPECT_THAT(outcome.statuses[0].message, HasSubstr("interrupted: not read to the end"));
+}
+
+}  // namespace
+}  // namespace rulestream
