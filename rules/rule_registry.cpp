@@ -12,13 +12,17 @@
 #include "rules/class_imbalance_rule.hpp"
 #include "rules/confusion_rule.hpp"
 #include "rules/dead_relu_rule.hpp"
+#include "rules/divergence_rule.hpp"
 #include "rules/exploding_tensor_rule.hpp"
 #include "rules/feature_importance_overweight_rule.hpp"
+#include "rules/gradient_norm_rules.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/nlp_sequence_ratio_rule.hpp"
 #include "rules/non_finite_rule.hpp"
 #include "rules/overfit_rule.hpp"
+#include "rules/overfitting_trend_rule.hpp"
 #include "rules/overtraining_rule.hpp"
+#include "rules/plateau_rule.hpp"
 #include "rules/poor_weight_initialization_rule.hpp"
 #include "rules/saturated_activation_rule.hpp"
 #include "rules/series_spike_rule.hpp"
@@ -242,6 +246,12 @@ RuleRegistry& RuleRegistry::builtin() {
     built.add(NonFiniteRule::spec());
     built.add(SeriesSpikeRule::loss_spike_spec());
     built.add(SeriesSpikeRule::grad_norm_spike_spec());
+    // The judgement for series (rules/default_rules.hpp runs them on logdirs by default).
+    built.add(DivergenceRule::spec());
+    built.add(GradientExplosionRule::spec());
+    built.add(GradientVanishingRule::spec());
+    built.add(OverfittingTrendRule::spec());
+    built.add(PlateauRule::spec());
     return built;
   }();
   return registry;

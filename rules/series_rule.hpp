@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/model/name_regex.hpp"
@@ -98,6 +99,27 @@ class SeriesSelection {
   std::vector<NameRegex> regexes_;
   bool role_too_ = false;  // with regexes: the role's series as well
   bool nothing_ = false;   // `either` with neither: watches no series
+};
+
+// A series rule over the scalar series a SeriesSelection chooses (its role, or the user's
+// tag_regex), configured by `Options`: what the judging rules (Divergence, GradientExplosion,
+// GradientVanishing) share, so that each says only how it judges.
+template <typename Options>
+class SelectedSeriesRule : public SeriesRule {
+ public:
+  SelectedSeriesRule(SeriesSelection selection, Options options)
+      : selection_(std::move(selection)), options_(options) {}
+
+  bool watches(const SeriesInfo& series) const override {
+    return series.figure.empty() && selection_.watches(series);
+  }
+  std::string looks_for() const override { return selection_.describe(); }
+  std::vector<std::string> tag_regexes() const override { return selection_.patterns(); }
+  const Options& options() const { return options_; }
+
+ protected:
+  SeriesSelection selection_;
+  Options options_;
 };
 
 }  // namespace rulestream

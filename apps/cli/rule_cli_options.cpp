@@ -39,7 +39,11 @@ void read_rule_options(const po::variables_map& options, PipelineConfig& config)
   }
   if (options.count("rule")) {
     for (const auto& argument : options["rule"].as<std::vector<std::string>>()) {
-      config.rules.push_back(parse_rule_argument(argument));
+      if (argument == kDefaultRulesName) {
+        for (RuleConfig& rule : default_rule_configs()) config.rules.push_back(std::move(rule));
+      } else {
+        config.rules.push_back(parse_rule_argument(argument));
+      }
     }
   }
 }

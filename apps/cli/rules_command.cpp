@@ -1,5 +1,5 @@
-// `rulestream rules [NAME] [--plugin FILE]`: the built-in rules (and those of plugins), their
-// parameters and defaults.
+// `rulestream rules [NAME | --defaults] [--plugin FILE]`: the built-in rules (and those of
+// plugins), their parameters and defaults; or the default set a logdir is judged by.
 #include <iomanip>
 #include <ostream>
 #include <stdexcept>
@@ -8,6 +8,7 @@
 #include "apps/cli/cli.hpp"
 #include "apps/cli/commands.hpp"
 #include "engine/graph/plugin_loader.hpp"
+#include "rules/default_rules.hpp"
 #include "rules/rule_registry.hpp"
 
 namespace rulestream::cli {
@@ -15,8 +16,10 @@ namespace rulestream::cli {
 int run_rules(const std::vector<std::string>& all_args, std::ostream& out, std::ostream& err) {
   const RuleRegistry& registry = RuleRegistry::builtin();
   if (!all_args.empty() && (all_args[0] == "--help" || all_args[0] == "-h")) {
-    out << "rulestream rules [NAME] [--plugin FILE.so]...\n\nLists the built-in rules (and those "
-           "of the plugins given) with their parameters and defaults, or describes one.\n";
+    out << "rulestream rules [NAME | --defaults] [--plugin FILE.so]...\n\nLists the built-in "
+           "rules (and those of the plugins given) with their parameters and defaults, or "
+           "describes one.\n--defaults describes the default set: what a TensorBoard logdir is "
+           "judged by when no rule is named (a rules file or --rule names it \"defaults\").\n";
     return kExitOk;
   }
   // --plugin FILE (or --plugin=FILE), repeatable, anywhere; the rest is the rule's name.
@@ -58,6 +61,15 @@ int run_rules(const std::vector<std::string>& all_args, std::ostream& out, std::
       }
     }
   };
+  if (args.size() == 1 && args[0] == "--defaults") {
+    out << "The default set: what watch, replay, report and serve judge a TensorBoard logdir by\n"
+           "when no rule is named (a rule whose inputs the logdir lacks reports "
+           "NotApplicable).\n\n";
+    for (const std::string& name : default_rule_names()) {
+      if (const RuleSpec* spec = registry.find(name)) describe(*spec, true);
+    }
+    return kExitOk;
+  }
   if (args.size() == 1) {
     const RuleSpec* spec = registry.find(args[0]);
     if (spec == nullptr) {

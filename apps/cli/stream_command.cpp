@@ -259,11 +259,9 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
         if (sink.type == "stdout") sink.json = format == "json";
       }
     }
-    if (config.rules.empty()) {
-      throw std::invalid_argument(
-          "no rules: give --rule NAME or --rules FILE ('rulestream rules' "
-          "lists them)");
-    }
+    // No rule named: a logdir gets the default set, once its format is known (below).
+    const bool default_rules = config.rules.empty();
+    if (default_rules) config.rules = default_rule_configs();
     if (options.count("start-step")) config.start_step = options["start-step"].as<std::int64_t>();
     if (options.count("end-step")) config.end_step = options["end-step"].as<std::int64_t>();
     config.max_memory = options["max-memory"].as<std::size_t>() << 20;
@@ -329,6 +327,12 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     const std::optional<TrialFormat> format =
         follow ? await_format(*storage, config.poll_interval, prefix, err)
                : require_known_format(*storage);
+
+    if (default_rules && format == TrialFormat::Smdebug) {
+      throw std::invalid_argument(
+          "no rules: an smdebug trial's rules are named, as SageMaker's are: give --rule NAME "
+          "or --rules FILE ('rulestream rules' lists them)");
+    }
 
     std::vector<std::unique_ptr<Sink>> sinks;
     for (const auto& sink : config.sinks) sinks.push_back(make_sink(sink, out));

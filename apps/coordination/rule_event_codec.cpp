@@ -28,8 +28,8 @@ double exact_value(std::string_view text) {
 }
 
 std::optional<RuleStatus> status_from_name(std::string_view name) {
-  for (const RuleStatus status :
-       {RuleStatus::NoIssuesFound, RuleStatus::IssuesFound, RuleStatus::Error}) {
+  for (const RuleStatus status : {RuleStatus::NoIssuesFound, RuleStatus::IssuesFound,
+                                  RuleStatus::Error, RuleStatus::NotApplicable}) {
     if (rule_status_name(status) == name) return status;
   }
   return std::nullopt;

@@ -43,7 +43,7 @@ struct Chart {
 struct RuleOutcome {
   std::string configuration;  // RuleConfigurationName
   std::string rule;           // the rule invoked
-  std::string status;         // NoIssuesFound, IssuesFound, Error
+  std::string status;         // NoIssuesFound, IssuesFound, Error, NotApplicable
   // Conditions met: a series rule may fire more than once at a step (on two tags).
   std::int64_t firings = 0;
   std::optional<std::int64_t> first_step;

@@ -4,18 +4,19 @@
 #include "apps/report/rule_firings.hpp"
 #include "engine/graph/configuration_check.hpp"
 #include "engine/graph/job.hpp"
+#include "engine/graph/rules_file.hpp"
 #include "sources/open/storage_factory.hpp"
 
 namespace rulestream {
 
 std::vector<RuleConfig> default_report_rules(TrialFormat format) {
-  const std::vector<std::string> names =
-      format == TrialFormat::TensorBoard
-          ? std::vector<std::string>{"NonFinite", "LossSpike", "LossNotDecreasing"}
-          : std::vector<std::string>{"VanishingGradient", "ExplodingTensor", "LossNotDecreasing",
-                                     "AllZero"};
+  // A logdir: the default set every command judges it by. A trial: smdebug's usual rules.
+  if (format == TrialFormat::TensorBoard) return default_rule_configs();
   std::vector<RuleConfig> rules;
-  for (const auto& name : names) rules.push_back({.configuration_name = name, .rule = name});
+  for (const std::string name :
+       {"VanishingGradient", "ExplodingTensor", "LossNotDecreasing", "AllZero"}) {
+    rules.push_back({.configuration_name = name, .rule = name});
+  }
   return rules;
 }
 

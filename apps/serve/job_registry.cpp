@@ -78,7 +78,10 @@ void JobRegistry::record(const std::string& id, const RuleEvent& event) {
     rule->last_finding_step = event.global_step;
   } else {
     rule->status = event.status;
-    rule->status_message = event.status == RuleStatus::Error ? event.message : "";
+    rule->status_message =
+        event.status == RuleStatus::Error || event.status == RuleStatus::NotApplicable
+            ? event.message
+            : "";
   }
   entry->events.push_back(event);
   if (entry->events.size() > events_per_job_) {

@@ -40,6 +40,8 @@ std::string_view rule_status_name(RuleStatus status) {
       return "IssuesFound";
     case RuleStatus::Error:
       return "Error";
+    case RuleStatus::NotApplicable:
+      return "NotApplicable";
   }
   return "Error";
 }

@@ -21,8 +21,11 @@ struct Figure {
   friend bool operator==(const Figure&, const Figure&) = default;
 };
 
-// SageMaker's rule evaluation statuses, reported once per rule at the end of a trial.
-enum class RuleStatus { NoIssuesFound, IssuesFound, Error };
+// SageMaker's rule evaluation statuses, reported once per rule at the end of a trial, and one of
+// rulestream's: NotApplicable, for a rule run by default (rules/default_rules.hpp) whose inputs
+// the data does not have (no gradient norm logged). It claims nothing either way, as Error does,
+// but is no failure: a job whose other rules found nothing still ends with exit status 0.
+enum class RuleStatus { NoIssuesFound, IssuesFound, Error, NotApplicable };
 std::string_view rule_status_name(RuleStatus status);  // "NoIssuesFound", ...
 
 // What rules tell the world: a condition met at a step, or a rule's status at the end.

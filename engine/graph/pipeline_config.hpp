@@ -35,6 +35,9 @@ struct RuleConfig {
   std::vector<StopAction> stop_actions;
   // Sinks (by name) that get this rule's events besides the sinks no notify action names.
   std::vector<std::string> notify_sinks;
+  // Run as one of the default set (rules/default_rules.hpp): where the data has none of its
+  // inputs its status is NotApplicable, not Error.
+  bool only_where_applicable = false;
 };
 
 // Where events go: "stdout" (text or json), "file" (path), "webhook" (url, slack payload).

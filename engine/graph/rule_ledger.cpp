@@ -104,8 +104,11 @@ LedgerSummary RuleLedger::finish(const JobEnding& ending,
       status.status = RuleStatus::IssuesFound;
       status.message = said.caveat;
     } else if (!said.why_silent.empty()) {
-      // Not firing on data that was never read, or on nothing at all, is not "no issues".
-      status.status = RuleStatus::Error;
+      // Not firing on data that was never read, or on nothing at all, is not "no issues"; for a
+      // default rule whose inputs the data lacks it is not a failure either.
+      status.status = slot.rule.only_where_applicable && said.nothing_to_evaluate
+                          ? RuleStatus::NotApplicable
+                          : RuleStatus::Error;
       status.message = said.why_silent;
     } else if (!ending.read_to_the_end()) {
       status.status = RuleStatus::Error;  // `before` says why

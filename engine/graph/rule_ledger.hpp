@@ -43,6 +43,9 @@ struct LedgerRule {
   // What runs the first time the rule fires (stop_actions_for: its own, or the defaults for a
   // rule that asks to stop training).
   std::vector<StopAction> stop_actions;
+  // A rule of the default set (RuleConfig::only_where_applicable): nothing to evaluate makes it
+  // NotApplicable rather than Error.
+  bool only_where_applicable = false;
 };
 
 // How the reading of the job ended, which every rule's status says.
@@ -64,6 +67,7 @@ struct JobEnding {
 struct RuleAccount {
   std::string caveat;      // said whatever the status (steps whose data could not be read)
   std::string why_silent;  // why not firing is no all-clear; empty when it is one
+  bool nothing_to_evaluate = false;  // why_silent is that the data has none of its inputs
 };
 
 // The statuses and totals finish() made.

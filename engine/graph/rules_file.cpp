@@ -11,6 +11,7 @@
 #include "core/model/exceptions.hpp"
 #include "core/model/python_json.hpp"
 #include "engine/graph/stop_action.hpp"
+#include "rules/default_rules.hpp"
 #include "stages/format/json_document.hpp"
 #include "stages/tensorboard/series_naming.hpp"
 
@@ -340,9 +341,27 @@ RulesFile parse_rules_file(std::string_view json, const std::string& path,
                       "expected an array of rule configurations, or an object with "
                       "\"rules\" or \"DebugRuleConfigurations\"");
   }
-  for (std::size_t i = 0; i < rules->size(); ++i)
-    file.rules.push_back(parse_rule((*rules)[i], path, i));
+  for (std::size_t i = 0; i < rules->size(); ++i) {
+    const boost::json::value& entry = (*rules)[i];
+    if (entry.is_string() && entry.as_string() == kDefaultRulesName) {
+      for (RuleConfig& config : default_rule_configs()) file.rules.push_back(std::move(config));
+      continue;
+    }
+    file.rules.push_back(parse_rule(entry, path, i));
+  }
   return file;
+}
+
+std::vector<RuleConfig> default_rule_configs() {
+  std::vector<RuleConfig> configs;
+  for (const std::string& name : default_rule_names()) {
+    RuleConfig config;
+    config.configuration_name = name;
+    config.rule = name;
+    config.only_where_applicable = true;
+    configs.push_back(std::move(config));
+  }
+  return configs;
 }
 
 RuleConfig parse_rule_argument(const std::string& argument) {

@@ -28,6 +28,8 @@ struct RulesFile {
 //              {"type": "stdout", "format": "json"}],
 //    "tensorboard": {"loss": ["^objective$"], "eval": ["holdout"]},
 //    "plugins": ["my_rules.so"]}
+// The string "defaults" in "rules" stands for the default set (default_rule_configs), which
+// other entries may join: ["defaults", {"RuleConfigurationName": "LS", ...}].
 // "tensorboard" replaces the tag patterns of roles and modes for TensorBoard logdirs
 // (docs/tensorboard.md); each key a list of Python regexes. "plugins" names shared libraries
 // with more rules (engine/graph/plugin_api.hpp), relative to the rules file's folder.
@@ -59,6 +61,13 @@ RulesFile read_rules_file(const std::string& path);
 
 // "NAME" or "NAME:key=value,key=value" from the command line (--rule).
 RuleConfig parse_rule_argument(const std::string& argument);
+
+// The default set (rules/default_rules.hpp) as configurations with their default parameters,
+// each marked only_where_applicable. What a logdir is judged by when no rule is named, and what
+// "defaults" names in a rules file's "rules" and in --rule.
+std::vector<RuleConfig> default_rule_configs();
+// The name that stands for the default set.
+inline constexpr std::string_view kDefaultRulesName = "defaults";
 
 // "stdout", "stdout:json", "file:PATH", "webhook:URL", "slack:URL", "alertmanager:URL" from the
 // command line, or

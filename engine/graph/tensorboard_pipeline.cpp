@@ -156,7 +156,8 @@ TensorBoardPipeline::TensorBoardPipeline(PipelineConfig config,
         {.configuration_name = rule.configuration_name,
          .rule = name,
          .stop_actions = stop_actions_for(rule, name, series && series->stops_training_on_fire(),
-                                          config_.default_stop_actions)});
+                                          config_.default_stop_actions),
+         .only_where_applicable = rule.only_where_applicable});
   }
   routing_ = std::make_unique<SinkRouting>(config_.rules, labels_of(config_, sinks_));
   ledger_ = std::make_unique<RuleLedger>(
@@ -540,6 +541,7 @@ void TensorBoardPipeline::finish(TensorBoardReport& report) {
         if (rules_[rule] && evaluated[rule] == 0) {
           account.why_silent =
               "had nothing to evaluate: the logdir has no " + rules_[rule]->looks_for();
+          account.nothing_to_evaluate = true;
         }
         return account;
       });

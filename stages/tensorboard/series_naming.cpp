@@ -1,6 +1,7 @@
 #include "stages/tensorboard/series_naming.hpp"
 
 #include <stdexcept>
+#include <string_view>
 
 namespace rulestream {
 namespace {
@@ -26,6 +27,18 @@ std::string without_mode(const SeriesNaming& naming, const std::string& tag) {
       if (const auto found = regex.find_in(tag)) {
         return tag.substr(0, found->first) + tag.substr(found->first + found->second);
       }
+    }
+  }
+  return tag;
+}
+
+// Lightning logs one metric per step and per epoch as `<name>_step` and `<name>_epoch`: both
+// measure what `<name>` (and its validation twin `val_<name>`) does, so they share its group.
+std::string without_cadence(std::string tag) {
+  for (const std::string_view suffix : {std::string_view("_step"), std::string_view("_epoch")}) {
+    if (tag.size() > suffix.size() && tag.ends_with(suffix)) {
+      tag.resize(tag.size() - suffix.size());
+      break;
     }
   }
   return tag;
@@ -87,7 +100,8 @@ SeriesInfo SeriesNaming::describe(const std::string& run, const std::string& tag
   }
   const auto mode = mode_in(*this, tag);
   info.mode = mode ? *mode : mode_in(*this, last_folder(run)).value_or(Mode::Global);
-  if (info.mode != Mode::Global) info.group = job_of(run) + "\n" + without_mode(*this, tag);
+  if (info.mode != Mode::Global)
+    info.group = job_of(run) + "\n" + without_cadence(without_mode(*this, tag));
   return info;
 }
 

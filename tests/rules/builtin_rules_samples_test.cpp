@@ -285,9 +285,12 @@ Outcome non_finite_from_data(const Trial& trial) {
 }
 
 // rulestream's own series rules are not in the table: NonFinite's row is read off the data
-// (above); LossSpike and GradNormSpike are checked on jobs whose values give their firing steps
-// by hand (series_rule_on_trial_test.cpp, series_rules_test.cpp).
-const std::set<std::string> kOwnSeriesRules = {"NonFinite", "LossSpike", "GradNormSpike"};
+// (above); the others are checked on jobs and series whose values give their firing steps by
+// hand (series_rule_on_trial_test.cpp, series_rules_test.cpp, judgement_rules_test.cpp) and on
+// labelled real runs (benchmarks/alert_quality.py).
+const std::set<std::string> kOwnSeriesRules = {
+    "NonFinite",         "LossSpike",         "GradNormSpike",    "Divergence",
+    "GradientExplosion", "GradientVanishing", "OverfittingTrend", "Plateau"};
 
 TEST_P(BuiltinRulesSamplesTest, EveryBuiltinRuleFiresExactlyWhereExpected) {
   const testing::SampleTrial& sample = GetParam();

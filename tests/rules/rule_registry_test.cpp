@@ -72,15 +72,20 @@ TEST_F(RuleRegistryTest, ListsTheBuiltinsSortedWithTheirParameters) {
                                              "ClassImbalance",
                                              "Confusion",
                                              "DeadRelu",
+                                             "Divergence",
                                              "ExplodingTensor",
                                              "FeatureImportanceOverweight",
                                              "GradNormSpike",
+                                             "GradientExplosion",
+                                             "GradientVanishing",
                                              "LossNotDecreasing",
                                              "LossSpike",
                                              "NLPSequenceRatio",
                                              "NonFinite",
                                              "Overfit",
+                                             "OverfittingTrend",
                                              "Overtraining",
+                                             "Plateau",
                                              "PoorWeightInitialization",
                                              "SaturatedActivation",
                                              "SimilarAcrossRuns",
@@ -254,8 +259,10 @@ TEST_F(RuleRegistryTest, ReadsEveryParameterKind) {
 TEST_F(RuleRegistryTest, RejectsUnknownRulesAndParametersNamingThem) {
   EXPECT_EQ(create_error("Vanishing", {}),
             "unknown rule \"Vanishing\" (known: AllZero, CheckInputImages, ClassImbalance, "
-            "Confusion, DeadRelu, ExplodingTensor, FeatureImportanceOverweight, GradNormSpike, "
-            "LossNotDecreasing, LossSpike, NLPSequenceRatio, NonFinite, Overfit, Overtraining, "
+            "Confusion, DeadRelu, Divergence, ExplodingTensor, FeatureImportanceOverweight, "
+            "GradNormSpike, GradientExplosion, GradientVanishing, "
+            "LossNotDecreasing, LossSpike, NLPSequenceRatio, NonFinite, Overfit, OverfittingTrend, "
+            "Overtraining, Plateau, "
             "PoorWeightInitialization, "
             "SaturatedActivation, SimilarAcrossRuns, StalledTrainingRule, TensorVariance, "
             "TreeDepth, UnchangedTensor, VanishingGradient, WeightUpdateRatio)");

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "apps/cli/cli.hpp"
+#include "rules/default_rules.hpp"
 #include "rules/rule_registry.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/test_support.hpp"
@@ -67,15 +68,20 @@ TEST(RulesCli, ListsTheBuiltInRulesWithParametersAndDefaults) {
                             "ClassImbalance (also class_imbalance)",
                             "Confusion (also confusion)",
                             "DeadRelu (also dead_relu)",
+                            "Divergence (also divergence)",
                             "ExplodingTensor (also exploding_tensor)",
                             "FeatureImportanceOverweight (also feature_importance_overweight)",
                             "GradNormSpike (also grad_norm_spike)",
+                            "GradientExplosion (also gradient_explosion)",
+                            "GradientVanishing (also gradient_vanishing)",
                             "LossNotDecreasing (also loss_not_decreasing)",
                             "LossSpike (also loss_spike)",
                             "NLPSequenceRatio (also nlp_sequence_ratio)",
                             "NonFinite (also non_finite)",
                             "Overfit (also overfit)",
+                            "OverfittingTrend (also overfitting_trend)",
                             "Overtraining (also overtraining)",
+                            "Plateau (also plateau)",
                             "PoorWeightInitialization (also poor_weight_initialization)",
                             "SaturatedActivation (also saturated_activation)",
                             "SimilarAcrossRuns (also similar_across_runs)",
@@ -169,7 +175,21 @@ TEST(RulesCli, AnUnknownRuleIsAnError) {
 TEST(RulesCli, Help) {
   const Outcome outcome = rules({"--help"});
   EXPECT_EQ(outcome.exit_code, cli::kExitOk);
-  EXPECT_TRUE(outcome.out.starts_with("rulestream rules [NAME]")) << outcome.out;
+  EXPECT_TRUE(outcome.out.starts_with("rulestream rules [NAME | --defaults]")) << outcome.out;
+}
+
+TEST(RulesCli, DefaultsDescribesTheDefaultSet) {
+  const Outcome outcome = rules({"--defaults"});
+  ASSERT_EQ(outcome.exit_code, cli::kExitOk) << outcome.err;
+  const auto lines = lines_of(outcome.out);
+  std::vector<std::string> rule_lines;
+  for (const auto& line : lines) {
+    if (!line.empty() && !line.starts_with(" ") && line.find("(also") != std::string::npos) {
+      rule_lines.push_back(line.substr(0, line.find(" (also")));
+    }
+  }
+  EXPECT_EQ(rule_lines, default_rule_names());
+  EXPECT_NE(outcome.out.find("NotApplicable"), std::string::npos) << outcome.out;
 }
 
 TEST(RulesCli, BinaryListsTheRules) {

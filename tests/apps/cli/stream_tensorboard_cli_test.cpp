@@ -56,6 +56,33 @@ TEST(StreamTensorBoardCli, ARuleThatCannotRunOnALogdirExitsTwo) {
       << outcome.err;
 }
 
+TEST(StreamTensorBoardCli, ALogdirWithNoRuleNamedIsJudgedByTheDefaultSet) {
+  TempDir dir;
+  write_run(dir.path(), true);
+  const auto fired = replay({dir.path().string()});
+  EXPECT_EQ(fired.exit_code, cli::kExitRuleFired) << fired.err;
+  EXPECT_NE(fired.err.find("NonFinite (NonFinite): IssuesFound"), std::string::npos) << fired.err;
+  // The run logs no gradient norm: those rules claim nothing, and fail nothing.
+  EXPECT_NE(fired.err.find("GradientExplosion (GradientExplosion): NotApplicable"),
+            std::string::npos)
+      << fired.err;
+  EXPECT_NE(fired.err.find("Divergence (Divergence): NoIssuesFound"), std::string::npos)
+      << fired.err;
+
+  TempDir healthy;
+  write_run(healthy.path(), false);
+  const auto quiet = replay({healthy.path().string(), "--format", "json"});
+  EXPECT_EQ(quiet.exit_code, cli::kExitOk) << quiet.err;
+  EXPECT_NE(quiet.out.find("\"status\": \"NotApplicable\""), std::string::npos) << quiet.out;
+  // Named explicitly, a rule with nothing to judge is an error, as before.
+  EXPECT_EQ(replay({healthy.path().string(), "--rule", "GradientExplosion"}).exit_code,
+            cli::kExitError);
+  // "defaults" names the set beside other rules.
+  const auto both = replay({healthy.path().string(), "--rule", "defaults", "--rule", "LossSpike"});
+  EXPECT_NE(both.err.find("Plateau (Plateau)"), std::string::npos) << both.err;
+  EXPECT_NE(both.err.find("LossSpike (LossSpike)"), std::string::npos) << both.err;
+}
+
 TEST(StreamTensorBoardCli, ARulesFileStopActionRunsWhenTheRuleFires) {
   TempDir logdir;
   write_run(logdir.path(), true);  // NaN at step 25

@@ -31,9 +31,11 @@ void write_exploding_logdir(const std::filesystem::path& folder, std::int64_t st
   simulate_tensorboard(options);
 }
 
-std::string report_page(const std::filesystem::path& path, JobReport* report) {
+std::string report_page(const std::filesystem::path& path, JobReport* report,
+                        std::vector<RuleConfig> rules) {
   PipelineConfig config;
   config.paths = {path.string()};
+  config.rules = std::move(rules);
   std::ostringstream page;
   JobReport made = write_report_page(config, page);
   if (report != nullptr) *report = std::move(made);

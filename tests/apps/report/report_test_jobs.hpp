@@ -5,8 +5,10 @@
 #include <boost/json/value.hpp>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "apps/report/job_report.hpp"
+#include "engine/graph/pipeline_config.hpp"
 
 namespace rulestream::testing {
 
@@ -21,7 +23,9 @@ void write_exploding_logdir(const std::filesystem::path& folder, std::int64_t st
                             std::int64_t fault);
 
 // The page of `path` with the default rules, as `rulestream report` writes it.
-std::string report_page(const std::filesystem::path& path, JobReport* report = nullptr);
+// `rules`: those to run (none: the report's defaults for the format).
+std::string report_page(const std::filesystem::path& path, JobReport* report = nullptr,
+                        std::vector<RuleConfig> rules = {});
 
 // The JSON of the page's <script id="report-data">.
 boost::json::value page_data(const std::string& html);

@@ -213,6 +213,31 @@ TEST(RuleLedger, StatusesWeighFailureThenFiringThenSilenceThenTheEnding) {
   EXPECT_EQ(read.conditions_met, 2);
 }
 
+TEST(RuleLedger, ADefaultRuleWithNothingToEvaluateIsNotApplicableNotAnError) {
+  std::vector<LedgerRule> rules{
+      {.configuration_name = "Named", .rule = "GradientExplosion"},
+      {.configuration_name = "Default", .rule = "GradientExplosion", .only_where_applicable = true},
+      {.configuration_name = "DefaultUnread", .rule = "Divergence", .only_where_applicable = true}};
+  std::vector<RuleConfig> configs;
+  for (const LedgerRule& rule : rules)
+    configs.push_back(configured(rule.configuration_name, rule.rule));
+  std::vector<std::unique_ptr<Sink>> sinks;
+  const SinkRouting routing(configs, {});
+  RuleLedger ledger(std::move(rules), sinks, routing, [](std::string, std::string) {});
+  const LedgerSummary read = ledger.finish({}, [](std::size_t rule) {
+    RuleAccount said;
+    said.why_silent = rule < 2 ? "the logdir has no gradient_norm series" : "steps unreadable";
+    said.nothing_to_evaluate = rule < 2;
+    return said;
+  });
+  ASSERT_EQ(read.statuses.size(), 3U);
+  EXPECT_EQ(read.statuses[0].status, RuleStatus::Error);  // asked for by name
+  EXPECT_EQ(read.statuses[1].status, RuleStatus::NotApplicable);
+  EXPECT_EQ(read.statuses[1].message, "the logdir has no gradient_norm series");
+  EXPECT_EQ(read.statuses[2].status, RuleStatus::Error);  // data not read: no excuse
+  EXPECT_TRUE(read.rule_errors);
+}
+
 TEST(RuleLedger, AJobNotReadToItsEndIsNoAllClearAndEveryStatusSaysWhy) {
   std::vector<std::unique_ptr<Sink>> sinks;
   sinks.push_back(std::make_unique<RecordingSink>());

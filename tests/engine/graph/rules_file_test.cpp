@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/model/exceptions.hpp"
+#include "rules/default_rules.hpp"
 
 namespace rulestream {
 namespace {
@@ -93,6 +94,20 @@ TEST(RulesFile, ReadsABareArray) {
   EXPECT_EQ(file.rules[0].parameters, (Parameters{{"tensor_regex", "relu.*"}}));
   EXPECT_EQ(file.rules[1].rule, "ExplodingTensor");
   EXPECT_TRUE(file.rules[1].parameters.empty());
+}
+
+TEST(RulesFile, DefaultsNamesTheDefaultSetBesideOtherRules) {
+  const RulesFile file = parse_rules_file(
+      R"({"rules": ["defaults", {"RuleParameters": {"rule_to_invoke": "LossSpike"}}]})",
+      "rules.json");
+  ASSERT_EQ(file.rules.size(), default_rule_names().size() + 1);
+  for (std::size_t i = 0; i < default_rule_names().size(); ++i) {
+    EXPECT_EQ(file.rules[i].rule, default_rule_names()[i]);
+    EXPECT_TRUE(file.rules[i].only_where_applicable);
+  }
+  EXPECT_EQ(file.rules.back().rule, "LossSpike");
+  EXPECT_FALSE(file.rules.back().only_where_applicable);
+  EXPECT_THROW(parse_rules_file(R"({"rules": ["everything"]})", "rules.json"), FormatError);
 }
 
 TEST(RulesFile, ConvertsNumbersAndBooleansToTheStringsSageMakerWouldHold) {

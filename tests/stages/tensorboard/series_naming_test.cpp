@@ -57,7 +57,11 @@ TEST(SeriesNamingTest, ALossesTrainingAndValidationSeriesShareAGroup) {
   EXPECT_EQ(group("runs/x", "train/loss"), group("runs/x", "eval/loss"));              // HF
   EXPECT_EQ(group("exp/train", "epoch_loss"), group("exp/validation", "epoch_loss"));  // Keras
   EXPECT_EQ(group(".", "train_loss"), group(".", "val_loss"));                         // Lightning
-  EXPECT_EQ(group(".", "Loss/train"), group(".", "Loss/test"));                        // PyTorch
+  // Lightning's per-step and per-epoch forms of one metric pair with its validation twin.
+  EXPECT_EQ(group(".", "train_loss_epoch"), group(".", "val_loss"));
+  EXPECT_EQ(group(".", "train_loss_step"), group(".", "val_loss"));
+  EXPECT_NE(group(".", "train_loss_epoch"), group(".", "val_acc"));
+  EXPECT_EQ(group(".", "Loss/train"), group(".", "Loss/test"));  // PyTorch
   EXPECT_NE(group("runs/x", "train/loss"), group("runs/y", "eval/loss"));
   EXPECT_NE(group(".", "train/loss"), group(".", "eval/accuracy"));
   EXPECT_EQ(group(".", "loss"), "");  // no mode: nothing to pair with
