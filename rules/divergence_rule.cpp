@@ -18,6 +18,8 @@ constexpr double kExcursion = 3.0;
 constexpr int kSpikyAfter = 3;
 // A firing is updated when the loss reaches this multiple of the value it fired at.
 constexpr double kWorseBy = 10.0;
+// The part of its start a loss must have shed before a climb back is judged against it.
+constexpr double kProgress = 0.2;
 
 class DivergenceState final : public SeriesState {
  public:
@@ -37,7 +39,7 @@ class DivergenceState final : public SeriesState {
     bool above = false;
     bool fired = false;
     if (best_) {
-      const double threshold = *best_ * factor();
+      const double threshold = this->threshold();
       const double level = level_values_.median();
       above = value > threshold;
       if (value > kExcursion * level && value < options_.jump_factor * *best_) ++excursions_;
@@ -66,13 +68,14 @@ class DivergenceState final : public SeriesState {
     if (!above) {
       level_values_.add(value);
       if (level_values_.size() >= kValuesForNoise) {
-        noise_ = std::max(noise_, level_values_.log_spread());
+        noise_ = std::max(noise_, level_values_.log_step_noise());
       }
       const double level = level_values_.median();
       if (!best_ || level < *best_) {
         best_ = level;
         best_step_ = step;
       }
+      if (!start_ && level_values_.size() == level_values_.capacity()) start_ = level;
     }
     return fired;
   }
@@ -83,6 +86,17 @@ class DivergenceState final : public SeriesState {
     return std::max(options_.factor, std::exp(options_.noise_deviations * noise_));
   }
 
+  // Above the best level by `factor`, or, once the loss has made real progress from its start
+  // (fallen by kProgress of it), back over `undo_fraction` of that progress: a loss that climbs
+  // from 0.3 back to its start of 0.69 has undone its training at 2.3x. Either beyond the noise.
+  double threshold() const {
+    const double by_factor = *best_ * factor();
+    if (!start_ || *start_ - *best_ < kProgress * *start_) return by_factor;
+    const double undone = *best_ + options_.undo_fraction * (*start_ - *best_);
+    return std::min(by_factor,
+                    std::max(undone, *best_ * std::exp(options_.noise_deviations * noise_)));
+  }
+
   void describe(Finding& finding, std::int64_t step, double value, double threshold,
                 const std::string& how) const {
     const double times = value / *best_;
@@ -91,10 +105,15 @@ class DivergenceState final : public SeriesState {
                        {"best_level", *best_, name_},
                        {"times_best", times, name_},
                        {"threshold", threshold, name_}};
+    std::string undone;
+    if (start_ && *start_ > *best_ && times < options_.factor) {
+      undone = ", undoing " + format_rounded(100.0 * (value - *best_) / (*start_ - *best_)) +
+               "% of its fall from " + format_rounded(*start_);
+    }
     finding.message = name_ + " " + how + ": " + format_rounded(value) + " at step " +
                       std::to_string(step) + ", " + format_rounded(times) + "x its best level " +
-                      format_rounded(*best_) + " (step " + std::to_string(best_step_) +
-                      "); lower the learning rate or clip gradients";
+                      format_rounded(*best_) + " (step " + std::to_string(best_step_) + ")" +
+                      undone + "; lower the learning rate or clip gradients";
   }
 
   std::string name_;
@@ -103,6 +122,7 @@ class DivergenceState final : public SeriesState {
   RecentValues newest_;        // the last `confirm` values
   std::optional<double> best_;
   std::int64_t best_step_ = 0;
+  std::optional<double> start_;  // the level of the first `window` values
   double noise_ = 0.0;
   int excursions_ = 0;
   std::optional<double> fired_at_;
@@ -137,7 +157,9 @@ RuleSpec DivergenceRule::spec() {
       {"jump_factor", "float", format_figure(defaults.jump_factor),
        "a single value this many times the best level fires without confirmation"},
       {"early_factor", "float", format_figure(defaults.early_factor),
-       "the factor before the series has 5 values to measure its noise"}};
+       "the factor before the series has 5 values to measure its noise"},
+      {"undo_fraction", "float", format_figure(defaults.undo_fraction),
+       "a loss that fell by 20% or more also diverges when it climbs back this much of its fall"}};
   spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
     ParameterReader reader("Divergence", parameters);
     auto selection = SeriesSelection::read(reader, SeriesRole::Loss);
@@ -157,6 +179,10 @@ RuleSpec DivergenceRule::spec() {
     if (!(options.jump_factor > 1.0)) throw reader.invalid("jump_factor", "must be above 1");
     options.early_factor = reader.number("early_factor", preset.early_factor);
     if (!(options.early_factor > 1.0)) throw reader.invalid("early_factor", "must be above 1");
+    options.undo_fraction = reader.number("undo_fraction", preset.undo_fraction);
+    if (!(options.undo_fraction > 0.0 && options.undo_fraction <= 1.0)) {
+      throw reader.invalid("undo_fraction", "must be above 0 and at most 1");
+    }
     reader.finish();
     return std::make_shared<DivergenceRule>(std::move(selection), options);
   };

@@ -7,9 +7,13 @@
 // - The level is the median of the last `window` values that were not above the threshold;
 //   the best level is the lowest it has been. The threshold is the best level times `factor`,
 //   or times exp(noise_deviations x the series' noise) when the series is noisier than that
-//   (the noise: the spread of the logarithms of the level's values, the largest seen, so a
-//   loss whose batches scatter by 2x needs more than 2x to count). With fewer than 5 values
-//   held there is no noise to measure yet, and the threshold is `early_factor` times the best.
+//   (the noise: RecentValues::log_step_noise of the level's values, free of their trend, the
+//   largest seen; a loss whose batches scatter by 2x needs more than 2x to count). With fewer
+//   than 5 values held there is no noise to measure yet, and the threshold is `early_factor`
+//   times the best.
+// - Once the loss has fallen by 20% or more from its start (the level of its first `window`
+//   values), the threshold is also reached at `undo_fraction` of the way back from the best
+//   level to the start, beyond the noise (a loss back at chance level has diverged at 2x).
 // - It fires when the median of the last `confirm` values is above the threshold (a rise that
 //   holds: the onset of a divergence, confirmed by `confirm` values), or at once on a single
 //   value at least `jump_factor` times the best level (a jump by an order of magnitude needs
@@ -41,6 +45,7 @@ struct DivergenceRuleOptions {
   std::int64_t confirm = 3;
   double jump_factor = 10.0;
   double early_factor = 4.0;
+  double undo_fraction = 0.5;
 };
 
 class DivergenceRule final : public SelectedSeriesRule<DivergenceRuleOptions> {

@@ -16,6 +16,8 @@ namespace {
 
 // The training values a pair keeps per series, newest by step.
 constexpr std::size_t kTrainingMemory = 4096;
+// The validation series' changes its noise is measured over, newest.
+constexpr std::size_t kChangesKept = 64;
 
 bool names_epoch(const std::string& tag) {
   std::string lower;
@@ -102,22 +104,22 @@ class ValidationState final : public SeriesState {
                  : std::nullopt;
     previous_step_ = step;
     if (!std::isfinite(value)) return false;
+    if (last_ && *last_ > 0.0 && value > 0.0) {
+      changes_.add(std::abs(std::log(value / *last_)));
+    }
+    last_ = value;
     if (!best_ || value < *best_) {
       best_ = value;
       best_step_ = step;
       training_at_best_ = training_level;
-      since_best_.clear();
-      last_ = value;
+      values_since_best_ = 0;
       fired_ = false;
       return false;
     }
-    if (last_ && *last_ > 0.0 && value > 0.0)
-      since_best_.push_back(std::abs(std::log(value / *last_)));
-    last_ = value;
-    const auto values_since = static_cast<std::int64_t>(since_best_.size());
-    if (fired_ || values_since < options_.patience) return false;
-    std::vector<double> changes = since_best_;
-    const double noise = median_in_place(changes);
+    if (fired_ || ++values_since_best_ < options_.patience) return false;
+    // The series' noise: its typical change from one evaluation to the next, over its history
+    // (a validation loss that swung by 50% while it fell needs more than a creep of 12%).
+    const double noise = changes_.median();
     const double needed = std::max(options_.min_rise_percent / 100.0,
                                    std::exp(options_.noise_deviations * noise) - 1.0);
     const double rise = (value - *best_) / std::abs(*best_);
@@ -145,7 +147,8 @@ class ValidationState final : public SeriesState {
   void reset() {
     best_.reset();
     training_at_best_.reset();
-    since_best_.clear();
+    changes_.clear();
+    values_since_best_ = 0;
     last_.reset();
     fired_ = false;
   }
@@ -157,7 +160,8 @@ class ValidationState final : public SeriesState {
   std::optional<double> best_;
   std::int64_t best_step_ = 0;
   std::optional<double> training_at_best_;
-  std::vector<double> since_best_;  // |log change| of each value since the best
+  RecentValues changes_{kChangesKept};  // |log change| between consecutive validation values
+  std::int64_t values_since_best_ = 0;
   std::optional<double> last_;
   bool fired_ = false;
 };

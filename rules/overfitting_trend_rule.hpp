@@ -8,8 +8,9 @@
 //
 // - the best is the lowest validation value so far; a new best ends any incident;
 // - it fires when `patience` validation values have come since the best without a new one, the
-//   latest at least `min_rise_percent` above the best (or more, when the series' changes since
-//   its best are noisy: exp(noise_deviations x their median absolute log change) - 1), and the
+//   latest at least `min_rise_percent` above the best (or more, when the series is noisy:
+//   exp(noise_deviations x the median absolute log change between its consecutive values,
+//   over its last 64 changes) - 1), and the
 //   training loss's level now (its mean over the values since the previous validation value,
 //   or its last value before when there are none) is below its level at the best's validation
 //   value: still learning the training set;
@@ -35,7 +36,7 @@ class OverfittingTrendRule final : public SeriesRule {
  public:
   struct Options {
     std::int64_t patience = 3;
-    double min_rise_percent = 5.0;
+    double min_rise_percent = 3.0;
     double noise_deviations = 3.0;
     std::int64_t start_step = 0;
   };

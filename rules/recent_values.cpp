@@ -73,6 +73,16 @@ double log_spread_in_place(std::vector<double>& values) {
   return (quantile(0.75) - quantile(0.25)) / 1.349;
 }
 
+double RecentValues::log_step_noise() const {
+  if (values_.size() < 2) return 0.0;
+  const std::vector<double> ordered = in_order();
+  scratch_.clear();
+  for (std::size_t i = 1; i < ordered.size(); ++i) {
+    scratch_.push_back(std::abs(std::log(ordered[i] / ordered[i - 1])));
+  }
+  return median_in_place(scratch_) / 0.954;
+}
+
 double RecentValues::log_spread() const {
   scratch_.assign(values_.begin(), values_.end());
   return log_spread_in_place(scratch_);

@@ -28,6 +28,12 @@ class RecentValues {
   double median_of_newest(std::size_t count) const;
   // log_spread_in_place of the values held.
   double log_spread() const;
+  // The noise of the values held, free of their trend: the median absolute change of the
+  // logarithm from one value to the next, / 0.954 (for independent normal logarithms with
+  // standard deviation s, the difference of two has median absolute value 0.954 s). A loss
+  // that falls smoothly from 1.0 to 0.5 over the values held has a wide spread but little
+  // noise. Values must be positive; 0 for fewer than two.
+  double log_step_noise() const;
 
  private:
   // The values oldest first.

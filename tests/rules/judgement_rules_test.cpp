@@ -116,13 +116,27 @@ TEST(DivergenceRuleTest, ASeriesWithAHistoryOfExcursionsDoesNotFireOnOneMore) {
 }
 
 TEST(DivergenceRuleTest, ANoisyLossNeedsARiseBeyondItsNoise) {
-  // Batches alternating 1.0 and 2.5: the logarithms are 0 and 0.916, their quartiles 0 and 0.916
-  // from the fifth value on, the noise 0.916 / 1.349 = 0.679, the factor exp(3 x 0.679) = 7.7
-  // over a best level of 1.0: 2.5 is no rise, nor is a stretch of 4.0s.
+  // Batches alternating 1.0 and 2.5: every step changes the logarithm by 0.916, the noise is
+  // 0.916 / 0.954 = 0.96 and the factor exp(3 x 0.96) = 17.8 over a best level of 1.0 (the
+  // early factor, 4, before the fifth value): 2.5 is no rise, nor is a stretch of 4.0s.
   Values values;
   for (int i = 0; i < 60; ++i) values.push_back(i % 2 == 0 ? 1.0 : 2.5);
   for (int i = 0; i < 10; ++i) values.push_back(4.0);
   EXPECT_TRUE(feed(*series_rule("Divergence"), kLoss, values).steps.empty());
+}
+
+TEST(DivergenceRuleTest, ALossThatClimbsBackOverHalfItsFallHasDiverged) {
+  // Twenty values of 1.0 set the start level 1.0; forty of 0.5 bring the best level to 0.5 (a
+  // fall of 50%, past the 20% that counts as progress) with no noise. The threshold is then
+  // min(2 x 0.5, 0.5 + 0.5 x (1.0 - 0.5)) = 0.75: at step 61 the last three values (0.5, 0.8,
+  // 0.8) have median 0.8 > 0.75, undoing 60% of the fall: it fires there. A climb to 0.7 (40%)
+  // does not.
+  const Values base = joined({repeated(1.0, 20), repeated(0.5, 40)});
+  const Fed fed = feed(*series_rule("Divergence"), kLoss, joined({base, repeated(0.8, 10)}));
+  EXPECT_THAT(fed.steps, ElementsAre(61));
+  EXPECT_THAT(fed.last.message, HasSubstr("undoing 60% of its fall from 1"));
+  EXPECT_TRUE(
+      feed(*series_rule("Divergence"), kLoss, joined({base, repeated(0.7, 10)})).steps.empty());
 }
 
 TEST(DivergenceRuleTest, ASeriesThatGoesNegativeIsNoLossToJudge) {
@@ -217,16 +231,30 @@ PairFed feed_pair(const SeriesRule& rule, const Values& training, const Values& 
 }
 
 TEST(OverfittingTrendRuleTest, FiresWhenValidationRisesFromItsBestWhileTrainingFalls) {
-  // Best validation 0.7 at step 29 (training 0.6 there). Then 0.72, 0.75, 0.80: their absolute
-  // log changes 0.0282, 0.0408, 0.0645 have median 0.0408, so the rise needed is
-  // max(5%, exp(3 x 0.0408) - 1 = 13.0%); at step 59, the third value since the best, 0.80 is
-  // 14.3% above 0.7 while training fell to 0.3: it fires at step 59.
+  // Validation 1.0, 0.8, 0.7 (the best, at step 29, training 0.6 there), then 0.75, 0.85, 0.95,
+  // 1.05. The absolute log changes between consecutive values: 0.2231, 0.1335, 0.0690, 0.1252,
+  // 0.1112, 0.1001. At step 59, the third value since the best, their median is 0.1252 and the
+  // rise needed exp(3 x 0.1252) - 1 = 45.6%: 0.95 is 35.7% up, not enough. At step 69 the
+  // median is (0.1112 + 0.1252) / 2 = 0.1182, the rise needed 42.6%, and 1.05 is 50% up while
+  // training fell from 0.6 to 0.25 (58.3%): it fires at step 69.
   const PairFed fed =
       feed_pair(*series_rule("OverfittingTrend"), {1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.25},
-                {1.0, 0.8, 0.7, 0.72, 0.75, 0.80, 0.85});
-  EXPECT_THAT(fed.steps, ElementsAre(59));
+                {1.0, 0.8, 0.7, 0.75, 0.85, 0.95, 1.05});
+  EXPECT_THAT(fed.steps, ElementsAre(69));
   EXPECT_THAT(fed.last.message, HasSubstr("overfitting since step 29"));
-  EXPECT_THAT(fed.last.message, HasSubstr("train_loss_epoch fell 50%"));
+  EXPECT_THAT(fed.last.message, HasSubstr("up 50% from its best 0.7"));
+  EXPECT_THAT(fed.last.message, HasSubstr("train_loss_epoch fell 58.3%"));
+}
+
+TEST(OverfittingTrendRuleTest, ASmoothValidationLossNeedsLittleMoreThanTheFloor) {
+  // Validation falls 1% an evaluation to its best 0.9 at step 49, then 0.91, 0.915, 0.935: the
+  // median absolute log change of the seven changes is 0.01093, the rise needed
+  // max(3%, exp(3 x 0.01093) - 1 = 3.33%); at step 79, the third value since the best, 0.935 is
+  // 3.89% up while training still falls: it fires there.
+  const PairFed fed =
+      feed_pair(*series_rule("OverfittingTrend"), {1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2},
+                {0.94, 0.93, 0.92, 0.91, 0.9, 0.91, 0.915, 0.935, 0.95});
+  EXPECT_THAT(fed.steps, ElementsAre(79));
 }
 
 TEST(OverfittingTrendRuleTest, AValidationLossThatSitsAboveTrainingOrBumpsOnceIsQuiet) {
