@@ -104,6 +104,7 @@ set(RULESTREAM_PUBLIC_HEADERS
   sinks/sink.hpp
   sinks/sink_delivery.hpp
   sinks/sink_registry.hpp
+  engine/graph/incident_policy.hpp
   engine/graph/job_outcome.hpp
   engine/graph/pipeline_config.hpp
   engine/graph/plugin_api.hpp

@@ -9,4 +9,11 @@ const std::vector<std::string>& default_rule_names() {
   return names;
 }
 
+bool judges_by_incident(std::string_view rule) {
+  for (const std::string& name : default_rule_names()) {
+    if (name == rule) return true;
+  }
+  return false;
+}
+
 }  // namespace rulestream

@@ -9,11 +9,16 @@
 // by the user.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rulestream {
 
 // The rule names, in the order their statuses are reported.
 const std::vector<std::string>& default_rule_names();
+
+// True for a rule of the default set: its firings group into incidents unless a rules file says
+// otherwise (engine/graph/incident_policy.hpp); the other rules fire per step, as smdebug's do.
+bool judges_by_incident(std::string_view rule);
 
 }  // namespace rulestream

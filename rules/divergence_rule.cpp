@@ -60,6 +60,7 @@ class DivergenceState final : public SeriesState {
         if (++calm_ >= options_.window) {  // recovered: ready for the next incident
           fired_at_.reset();
           calm_ = 0;
+          mark_cleared();
         }
       } else {
         calm_ = 0;

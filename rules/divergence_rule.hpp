@@ -57,6 +57,7 @@ class DivergenceRule final : public SelectedSeriesRule<DivergenceRuleOptions> {
 
   std::string_view name() const override { return "Divergence"; }
   std::unique_ptr<SeriesState> start(const SeriesInfo& series) const override;
+  bool clears_itself() const override { return true; }
   // The best level is history; a state rebuilt from 10 windows of values has seen it in all
   // but the slowest runs.
   std::size_t memory_points() const override {

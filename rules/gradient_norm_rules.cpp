@@ -38,7 +38,10 @@ class ExplosionState final : public SeriesState {
     const double level = median_in_place(scratch_);
 
     if (level < threshold) {
-      if (fired_ && ++calm_ >= options_.window) fired_ = false;
+      if (fired_ && ++calm_ >= options_.window) {
+        fired_ = false;
+        mark_cleared();
+      }
       return false;
     }
     calm_ = 0;
@@ -87,6 +90,7 @@ class VanishingState final : public SeriesState {
     const double recent = level_values_.median_of_newest(confirm);
     const double line = options_.factor * *peak_;
     if (recent >= line) {
+      if (fired_) mark_cleared();
       fired_ = false;
       return false;
     }

@@ -44,6 +44,7 @@ class GradientExplosionRule final : public SelectedSeriesRule<GradientExplosionR
 
   std::string_view name() const override { return "GradientExplosion"; }
   std::unique_ptr<SeriesState> start(const SeriesInfo& series) const override;
+  bool clears_itself() const override { return true; }
   std::size_t memory_points() const override {
     return static_cast<std::size_t>(options_.window + options_.reference);
   }
@@ -64,6 +65,7 @@ class GradientVanishingRule final : public SelectedSeriesRule<GradientVanishingR
 
   std::string_view name() const override { return "GradientVanishing"; }
   std::unique_ptr<SeriesState> start(const SeriesInfo& series) const override;
+  bool clears_itself() const override { return true; }
   // The peak is history: a restart rebuilds from 10 windows of values.
   std::size_t memory_points() const override {
     return static_cast<std::size_t>(10 * options_.window);

@@ -113,6 +113,7 @@ class ValidationState final : public SeriesState {
       best_step_ = step;
       training_at_best_ = training_level;
       values_since_best_ = 0;
+      if (fired_) mark_cleared();  // a new best: the overfitting is over
       fired_ = false;
       return false;
     }

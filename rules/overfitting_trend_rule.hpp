@@ -48,6 +48,7 @@ class OverfittingTrendRule final : public SeriesRule {
   std::string_view name() const override { return "OverfittingTrend"; }
   bool watches(const SeriesInfo& series) const override;
   std::unique_ptr<SeriesState> start(const SeriesInfo& series) const override;
+  bool clears_itself() const override { return true; }
   std::size_t memory_points() const override { return 0; }
   std::string looks_for() const override {
     return "pairs of training and validation loss series (docs/tensorboard.md: which tags)";

@@ -19,6 +19,7 @@ class LearningRateAtZero final : public SeriesState {
     if (value != 0.0) {
       if (value > 0.0) was_positive_ = true;
       zeros_ = 0;
+      if (fired_) mark_cleared();
       fired_ = false;
       return false;
     }
@@ -62,6 +63,7 @@ class LossUnchanged final : public SeriesState {
     if (!unchanged) {
       moved_ = true;
       unchanged_ = 0;
+      if (fired_) mark_cleared();
       fired_ = false;
       return false;
     }

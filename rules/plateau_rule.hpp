@@ -42,6 +42,7 @@ class PlateauRule final : public SeriesRule {
   std::string_view name() const override { return "Plateau"; }
   bool watches(const SeriesInfo& series) const override;
   std::unique_ptr<SeriesState> start(const SeriesInfo& series) const override;
+  bool clears_itself() const override { return true; }
   std::size_t memory_points() const override {
     return static_cast<std::size_t>(std::max(options_.patience, options_.patience_unchanged) + 2);
   }

@@ -6,15 +6,7 @@
 namespace rulestream {
 
 std::string format_figure(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  // printf's "%g", as std::to_chars writes it (the same text by definition), without printf's
-  // arbitrary-precision digit generation: a replay whose rules fire two million times spent
-  // an eighth of its time in printf (benchmarks/RESULTS.md, tensorboard_e2e).
-  char buffer[32];
-  const auto result =
-      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::general, 6);
-  return std::string(buffer, result.ptr);
+  return figure_text(value);
 }
 
 std::string format_rounded(double value) {

@@ -39,6 +39,19 @@ class SeriesState {
   // The series' next value (steps increase from call to call). True when the rule's condition
   // is met at this value; `finding` then says why.
   virtual bool add(std::int64_t step, double value, Finding& finding) = 0;
+
+  // True once, after the value at which the condition the rule last fired for cleared (it has
+  // been clear for the rule's documented span, and the rule is ready to fire again): the
+  // incident that firing opened resolves there. Rules that judge each value alone never say so;
+  // their incidents end after a quiet span, or with the job (engine/graph/incident_book.hpp).
+  bool take_cleared() { return std::exchange(cleared_, false); }
+
+ protected:
+  // For add(): the condition last fired for has cleared at this value.
+  void mark_cleared() { cleared_ = true; }
+
+ private:
+  bool cleared_ = false;
 };
 
 // A configured series rule: which series it watches and a fresh state for each. Immutable once
@@ -57,6 +70,10 @@ class SeriesRule {
   // The user's tag_regex patterns, for a caller that must list candidates by name (an smdebug
   // trial's tensors); empty when the rule watches by role.
   virtual std::vector<std::string> tag_regexes() const = 0;
+
+  // True when the rule's states say when the condition they fired for clears
+  // (SeriesState::take_cleared): its incidents resolve then, not after a quiet span.
+  virtual bool clears_itself() const { return false; }
 
   // True when the configuration asks that training be stopped when the rule fires
   // (StalledTrainingRule's stop_training_on_fire): the pipeline then needs a stop action.

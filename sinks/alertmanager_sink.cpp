@@ -16,11 +16,15 @@ constexpr std::string_view kAlertsPath = "/api/v2/alerts";
 constexpr std::size_t kAlertsPerPost = 64;
 
 std::map<std::string, std::string> labels_of(const RuleEvent& event, const std::string& severity) {
-  return {{"alertname", event.rule_configuration},
-          {"job", event.trial},
-          {"rule", event.rule},
-          {"rule_configuration", event.rule_configuration},
-          {"severity", severity}};
+  std::map<std::string, std::string> labels{{"alertname", event.rule_configuration},
+                                            {"job", event.trial},
+                                            {"rule", event.rule},
+                                            {"rule_configuration", event.rule_configuration},
+                                            {"severity", severity}};
+  // One alert per incident: its id tells two incidents of a rule apart.
+  if (event.incident) labels["incident"] = event.incident->id;
+  if (event.incident && !event.tensors.empty()) labels["series"] = event.tensors.front();
+  return labels;
 }
 
 boost::json::object string_map(const std::map<std::string, std::string>& map) {
@@ -73,8 +77,23 @@ std::string AlertmanagerSink::describe() const {
 }
 
 void AlertmanagerSink::write(const RuleEvent& event) {
-  const AlertKey key{event.trial, event.rule_configuration};
+  const AlertKey key{event.trial, event.rule_configuration,
+                     event.incident ? event.incident->id : std::string()};
   const std::lock_guard lock(mutex_);
+  if (event.kind == RuleEvent::Kind::IncidentResolved) {
+    const auto found = firing_.find(key);
+    if (found == firing_.end()) return;
+    Alert alert = std::move(found->second);
+    firing_.erase(found);
+    alert.ends_at = std::max(event.time, alert.starts_at);
+    alert.annotations["summary"] = event.rule_configuration + " (" + event.rule + ") on job " +
+                                   event.trial + ": incident resolved at step " +
+                                   std::to_string(event.global_step) + " after " +
+                                   std::to_string(alert.firings) + " firings";
+    alert.annotations["resolution"] = event.message;
+    send({alert}, "resolved alert");
+    return;
+  }
   if (event.kind == RuleEvent::Kind::ConditionMet) {
     const auto [found, new_alert] = firing_.try_emplace(key);
     Alert& alert = found->second;
@@ -94,19 +113,28 @@ void AlertmanagerSink::write(const RuleEvent& event) {
     if (new_alert) send({alert}, "new alert");
     return;
   }
-  const auto found = firing_.find(key);
-  if (found == firing_.end()) return;  // never fired: nothing to resolve
-  Alert alert = std::move(found->second);
-  firing_.erase(found);
-  // Alertmanager refuses an alert that ends before it starts.
-  alert.ends_at = std::max(event.time, alert.starts_at);
-  const std::string status = event.status ? std::string(rule_status_name(*event.status)) : "";
-  alert.annotations["summary"] = event.rule_configuration + " (" + event.rule + ") on job " +
-                                 event.trial + " ended " + status + " after " +
-                                 std::to_string(alert.firings) + " firings";
-  alert.annotations["status"] = status;
-  if (!event.message.empty()) alert.annotations["status_message"] = event.message;
-  send({alert}, "resolved alert");
+  // The rule's status: whatever of its alerts still fires (its incidents resolve before it, so
+  // this is a rule whose firings are not grouped) ends with the job.
+  std::vector<Alert> ended;
+  for (auto found = firing_.begin(); found != firing_.end();) {
+    if (std::get<0>(found->first) != event.trial ||
+        std::get<1>(found->first) != event.rule_configuration) {
+      ++found;
+      continue;
+    }
+    Alert alert = std::move(found->second);
+    found = firing_.erase(found);
+    // Alertmanager refuses an alert that ends before it starts.
+    alert.ends_at = std::max(event.time, alert.starts_at);
+    const std::string status = event.status ? std::string(rule_status_name(*event.status)) : "";
+    alert.annotations["summary"] = event.rule_configuration + " (" + event.rule + ") on job " +
+                                   event.trial + " ended " + status + " after " +
+                                   std::to_string(alert.firings) + " firings";
+    alert.annotations["status"] = status;
+    if (!event.message.empty()) alert.annotations["status_message"] = event.message;
+    ended.push_back(std::move(alert));
+  }
+  if (!ended.empty()) send(ended, "resolved alert");
 }
 
 void AlertmanagerSink::resend_while_firing() {

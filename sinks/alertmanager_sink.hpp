@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -85,7 +86,8 @@ class AlertmanagerSink final : public Sink {
     std::optional<std::chrono::system_clock::time_point> ends_at;
     std::int64_t firings = 0;
   };
-  using AlertKey = std::pair<std::string, std::string>;  // trial, rule configuration
+  // trial, rule configuration, incident id ("" for a rule whose firings are not grouped)
+  using AlertKey = std::tuple<std::string, std::string, std::string>;
 
   void resend_while_firing();
   // Under mutex_, so that what is queued follows the order of what happened (a resend never

@@ -7,6 +7,8 @@ namespace rulestream {
 StdoutSink::StdoutSink(std::ostream& out, Format format) : out_(out), format_(format) {}
 
 void StdoutSink::write(const RuleEvent& event) {
+  // Text is for people: an incident's opening and resolution, not every firing between.
+  if (format_ == Format::Text && event.updates_an_incident()) return;
   // Rendered outside the lock: only the output itself needs to be serialised.
   std::string line = format_ == Format::Json ? event.to_json() : event.to_text();
   line += '\n';

@@ -10,6 +10,9 @@ std::string rule_event_label(const RuleEvent& event) {
   if (event.kind == RuleEvent::Kind::Status) {
     return "status event for rule " + event.rule_configuration;
   }
+  if (event.kind == RuleEvent::Kind::IncidentResolved) {
+    return "resolution of incident " + (event.incident ? event.incident->id : std::string("?"));
+  }
   return "event for rule " + event.rule_configuration + " at step " +
          std::to_string(event.global_step);
 }
@@ -31,6 +34,9 @@ std::string WebhookSink::describe() const {
 }
 
 void WebhookSink::write(const RuleEvent& event) {
+  // A webhook (Slack or a JSON receiver) is told of an incident when it opens and when it
+  // resolves: a problem is one message and its all-clear, not a message per step.
+  if (event.updates_an_incident()) return;
   Delivery delivery;
   std::string event_json = event.to_json();
   delivery.body = slack_payload_

@@ -66,7 +66,7 @@ std::int64_t integer_of(const json::object& object, std::string_view name) {
 
 std::string encode_rule_event(const RuleEvent& event) {
   json::object out;
-  out["kind"] = event.kind == RuleEvent::Kind::ConditionMet ? "condition_met" : "status";
+  out["kind"] = RuleEvent::kind_name(event.kind);
   out["time_ns"] = static_cast<std::int64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(event.time.time_since_epoch()).count());
   out["trial"] = event.trial;
@@ -89,6 +89,22 @@ std::string encode_rule_event(const RuleEvent& event) {
   if (event.status) out["status"] = rule_status_name(*event.status);
   out["steps_evaluated"] = event.steps_evaluated;
   out["times_fired"] = event.times_fired;
+  out["incidents"] = event.incidents;
+  if (event.incident) {
+    const IncidentNote& note = *event.incident;
+    json::object incident{{"id", note.id},
+                          {"state", incident_state_name(note.state)},
+                          {"firings", note.firings},
+                          {"opened_step", note.opened_step},
+                          {"last_step", note.last_step},
+                          {"worst_step", note.worst_step}};
+    if (note.worst) {
+      json::object worst{{"name", note.worst->name}, {"value", exact_text(note.worst->value)}};
+      if (note.worst->tensor) worst["tensor"] = *note.worst->tensor;
+      incident["worst"] = std::move(worst);
+    }
+    out["incident"] = std::move(incident);
+  }
   return json::serialize(out);
 }
 
@@ -101,10 +117,15 @@ RuleEvent decode_rule_event(std::string_view text) {
   const json::object& in = parsed.get_object();
   RuleEvent event;
   const std::string kind = text_of(in, "kind");
-  if (kind != "condition_met" && kind != "status") {
-    throw std::invalid_argument("an encoded rule event's kind is '" + kind + "'");
+  bool known_kind = false;
+  for (const auto candidate : {RuleEvent::Kind::ConditionMet, RuleEvent::Kind::Status,
+                               RuleEvent::Kind::IncidentResolved}) {
+    if (RuleEvent::kind_name(candidate) == kind) {
+      event.kind = candidate;
+      known_kind = true;
+    }
   }
-  event.kind = kind == "status" ? RuleEvent::Kind::Status : RuleEvent::Kind::ConditionMet;
+  if (!known_kind) throw std::invalid_argument("an encoded rule event's kind is '" + kind + "'");
   event.time = std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::nanoseconds(integer_of(in, "time_ns"))));
@@ -144,6 +165,41 @@ RuleEvent decode_rule_event(std::string_view text) {
   }
   event.steps_evaluated = integer_of(in, "steps_evaluated");
   event.times_fired = integer_of(in, "times_fired");
+  // Events encoded before incidents have neither.
+  if (in.contains("incidents")) event.incidents = integer_of(in, "incidents");
+  if (const json::value* incident = in.if_contains("incident")) {
+    if (!incident->is_object()) throw std::invalid_argument("an encoded rule event's incident");
+    const json::object& object = incident->get_object();
+    IncidentNote note;
+    note.id = text_of(object, "id");
+    const std::string state = text_of(object, "state");
+    bool known_state = false;
+    for (const auto candidate : {IncidentNote::State::Opened, IncidentNote::State::Updated,
+                                 IncidentNote::State::Resolved}) {
+      if (incident_state_name(candidate) == state) {
+        note.state = candidate;
+        known_state = true;
+      }
+    }
+    if (!known_state) {
+      throw std::invalid_argument("an encoded rule event's incident state is '" + state + "'");
+    }
+    note.firings = integer_of(object, "firings");
+    note.opened_step = integer_of(object, "opened_step");
+    note.last_step = integer_of(object, "last_step");
+    note.worst_step = integer_of(object, "worst_step");
+    if (const json::value* worst = object.if_contains("worst")) {
+      if (!worst->is_object()) throw std::invalid_argument("an encoded rule event's incident");
+      Figure figure;
+      figure.name = text_of(worst->get_object(), "name");
+      figure.value = exact_value(text_of(worst->get_object(), "value"));
+      if (worst->get_object().contains("tensor")) {
+        figure.tensor = text_of(worst->get_object(), "tensor");
+      }
+      note.worst = std::move(figure);
+    }
+    event.incident = std::move(note);
+  }
   return event;
 }
 

@@ -55,6 +55,8 @@ json::object job_json(const JobSnapshot& job, const std::string& instance) {
     entry["rule"] = rule.rule;
     entry["status"] = rule.status ? rule_status_name(*rule.status) : "InProgress";
     entry["firings"] = rule.firings;
+    entry["incidents"] = rule.incidents;
+    entry["open_incidents"] = rule.open_incidents;
     if (rule.last_finding_step) {
       entry["last_finding"] = rule.last_finding;
       entry["last_finding_step"] = *rule.last_finding_step;

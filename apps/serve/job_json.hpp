@@ -16,8 +16,8 @@
 namespace rulestream {
 
 // One job: id, path, format, state, error, last_step, found, ended, rules [{rule_configuration,
-// rule, status, firings, last_finding, last_finding_step, message}], events_dropped; and
-// "instance", the instance that runs or ran it, when `instance` is given.
+// rule, status, firings, incidents, open_incidents, last_finding, last_finding_step, message}],
+// events_dropped; and "instance", the instance that runs or ran it, when `instance` is given.
 boost::json::object job_json(const JobSnapshot& job, const std::string& instance = {});
 
 // Every job, by id. `coordinator` null: the registry's jobs alone.

@@ -72,7 +72,13 @@ void JobRegistry::record(const std::string& id, const RuleEvent& event) {
     rules.push_back(std::move(progress));
     rule = std::prev(rules.end());
   }
-  if (event.kind == RuleEvent::Kind::ConditionMet) {
+  if (event.kind == RuleEvent::Kind::IncidentResolved) {
+    rule->open_incidents = std::max<std::int64_t>(0, rule->open_incidents - 1);
+  } else if (event.kind == RuleEvent::Kind::ConditionMet) {
+    if (event.incident && event.incident->state == IncidentNote::State::Opened) {
+      ++rule->incidents;
+      ++rule->open_incidents;
+    }
     ++rule->firings;
     rule->last_finding = event.message;
     rule->last_finding_step = event.global_step;

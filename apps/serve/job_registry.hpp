@@ -36,6 +36,8 @@ struct RuleProgress {
   std::optional<RuleStatus> status;  // nullopt while the job runs: InProgress
   std::string status_message;        // why, for Error
   std::int64_t firings = 0;          // conditions met so far
+  std::int64_t incidents = 0;        // incidents they opened so far
+  std::int64_t open_incidents = 0;   // of those, not resolved yet
   std::string last_finding;          // the message of the latest condition met
   std::optional<std::int64_t> last_finding_step;
 };

@@ -35,7 +35,14 @@ void RegistrySink::write(const RuleEvent& event) {
     metrics_.add_evaluations(event.rule_configuration, event.rule, event.steps_evaluated);
     return;
   }
+  if (event.kind == RuleEvent::Kind::IncidentResolved) {
+    metrics_.add_incident_resolved(event.rule_configuration, event.rule);
+    return;
+  }
   metrics_.add_firing(event.rule_configuration, event.rule);
+  if (event.incident && event.incident->state == IncidentNote::State::Opened) {
+    metrics_.add_incident_opened(event.rule_configuration, event.rule);
+  }
   if (!trial_) return;
   if (const auto arrival = trial_->step_arrival(event.global_step)) {
     metrics_.observe_event_latency(std::chrono::duration<double>(event.time - *arrival).count());

@@ -8,7 +8,8 @@
 //   GET /api/jobs/{id}           one job: id, path, format, state, error, last_step, found,
 //                                ended, rules [{rule_configuration, rule, status (InProgress,
 //                                IssuesFound, NoIssuesFound, Error, NotApplicable), firings,
-//                                last_finding, last_finding_step, message}], events_dropped
+//                                incidents, open_incidents, last_finding, last_finding_step,
+//                                message}], events_dropped
 //   GET /api/jobs/{id}/events    {"job": id, "events": [rule event...], "dropped": n}, newest last;
 //                                sharing a Redis, the same on every instance (read from the job's
 //                                event log there; 503 when Redis cannot be reached)

@@ -84,6 +84,18 @@ void ServiceMetrics::add_firing(const std::string& rule_configuration, const std
   ++firings_[{rule_configuration, rule}];
 }
 
+void ServiceMetrics::add_incident_opened(const std::string& rule_configuration,
+                                         const std::string& rule) {
+  std::lock_guard lock(mutex_);
+  ++incidents_opened_[{rule_configuration, rule}];
+}
+
+void ServiceMetrics::add_incident_resolved(const std::string& rule_configuration,
+                                           const std::string& rule) {
+  std::lock_guard lock(mutex_);
+  ++incidents_resolved_[{rule_configuration, rule}];
+}
+
 void ServiceMetrics::add_sink_event(const std::string& sink) {
   std::lock_guard lock(mutex_);
   ++sink_events_[sink];
@@ -167,6 +179,12 @@ std::string ServiceMetrics::render(const std::map<JobState, std::size_t>& jobs,
           "Steps (TensorBoard values) each rule evaluated, counted when the job ends.",
           evaluations_);
   by_rule(out, "rulestream_rule_firings_total", "Conditions met, by rule.", firings_);
+  by_rule(out, "rulestream_incidents_opened_total",
+          "Incidents opened (a rule's firings on one series, grouped), by rule.",
+          incidents_opened_);
+  by_rule(out, "rulestream_incidents_resolved_total",
+          "Incidents resolved (cleared, quiet, or open when their job ended), by rule.",
+          incidents_resolved_);
   by_sink(out, "rulestream_sink_events_total", "Rule events handed to each sink.", sink_events_);
   const auto deliveries = deliveries_by_sink();
   const auto delivery_family = [&](std::string_view name, std::string_view help,

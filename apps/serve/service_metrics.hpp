@@ -36,6 +36,9 @@ class ServiceMetrics {
   void add_evaluations(const std::string& rule_configuration, const std::string& rule,
                        std::int64_t count);
   void add_firing(const std::string& rule_configuration, const std::string& rule);
+  // An incident opened (a firing's incident note says Opened), or resolved.
+  void add_incident_opened(const std::string& rule_configuration, const std::string& rule);
+  void add_incident_resolved(const std::string& rule_configuration, const std::string& rule);
   // An event handed to a sink (`sink` as Sink::describe() says it: no secret), and one whose
   // write threw (a failed delivery, never retried). A sink that keeps no delivery counts of its
   // own (Sink::delivery() is nullopt) delivers within write(): each event it took is counted
@@ -70,7 +73,7 @@ class ServiceMetrics {
   std::map<TrialFormat, std::int64_t> steps_, tensors_, values_;
   std::map<TrialFormat, std::uint64_t> bytes_;
   std::int64_t jobs_found_ = 0;
-  std::map<RuleKey, std::int64_t> evaluations_, firings_;
+  std::map<RuleKey, std::int64_t> evaluations_, firings_, incidents_opened_, incidents_resolved_;
   std::map<std::string, std::int64_t> sink_events_, sink_failures_, synchronous_deliveries_;
   struct TrackedSink {
     std::string name;

@@ -10,6 +10,9 @@ std::string rule_event_id(const std::string& job, const RuleEvent& event, std::i
   const std::string configuration =
       event.rule_configuration.empty() ? event.rule : event.rule_configuration;
   if (event.kind == RuleEvent::Kind::Status) return job + "/" + configuration + "/status";
+  if (event.kind == RuleEvent::Kind::IncidentResolved && event.incident) {
+    return job + "/" + configuration + "/resolved/" + event.incident->id;
+  }
   return job + "/" + configuration + "/" + std::to_string(event.global_step) + "/" +
          std::to_string(occurrence);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/model/storage_options.hpp"
+#include "engine/graph/incident_policy.hpp"
 
 namespace rulestream {
 
@@ -38,6 +39,8 @@ struct RuleConfig {
   // Run as one of the default set (rules/default_rules.hpp): where the data has none of its
   // inputs its status is NotApplicable, not Error.
   bool only_where_applicable = false;
+  // How its firings group into incidents (a rules file's "Incidents"; IncidentBook).
+  IncidentPolicy incidents;
 };
 
 // Where events go: "stdout" (text or json), "file" (path), "webhook" (url, slack payload).

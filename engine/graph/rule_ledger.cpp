@@ -20,7 +20,12 @@ RuleLedger::RuleLedger(std::vector<LedgerRule> rules,
       routing_(routing),
       report_problem_(std::move(report_problem)),
       stopper_([this](const std::string& line) { report_problem_("", line); }) {
-  for (std::size_t i = 0; i < rules.size(); ++i) slots_[i].rule = std::move(rules[i]);
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    slots_[i].rule = std::move(rules[i]);
+    slots_[i].incidents =
+        std::make_unique<IncidentBook>(slots_[i].rule.configuration_name, slots_[i].rule.rule,
+                                       slots_[i].rule.incidents, slots_[i].rule.clears_itself);
+  }
 }
 
 RuleLedger::~RuleLedger() = default;
@@ -48,15 +53,23 @@ RuleEvent RuleLedger::condition(Finding finding, std::int64_t step, Mode mode,
   return event;
 }
 
-void RuleLedger::fire(std::size_t rule, RuleEvent event) {
-  Slot& slot = slots_[rule];
-  event.kind = RuleEvent::Kind::ConditionMet;
+void RuleLedger::stamp(const Slot& slot, RuleEvent& event) const {
   event.time = std::chrono::system_clock::now();
   event.trial = trial_;
   event.rule_configuration = slot.rule.configuration_name;
   event.rule = slot.rule.rule;
+}
+
+void RuleLedger::fire(std::size_t rule, RuleEvent event) {
+  Slot& slot = slots_[rule];
+  event.kind = RuleEvent::Kind::ConditionMet;
+  stamp(slot, event);
   if (event.message.empty()) {
     event.message = slot.rule.rule + " condition met at step " + std::to_string(event.global_step);
+  }
+  if (auto resolved = slot.incidents->fire(event)) {
+    stamp(slot, *resolved);
+    send(rule, *resolved);
   }
   send(rule, event);
   slot.fired.fetch_add(1, std::memory_order_relaxed);
@@ -64,6 +77,14 @@ void RuleLedger::fire(std::size_t rule, RuleEvent event) {
   slot.stop_ran = true;
   const StopRequest request{event.rule_configuration, event.rule, event.trial, event.global_step};
   for (const StopAction& action : slot.rule.stop_actions) stopper_.run(action, request);
+}
+
+void RuleLedger::clear(std::size_t rule, const std::string& series, std::int64_t step) {
+  Slot& slot = slots_[rule];
+  auto resolved = slot.incidents->clear(series, step, "cleared at step " + std::to_string(step));
+  if (!resolved) return;
+  stamp(slot, *resolved);
+  send(rule, *resolved);
 }
 
 void RuleLedger::send(std::size_t rule, const RuleEvent& event) {
@@ -83,6 +104,13 @@ LedgerSummary RuleLedger::finish(const JobEnding& ending,
   // Stop commands run on their own; give them a moment to say how they ended.
   const auto stop_outcomes = stopper_.finish(kStopCommandWait);
   const std::string before = ending.describe();
+  // Incidents still open end with the job, each said before its rule's status.
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    for (RuleEvent& resolved : slots_[i].incidents->close_all("open when the job ended")) {
+      stamp(slots_[i], resolved);
+      send(i, resolved);
+    }
+  }
   LedgerSummary summary;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     const Slot& slot = slots_[i];
@@ -95,6 +123,7 @@ LedgerSummary RuleLedger::finish(const JobEnding& ending,
     status.rule = slot.rule.rule;
     status.steps_evaluated = slot.evaluated.load();
     status.times_fired = slot.fired.load();
+    status.incidents = slot.incidents->grouped() ? slot.incidents->opened() : status.times_fired;
     if (slot.failed) {
       status.status = RuleStatus::Error;
       status.message = slot.failure;

@@ -6,6 +6,9 @@
 // - a condition met becomes a rule event, named for the trial and the rule, sent to the rule's
 //   sinks (SinkRouting); a sink that throws is reported and counted, never fatal, and the other
 //   sinks still get the event;
+// - a rule's firings are grouped into incidents (IncidentBook): each firing says which incident
+//   it opens or updates, and an incident's resolution is an event of its own, sent when the rule
+//   says its condition cleared (clear()), after a quiet span, or at the end, before the statuses;
 // - the first time a rule fires, its stop actions run (once, whatever fires after);
 // - evaluations and firings are counted per rule;
 // - at the end, each rule's status is made by one set of reasons, in this order: Error when the
@@ -29,6 +32,7 @@
 
 #include "core/model/mode.hpp"
 #include "core/model/rule_event.hpp"
+#include "engine/graph/incident_book.hpp"
 #include "engine/graph/sink_routing.hpp"
 #include "engine/graph/stop_action.hpp"
 #include "rules/rule.hpp"
@@ -46,6 +50,10 @@ struct LedgerRule {
   // A rule of the default set (RuleConfig::only_where_applicable): nothing to evaluate makes it
   // NotApplicable rather than Error.
   bool only_where_applicable = false;
+  // How its firings group into incidents (RuleConfig::incidents), and whether the rule says when
+  // its condition clears (a series rule that does: SeriesRule::clears_itself).
+  IncidentPolicy incidents;
+  bool clears_itself = false;
 };
 
 // How the reading of the job ended, which every rule's status says.
@@ -108,6 +116,9 @@ class RuleLedger {
   // message), is completed with its kind, time, trial and rule names, sent to the rule's sinks
   // and counted; the rule's stop actions run if this is its first firing.
   void fire(std::size_t rule, RuleEvent event);
+  // The rule's condition cleared on `series` (a finding's first tensor) at `step`: its open
+  // incident there, if any, is resolved, and the resolution sent.
+  void clear(std::size_t rule, const std::string& series, std::int64_t step);
 
   // A finding at a step as an event (where and why), for fire().
   static RuleEvent condition(Finding finding, std::int64_t step, Mode mode, std::int64_t mode_step);
@@ -135,7 +146,11 @@ class RuleLedger {
     bool failed = false;
     std::string failure;
     bool stop_ran = false;
+    std::unique_ptr<IncidentBook> incidents;
   };
+
+  // The event named for the job and the rule, and stamped with the time.
+  void stamp(const Slot& slot, RuleEvent& event) const;
 
   // To the rule's sinks; a sink that throws is reported and counted.
   void send(std::size_t rule, const RuleEvent& event);

@@ -120,7 +120,8 @@ class RulePipeline::Impl {
       ledger_rules.push_back({.configuration_name = configured.config.configuration_name,
                               .rule = std::string(configured.rule->name()),
                               .stop_actions = configured.stop_actions,
-                              .only_where_applicable = rule_config.only_where_applicable});
+                              .only_where_applicable = rule_config.only_where_applicable,
+                              .incidents = rule_config.incidents});
       // A rule that judges each step on its own evaluates as many steps at once as there are
       // threads, each on an instance of its own (RuleStage).
       std::vector<std::unique_ptr<Rule>> replicas;

@@ -138,6 +138,30 @@ void parse_actions(const boost::json::value& actions, const std::string& where,
   }
 }
 
+// "Incidents": {"Grouping": "series" | "none", "QuietSteps": 100}: how a rule's firings group
+// into incidents (IncidentPolicy); each key optional, any other an error.
+void parse_incidents(const boost::json::value& value, const std::string& where,
+                     IncidentPolicy& policy) {
+  if (!value.is_object()) throw FormatError(where, "Incidents must be an object");
+  for (const auto& [key, setting] : value.as_object()) {
+    if (key == "Grouping") {
+      const std::string grouping = setting.is_string() ? std::string(setting.as_string()) : "";
+      if (grouping != "series" && grouping != "none") {
+        throw FormatError(where, "Incidents.Grouping must be \"series\" or \"none\"");
+      }
+      policy.grouped = grouping == "series";
+    } else if (key == "QuietSteps") {
+      if (!setting.is_int64() || setting.as_int64() < 0) {
+        throw FormatError(where, "Incidents.QuietSteps must be a whole number of steps, 0 or more");
+      }
+      policy.quiet_steps = setting.as_int64();
+    } else {
+      throw FormatError(
+          where, "Incidents has no key '" + std::string(key) + "' (known: Grouping, QuietSteps)");
+    }
+  }
+}
+
 RuleConfig parse_rule(const boost::json::value& entry, const std::string& path, std::size_t i) {
   const std::string where = path + ": rule " + std::to_string(i);
   if (!entry.is_object()) throw FormatError(where, "expected an object");
@@ -160,6 +184,9 @@ RuleConfig parse_rule(const boost::json::value& entry, const std::string& path, 
     }
   }
   if (config.rule.empty()) throw FormatError(where, "RuleParameters.rule_to_invoke is missing");
+  if (const auto* incidents = object.if_contains("Incidents")) {
+    parse_incidents(*incidents, where, config.incidents);
+  }
   if (const auto* actions = object.if_contains("Actions")) {
     parse_actions(
         *actions,

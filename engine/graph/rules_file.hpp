@@ -28,6 +28,12 @@ struct RulesFile {
 //              {"type": "stdout", "format": "json"}],
 //    "tensorboard": {"loss": ["^objective$"], "eval": ["holdout"]},
 //    "plugins": ["my_rules.so"]}
+// A rule's firings may group into incidents by series; "Incidents" beside its RuleParameters
+// says how: {"Grouping": "series" or "none" (every firing stands alone; unset: series for the
+// rules of the default set, none for the others, which keep smdebug's per-step semantics),
+// "QuietSteps": N (a series' firing N steps or more after its last starts a new incident; 0:
+// never; unset: 100 for a rule that does not say when its condition clears, never for one that
+// does)}.
 // The string "defaults" in "rules" stands for the default set (default_rule_configs), which
 // other entries may join: ["defaults", {"RuleConfigurationName": "LS", ...}].
 // "tensorboard" replaces the tag patterns of roles and modes for TensorBoard logdirs

@@ -32,6 +32,7 @@ void SeriesEvaluator::restart_at(std::int64_t step) {
     for (const auto& [kept_step, kept_value] : kept_) {
       watch.state->add(kept_step, kept_value, ignored);  // judged before: not reported again
     }
+    watch.state->take_cleared();
   }
 }
 
@@ -43,6 +44,11 @@ void SeriesEvaluator::add(std::int64_t step, double value, std::vector<SeriesFin
     ++watch.evaluated;
     if (watch.state->add(step, value, finding)) {
       findings.push_back({watch.rule, step, std::move(finding)});
+    }
+    if (watch.state->take_cleared()) {
+      Finding series;
+      series.tensors = {info_.display_name()};
+      findings.push_back({watch.rule, step, std::move(series), true});
     }
   }
   if (keep_ == 0) return;

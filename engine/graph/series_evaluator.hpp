@@ -20,10 +20,13 @@
 namespace rulestream {
 
 // A condition met: which rule (an index into the pipeline's rules), at which step, and why.
+// Or, `cleared`, the rule's condition cleared at that step (SeriesState::take_cleared): the
+// finding then names the series only.
 struct SeriesFinding {
   std::size_t rule = 0;
   std::int64_t step = 0;
   Finding finding;
+  bool cleared = false;
 };
 
 class SeriesEvaluator {

@@ -157,7 +157,9 @@ TensorBoardPipeline::TensorBoardPipeline(PipelineConfig config,
          .rule = name,
          .stop_actions = stop_actions_for(rule, name, series && series->stops_training_on_fire(),
                                           config_.default_stop_actions),
-         .only_where_applicable = rule.only_where_applicable});
+         .only_where_applicable = rule.only_where_applicable,
+         .incidents = rule.incidents,
+         .clears_itself = series && series->clears_itself()});
   }
   routing_ = std::make_unique<SinkRouting>(config_.rules, labels_of(config_, sinks_));
   ledger_ = std::make_unique<RuleLedger>(
@@ -468,6 +470,10 @@ void TensorBoardPipeline::follow_by_listing(const Storage& storage, TensorBoardR
 void TensorBoardPipeline::dispatch(RunState& state) {
   for (std::size_t i = 0; i < state.findings.size(); ++i) {
     SeriesFinding& found = state.findings[i];  // sent once, then forgotten: moved from
+    if (found.cleared) {
+      ledger_->clear(found.rule, found.finding.tensors.front(), found.step);
+      continue;
+    }
     const Mode mode = state.finding_series[i]->info().mode;
     ledger_->fire(found.rule,
                   RuleLedger::condition(std::move(found.finding), found.step, mode, found.step));

@@ -100,7 +100,7 @@ TEST(RuleEventTest, StatusAsJson) {
       json::parse(status_event(RuleStatus::IssuesFound).to_json()).as_object();
   EXPECT_EQ(keys(event),
             (std::set<std::string>{"time", "kind", "trial", "rule_configuration", "rule", "status",
-                                   "steps_evaluated", "times_fired", "message"}));
+                                   "incidents", "steps_evaluated", "times_fired", "message"}));
   EXPECT_EQ(event.at("kind"), "status");
   EXPECT_EQ(event.at("status"), "IssuesFound");
   EXPECT_EQ(event.at("steps_evaluated"), 200);

@@ -7,6 +7,8 @@
 
 #include <boost/json.hpp>
 #include <cmath>
+#include <map>
+#include <sstream>
 
 #include "apps/cli/cli.hpp"
 #include "stages/format/tensorboard_writer.hpp"
@@ -40,13 +42,14 @@ TEST(WebhookCli, TheSinkArgumentPostsEachEventAsJson) {
       "replay", {logdir, "--rule", "NonFinite", "--sink", "webhook:" + receiver.url()});
   EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
   const auto requests = receiver.requests();
-  ASSERT_EQ(requests.size(), 2U);  // the event, then the rule's status
+  ASSERT_EQ(requests.size(), 3U);  // the event, its incident resolved at the end, the status
   EXPECT_EQ(requests[0].method, "POST");
   EXPECT_EQ(requests[0].content_type, "application/json");
   const auto event = boost::json::parse(requests[0].body).as_object();
   EXPECT_EQ(event.at("rule"), "NonFinite");
   EXPECT_EQ(event.at("global_step"), 3);
-  EXPECT_EQ(boost::json::parse(requests[1].body).at("status"), "IssuesFound");
+  EXPECT_EQ(boost::json::parse(requests[1].body).at("kind"), "incident_resolved");
+  EXPECT_EQ(boost::json::parse(requests[2].body).at("status"), "IssuesFound");
   EXPECT_TRUE(outcome.out.empty()) << "a configured sink replaces stdout";
 }
 
@@ -63,6 +66,71 @@ TEST(WebhookCli, SlackGetsItsTextPayload) {
   EXPECT_THAT(std::string(payload.at("text").as_string()), HasSubstr("NonFinite fired at step 3"));
 }
 
+// A loss at 1.0 for 30 steps, then up by half at every step to step 79 (1.5^50 = 6e8): the
+// default set's Divergence fires at step 32 (the last three values 1.5, 2.25, 3.375 have median
+// 2.25 > 2 x the best level 1.0) and again at each tenfold worsening, all one incident.
+std::string write_diverging_logdir(const std::filesystem::path& root) {
+  TensorBoardWriter writer(root / "logs" / "events.out.tfevents.1.host");
+  double loss = 1.0;
+  for (int step = 0; step < 80; ++step) {
+    if (step >= 30) loss *= 1.5;
+    writer.add_scalar("train/loss", step, static_cast<float>(loss), step);
+  }
+  return (root / "logs").string();
+}
+
+TEST(WebhookCli, ADivergingRunIsOneMessageWhenItOpensAndOneWhenItResolves) {
+  TempDir dir;
+  const std::string logdir = write_diverging_logdir(dir.path());
+  HttpReceiver webhook;
+  HttpReceiver slack;
+  const auto outcome =
+      testing::run_cli("replay", {logdir, "--sink", "webhook:" + webhook.url(), "--sink",
+                                  "slack:" + slack.url(), "--sink", "stdout:json"});
+  EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
+
+  // The JSON stream keeps every firing, each naming its incident.
+  std::vector<std::string> firings;
+  std::istringstream lines(outcome.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto event = boost::json::parse(line).as_object();
+    if (event.at("kind") != "condition_met") continue;
+    EXPECT_EQ(event.at("incident").at("id"), "Divergence/train/loss#1") << line;
+    firings.push_back(std::string(event.at("incident").at("state").as_string()));
+  }
+  ASSERT_GE(firings.size(), 3U) << outcome.out;  // 3.4 at step 32, then every 10x: 34, 340, ...
+  EXPECT_EQ(firings.front(), "opened");
+  EXPECT_EQ(firings.back(), "updated");
+
+  // The webhook: one firing (the opening), one resolution, and the six rules' statuses.
+  std::map<std::string, int> kinds;
+  for (const auto& request : webhook.requests()) {
+    const auto event = boost::json::parse(request.body).as_object();
+    ++kinds[std::string(event.at("kind").as_string())];
+    if (event.at("kind") == "condition_met") {
+      EXPECT_EQ(event.at("global_step"), 32);
+    }
+    if (event.at("kind") == "incident_resolved") {
+      EXPECT_EQ(event.at("incident").at("firings").as_int64(),
+                static_cast<std::int64_t>(firings.size()));
+    }
+  }
+  EXPECT_EQ(kinds, (std::map<std::string, int>{
+                       {"condition_met", 1}, {"incident_resolved", 1}, {"status", 6}}));
+
+  // Slack: the same two messages about the incident, as text.
+  std::vector<std::string> incident_texts;
+  for (const auto& request : slack.requests()) {
+    const std::string text(boost::json::parse(request.body).at("text").as_string());
+    if (text.find("incident Divergence/") != std::string::npos) incident_texts.push_back(text);
+  }
+  ASSERT_EQ(incident_texts.size(), 2U);
+  EXPECT_THAT(incident_texts[0], HasSubstr("Divergence fired at step 32"));
+  EXPECT_THAT(incident_texts[0], HasSubstr("incident Divergence/train/loss#1 opened"));
+  EXPECT_THAT(incident_texts[1], HasSubstr("incident Divergence/train/loss#1 resolved"));
+  EXPECT_THAT(incident_texts[1], HasSubstr("worst value"));
+}
+
 TEST(WebhookCli, ARulesFileWebhookThatNeverAnswersFillsItsDeadLetterFile) {
   TempDir dir;
   const std::string logdir = write_logdir(dir.path());
@@ -76,10 +144,11 @@ TEST(WebhookCli, ARulesFileWebhookThatNeverAnswersFillsItsDeadLetterFile) {
                  R"("}]})");
   const auto outcome = testing::run_cli("replay", {logdir, "--rules", rules.string()});
   EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
-  // Retried (5 attempts each, the default), then kept: both events, one JSON object a line.
-  EXPECT_EQ(receiver.requests().size(), 10U);
+  // Retried (5 attempts each, the default), then kept: the firing, its incident's resolution
+  // and the status, one JSON object a line.
+  EXPECT_EQ(receiver.requests().size(), 15U);
   const std::string kept = testing::read_text_file(dead_letters);
-  EXPECT_EQ(std::count(kept.begin(), kept.end(), '\n'), 2);
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), '\n'), 3);
   EXPECT_THAT(kept, HasSubstr("\"rule\": \"NonFinite\""));
   EXPECT_THAT(kept, HasSubstr("\"status\": \"IssuesFound\""));
 }
@@ -102,10 +171,13 @@ TEST(AlertmanagerCli, TheSinkArgumentRaisesTheAlertAndResolvesItAtTheEnd) {
   EXPECT_EQ(fired.labels.at("severity"), "warning");
   EXPECT_EQ(fired.annotations.at("step"), "3");
   EXPECT_GT(fired.ends_at, posts[0].received_at);
+  // One alert per incident: its id and series among the labels.
+  EXPECT_EQ(fired.labels.at("incident"), "NonFinite/train/loss#1");
+  EXPECT_EQ(fired.labels.at("series"), "train/loss");
   const testing::ReceivedAlert& resolved = posts[1].alerts[0];
   EXPECT_EQ(resolved.labels, fired.labels);
   EXPECT_LE(resolved.ends_at, posts[1].received_at);
-  EXPECT_EQ(resolved.annotations.at("status"), "IssuesFound");
+  EXPECT_THAT(resolved.annotations.at("resolution"), HasSubstr("open when the job ended"));
 }
 
 TEST(AlertmanagerCli, ARulesFileAlertmanagerWithBadSettingsIsRefusedNamingThem) {

@@ -52,6 +52,29 @@ TEST(RuleEventCodec, AConditionMetComesBackExactly) {
   EXPECT_EQ(back.to_json(), event.to_json());
 }
 
+TEST(RuleEventCodec, AnIncidentAndItsResolutionComeBackExactly) {
+  RuleEvent firing = condition_met();
+  firing.incident = IncidentNote{.id = "VG/gradient/fc1.weight#2",
+                                 .state = IncidentNote::State::Updated,
+                                 .firings = 7,
+                                 .opened_step = 30,
+                                 .last_step = 41,
+                                 .worst = Figure{"abs_mean", 0.1 + 0.2, std::nullopt},
+                                 .worst_step = 38};
+  const RuleEvent back = decode_rule_event(encode_rule_event(firing));
+  EXPECT_EQ(back.incident, firing.incident);
+  EXPECT_EQ(back.to_json(), firing.to_json());
+
+  RuleEvent resolved = firing;
+  resolved.kind = RuleEvent::Kind::IncidentResolved;
+  resolved.incident->state = IncidentNote::State::Resolved;
+  resolved.incident->worst.reset();
+  const RuleEvent resolved_back = decode_rule_event(encode_rule_event(resolved));
+  EXPECT_EQ(resolved_back.kind, RuleEvent::Kind::IncidentResolved);
+  EXPECT_EQ(resolved_back.incident, resolved.incident);
+  EXPECT_EQ(resolved_back.to_json(), resolved.to_json());
+}
+
 TEST(RuleEventCodec, NanSurvives) {
   RuleEvent event = condition_met();
   event.figures = {{"loss", std::numeric_limits<double>::quiet_NaN(), std::nullopt}};

@@ -283,5 +283,47 @@ TEST(RuleLedger, StatusesGoToTheRulesSinksToo) {
   EXPECT_EQ(recorded->status_of("B")->trial, "job-7");
 }
 
+TEST(RuleLedger, FiringsGroupIntoIncidentsThatResolveWhenClearedOrAtTheEnd) {
+  std::vector<LedgerRule> rules{
+      {.configuration_name = "D", .rule = "Divergence", .clears_itself = true}};
+  std::vector<RuleConfig> configs{configured("D", "Divergence")};
+  auto sink = std::make_unique<RecordingSink>();
+  RecordingSink* recorded = sink.get();
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::move(sink));
+  const SinkRouting routing(configs, {label_of(sinks[0]->describe())});
+  RuleLedger ledger(std::move(rules), sinks, routing, [](std::string, std::string) {});
+  ledger.name_trial("job-7");
+
+  ledger.fire(0, at_step(3));
+  ledger.fire(0, at_step(5));
+  ledger.clear(0, "loss", 30);
+  ledger.clear(0, "loss", 31);  // nothing open: nothing said
+  ledger.fire(0, at_step(40));
+  const LedgerSummary read = ledger.finish({}, kHealthy);
+
+  const std::vector<RuleEvent> events = recorded->events();
+  ASSERT_EQ(events.size(), 6U);
+  const auto state = [&](std::size_t i) { return events[i].incident->state; };
+  EXPECT_EQ(state(0), IncidentNote::State::Opened);
+  EXPECT_EQ(events[0].incident->id, "D/loss#1");
+  EXPECT_EQ(state(1), IncidentNote::State::Updated);
+  EXPECT_TRUE(events[1].updates_an_incident());
+  EXPECT_EQ(events[2].kind, RuleEvent::Kind::IncidentResolved);
+  EXPECT_EQ(events[2].global_step, 30);
+  EXPECT_EQ(events[2].incident->firings, 2);
+  EXPECT_EQ(events[2].trial, "job-7");
+  EXPECT_EQ(events[2].rule_configuration, "D");
+  EXPECT_EQ(events[3].incident->id, "D/loss#2");
+  EXPECT_EQ(state(3), IncidentNote::State::Opened);
+  // The end resolves the second before the status says the totals.
+  EXPECT_EQ(events[4].kind, RuleEvent::Kind::IncidentResolved);
+  EXPECT_EQ(events[4].incident->id, "D/loss#2");
+  EXPECT_EQ(events[4].message.rfind("open when the job ended", 0), 0U) << events[4].message;
+  EXPECT_EQ(events[5].kind, RuleEvent::Kind::Status);
+  EXPECT_EQ(read.statuses[0].times_fired, 3);
+  EXPECT_EQ(read.statuses[0].incidents, 2);
+}
+
 }  // namespace
 }  // namespace rulestream

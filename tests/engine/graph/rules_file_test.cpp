@@ -110,6 +110,35 @@ TEST(RulesFile, DefaultsNamesTheDefaultSetBesideOtherRules) {
   EXPECT_THROW(parse_rules_file(R"({"rules": ["everything"]})", "rules.json"), FormatError);
 }
 
+TEST(RulesFile, IncidentsSetARulesGroupingAndItsBadSettingsAreNamed) {
+  const RulesFile file = parse_rules_file(
+      R"({"rules": [{"RuleParameters": {"rule_to_invoke": "LossNotDecreasing"},
+                     "Incidents": {"Grouping": "series", "QuietSteps": 50}},
+                    {"RuleParameters": {"rule_to_invoke": "Divergence"},
+                     "Incidents": {"Grouping": "none"}},
+                    {"RuleParameters": {"rule_to_invoke": "Plateau"}}]})",
+      "rules.json");
+  ASSERT_EQ(file.rules.size(), 3U);
+  EXPECT_EQ(file.rules[0].incidents.grouped, true);
+  EXPECT_EQ(file.rules[0].incidents.quiet_steps, 50);
+  EXPECT_EQ(file.rules[1].incidents.grouped, false);
+  EXPECT_FALSE(file.rules[2].incidents.grouped);  // unset: the rule's own default
+  for (const std::string bad : {R"({"Grouping": "tensor"})", R"({"QuietSteps": -1})",
+                                R"({"QuietSteps": "10"})", R"({"Group": "none"})", "[]"}) {
+    const std::string text =
+        R"({"rules": [{"RuleParameters": {"rule_to_invoke": "Plateau"}, "Incidents": )" + bad +
+        "}]}";
+    try {
+      parse_rules_file(text, "rules.json");
+      ADD_FAILURE() << bad;
+    } catch (const FormatError& error) {
+      EXPECT_NE(std::string(error.what()).find("Incidents"), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find("rules.json: rule 0"), std::string::npos)
+          << error.what();
+    }
+  }
+}
+
 TEST(RulesFile, ConvertsNumbersAndBooleansToTheStringsSageMakerWouldHold) {
   const RulesFile file = parse_rules_file(R"([{"RuleParameters": {
       "rule_to_invoke": "LossNotDecreasing", "num_steps": 10, "diff_percent": 0.5,

@@ -108,7 +108,9 @@ TEST_F(S3TensorBoardTest, AWatchFollowsAnEventFileReUploadedAsItGrows) {
   const auto outcome = watch.get();
   EXPECT_EQ(outcome.exit_code, cli::kExitRuleFired) << outcome.err;
   const auto events = events_of(outcome.out);
-  ASSERT_EQ(events.size(), 2U) << outcome.out;  // the NaN at step 30, then the status
+  // The NaN at step 30, its incident resolved as the watch ends, then the status.
+  ASSERT_EQ(events.size(), 3U) << outcome.out;
+  EXPECT_NE(events[1].find("\"kind\":\"incident_resolved\""), std::string::npos) << events[1];
   EXPECT_NE(events[0].find("\"global_step\":30"), std::string::npos) << events[0];
 }
 
