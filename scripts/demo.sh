@@ -48,9 +48,9 @@ echo "== rulestream inspect --tensor: one gradient, step by step =="
 
 echo
 echo "== rulestream watch: a TensorBoard logdir whose loss diverges from step 120 =="
+echo "   (no rule named: the default set; each problem is one incident, opened and resolved)"
 mkdir -p "$demo_dir/tb"
-"$binary" watch "$demo_dir/tb" --rule NonFinite --rule LossSpike --rule LossNotDecreasing \
-  --poll-interval 0.05 &
+"$binary" watch "$demo_dir/tb" --poll-interval 0.05 &
 tb_watch_pid=$!
 "$binary" simulate "$demo_dir/tb" --format tensorboard --scenario exploding --steps 200 \
   --fault-step 120 --step-delay-ms 10 >/dev/null

@@ -69,6 +69,27 @@ std::string optional_step(const std::optional<std::int64_t>& step) {
   return step ? std::to_string(*step) : "-";
 }
 
+// What the rules found, first: one line a problem, what it is and what to do.
+void write_verdicts(const std::vector<Verdict>& verdicts, std::ostream& out) {
+  out << "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n";
+  if (verdicts.empty()) {
+    out << "<p class=\"verdict-none\">No rule found an issue (the rules table says what each "
+           "judged).</p>\n</section>\n";
+    return;
+  }
+  out << "<ol class=\"verdicts\">\n";
+  for (const Verdict& verdict : verdicts) {
+    out << "<li class=\"verdict\" data-configuration=\"" << html_escape(verdict.configuration)
+        << "\"><strong>" << html_escape(verdict.configuration) << "</strong>, step "
+        << verdict.first_step;
+    if (verdict.last_step != verdict.first_step) out << "-" << verdict.last_step;
+    out << " (" << verdict.firings << (verdict.firings == 1 ? " firing" : " firings");
+    if (!verdict.resolution.empty()) out << "; " << html_escape(verdict.resolution);
+    out << "): " << html_escape(verdict.message) << "</li>\n";
+  }
+  out << "</ol>\n</section>\n";
+}
+
 void write_rules(const std::vector<RuleOutcome>& rules, std::ostream& out) {
   out << "<section id=\"rules\">\n<h2>Rules</h2>\n<table>\n<thead><tr><th>Rule</th>"
          "<th>Status</th><th>Firings</th><th>First step</th><th>Last step</th><th>Finding</th>"
@@ -132,6 +153,7 @@ void write_report_html(const JobReport& report, std::string_view chart_library, 
       << "</style>\n</head>\n<body>\n<header><h1>rulestream report</h1><p>"
       << html_escape(report.job.path) << " &middot; made " << iso8601_utc_seconds(report.generated)
       << "</p></header>\n";
+  write_verdicts(report.verdicts, out);
   write_job(report.job, out);
   write_rules(report.rules, out);
   write_plots(report.charts, out);

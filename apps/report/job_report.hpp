@@ -52,6 +52,19 @@ struct RuleOutcome {
   std::vector<std::int64_t> firing_steps;  // the step of every firing, in step order
 };
 
+// What happened, in words a person acts on: one incident of a rule (its firings on one series,
+// grouped), or for a rule whose firings are not grouped, all of its firings. The report opens
+// with these, in the order they began.
+struct Verdict {
+  std::string configuration;  // the rule configuration that found it
+  std::string incident;       // its id; empty for a rule whose firings are not grouped
+  std::int64_t first_step = 0;
+  std::int64_t last_step = 0;
+  std::int64_t firings = 0;
+  std::string message;     // the first firing's: what it is and what to do
+  std::string resolution;  // how it ended ("cleared at step 594"); empty while unknown
+};
+
 struct StepRange {
   std::int64_t count = 0;
   std::int64_t first = 0;
@@ -71,6 +84,7 @@ struct JobSummary {
 };
 
 struct JobReport {
+  std::vector<Verdict> verdicts;
   JobSummary job;
   std::vector<RuleOutcome> rules;
   std::vector<Chart> charts;

@@ -15,6 +15,8 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; }
 .status-IssuesFound { color: #b31b1b; font-weight: 600; }
 .status-Error { color: #8a4b00; font-weight: 600; }
 .status-NoIssuesFound { color: #1b6e2a; }
+ol.verdicts { padding-left: 1.4em; }
+li.verdict { margin: 0.3em 0; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(360px, 1fr)); gap: 14px; }
 .group-losses .charts { grid-template-columns: 1fr; }
 figure.chart { margin: 0; border: 1px solid #e4e4e4; padding: 6px; }

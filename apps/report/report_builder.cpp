@@ -47,6 +47,7 @@ JobReport build_job_report(PipelineConfig config) {
   }
   for (const auto& problem : replay.problems) report.job.problems.push_back(problem.message);
   report.rules = recorder.outcomes(replay.statuses);
+  report.verdicts = recorder.verdicts();
   report.generated = std::chrono::system_clock::now();
   return report;
 }

@@ -31,6 +31,9 @@ class FiringRecorder {
   std::vector<RuleOutcome> outcomes(const std::vector<RuleEvent>& statuses) const;
   // Every step where some rule fired, sorted, each once: what downsampling must keep.
   std::vector<std::int64_t> all_firing_steps() const;
+  // The verdicts: each incident, and each rule whose firings were not grouped, by the step
+  // they began. Call after the pipeline ran.
+  std::vector<Verdict> verdicts() const;
 
  private:
   struct Firings {
@@ -40,6 +43,7 @@ class FiringRecorder {
   };
   mutable std::mutex mutex_;
   std::map<std::string, Firings> by_configuration_;
+  std::map<std::string, Verdict> by_incident_;
 };
 
 }  // namespace rulestream

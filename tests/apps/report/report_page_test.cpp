@@ -171,6 +171,57 @@ TEST(ReportPageTest, TensorBoardLogdirHasItsTagsGroupedAndTheNaNWhereItBegins) {
   EXPECT_EQ(non_finite->at("steps").as_array().front().as_int64(), 131);
 }
 
+TEST(ReportPageTest, ThePageOpensWithTheVerdicts) {
+  // The exploding logdir (above): train/loss grows from step 120 to 1e10 at 130, NaN from 131.
+  TempDir logdir;
+  write_exploding_logdir(logdir.path(), 200, 120);
+  const HtmlDocument page(report_page(logdir.path()));
+  ASSERT_TRUE(page.parsed());
+  EXPECT_EQ(page.texts("(//section)[1]/@id"), std::vector<std::string>{"verdicts"});
+  const auto verdicts = page.texts("//section[@id='verdicts']//li");
+  ASSERT_FALSE(verdicts.empty());
+  bool diverged = false, non_finite = false;
+  for (const std::string& verdict : verdicts) {
+    // Each: the rule, the steps, the firings, how it ended, and what it is.
+    if (verdict.starts_with("Divergence, step 12")) {
+      diverged = verdict.find("lower the learning rate") != std::string::npos;
+    }
+    if (verdict.starts_with("NonFinite, step 131")) {
+      non_finite = verdict.find("open when the job ended") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(diverged) << ::testing::PrintToString(verdicts);
+  EXPECT_TRUE(non_finite) << ::testing::PrintToString(verdicts);
+
+  // smdebug's rules fire per step, with no incident: one verdict for all of a rule's firings.
+  TempDir job;
+  write_vanishing_job(job.path());
+  const HtmlDocument smdebug(report_page(job.path()));
+  EXPECT_EQ(smdebug.texts("//section[@id='verdicts']//li/@data-configuration"),
+            std::vector<std::string>{"VanishingGradient"});
+  const auto text = smdebug.texts("//section[@id='verdicts']//li");
+  ASSERT_EQ(text.size(), 1U);
+  EXPECT_EQ(text[0].rfind("VanishingGradient, step " + std::to_string(kVanishingFault) + "-" +
+                              std::to_string(kVanishingSteps - 1) + " (" +
+                              std::to_string(kVanishingSteps - kVanishingFault) + " firings): ",
+                          0),
+            0U)
+      << text[0];
+
+  // A healthy logdir says so.
+  TempDir healthy;
+  {
+    TensorBoardWriter writer(healthy.path() / "events.out.tfevents.1.host");
+    for (int step = 0; step < 100; ++step) {
+      writer.add_scalar("train/loss", step, 1.0F / (1.0F + 0.05F * static_cast<float>(step)), step);
+    }
+  }
+  const HtmlDocument quiet(report_page(healthy.path()));
+  EXPECT_EQ(
+      quiet.texts("//section[@id='verdicts']/p"),
+      std::vector<std::string>{"No rule found an issue (the rules table says what each judged)."});
+}
+
 TEST(ReportPageTest, KerasRunsShareTheLossChartAndHistogramsAreBands) {
   TempDir dir;
   {
