@@ -17,7 +17,7 @@ constexpr std::size_t kAlertsPerPost = 64;
 
 std::map<std::string, std::string> labels_of(const RuleEvent& event, const std::string& severity) {
   std::map<std::string, std::string> labels{{"alertname", event.rule_configuration},
-                                            {"job", event.trial},
+                                            {"training_job", event.trial},
                                             {"rule", event.rule},
                                             {"rule_configuration", event.rule_configuration},
                                             {"severity", severity}};
@@ -187,7 +187,7 @@ void AlertmanagerSink::send(const std::vector<Alert>& alerts, std::string_view w
     delivery.dead_letter_members = "\"alerts\":" + delivery.body;
     delivery.label = std::string(why) + " (" +
                      (last - first == 1 ? "alert " + alerts[first].labels.at("alertname") +
-                                              " of job " + alerts[first].labels.at("job")
+                                              " of job " + alerts[first].labels.at("training_job")
                                         : std::to_string(last - first) + " alerts") +
                      ")";
     queue_->enqueue(std::move(delivery));

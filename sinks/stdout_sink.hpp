@@ -7,7 +7,10 @@
 
 namespace rulestream {
 
-// Writes each event as one line: readable text by default, JSON with Format::Json.
+// Writes each event as one line: readable text by default, JSON with Format::Json. An output
+// that cannot be written is no failure of the job: an event it refuses goes to stderr instead,
+// and once its reader is gone (a closed pipe: `| head`) it is said once and written no more,
+// while the other sinks get every event.
 class StdoutSink final : public Sink {
  public:
   enum class Format { Text, Json };
@@ -20,6 +23,7 @@ class StdoutSink final : public Sink {
   std::ostream& out_;
   Format format_;
   std::mutex mutex_;
+  bool reader_gone_ = false;  // the pipe was closed (EPIPE): nothing more is written
 };
 
 }  // namespace rulestream

@@ -296,12 +296,12 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
       const std::string name = options["tensor"].as<std::string>();
       const auto reports = report_tensor(trial, name);
       if (json) {
-        out << dump_python_json(tensor_json(name, reports)) << "\n";
+        out << dump_python_json(tensor_json(name, reports), InvalidUtf8::SurrogateEscape) << "\n";
       } else {
         print_tensor_human(name, reports, out);
       }
     } else if (json) {
-      out << dump_python_json(summary_json(trial)) << "\n";
+      out << dump_python_json(summary_json(trial), InvalidUtf8::SurrogateEscape) << "\n";
     } else {
       print_summary_human(trial, out);
     }

@@ -17,6 +17,7 @@
 
 #include "apps/cli/cli.hpp"
 #include "apps/cli/commands.hpp"
+#include "apps/cli/exit_status.hpp"
 #include "apps/cli/path_command_line.hpp"
 #include "apps/cli/rule_cli_options.hpp"
 #include "apps/cli/storage_cli_options.hpp"
@@ -169,15 +170,6 @@ void print_summary(const std::string& prefix, const JobOutcome& report, std::ost
         << (report.unread.empty() ? "not read to the end" : report.unread + " were not read")
         << "\n";
   }
-}
-
-// 0 no rule fired, 1 a rule fired, 2 an error. A source that failed was said when it happened
-// ("rulestream: reading the job failed: ...") and is in every status.
-int exit_status_of(const JobOutcome& report) {
-  if (!report.source_failure.empty() || report.rule_errors) return kExitError;
-  if (report.conditions_met > 0) return kExitRuleFired;
-  // A replay cut short has not shown the job healthy: a CI gate must not pass on it.
-  return report.interrupted ? kExitError : kExitOk;
 }
 
 int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& out,

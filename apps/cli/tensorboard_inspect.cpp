@@ -162,7 +162,7 @@ void print_points(const std::string& run, const std::vector<Point>& points,
     document["run"] = run;
     document["tag"] = *request.tag;
     document["points"] = std::move(entries);
-    out << dump_python_json(document) << "\n";
+    out << dump_python_json(document, InvalidUtf8::SurrogateEscape) << "\n";
     return;
   }
   out << "run " << run << ", tag " << *request.tag << ": " << points.size() << " values\n";
@@ -193,7 +193,8 @@ void inspect_tensorboard(const Storage& storage, const TensorBoardInspectRequest
   const LogdirRead read = read_logdir(storage, sink);
   if (!request.tag) {
     if (request.json) {
-      out << dump_python_json(summary_json(storage, read, sink)) << "\n";
+      out << dump_python_json(summary_json(storage, read, sink), InvalidUtf8::SurrogateEscape)
+          << "\n";
     } else {
       print_summary(storage, read, sink, out);
     }

@@ -1,12 +1,15 @@
 #include "apps/serve/http_server.hpp"
 
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 namespace rulestream {
@@ -23,11 +26,43 @@ namespace {
 constexpr auto kIdleConnection = std::chrono::seconds(30);
 // We answer GETs only: a large body is a client's mistake.
 constexpr std::uint64_t kBodyLimit = 64 * 1024;
+// The request line and headers may take this much; a target past kTargetLimit is refused with
+// 414 (a target longer than the whole header section gets 431, as any header section that
+// large does).
+constexpr std::uint32_t kHeaderLimit = 64 * 1024;
+constexpr std::size_t kTargetLimit = 8 * 1024;
+
+// What a request the parser refused gets: nothing for a client that went away, else a status
+// that says why (RFC 9110, RFC 6585), and the connection closes.
+std::optional<http::status> status_for_refused(const beast::error_code& error) {
+  if (error.category() != beast::http::make_error_code(http::error::bad_target).category()) {
+    return std::nullopt;  // closed, reset, timed out
+  }
+  switch (static_cast<http::error>(error.value())) {
+    case http::error::end_of_stream:
+    case http::error::partial_message:
+    case http::error::short_read:
+      return std::nullopt;
+    case http::error::header_limit:
+      return http::status::request_header_fields_too_large;
+    case http::error::body_limit:
+      return http::status::payload_too_large;
+    default:
+      return http::status::bad_request;
+  }
+}
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const HttpServer::Handler& handler)
-      : stream_(std::move(socket)), handler_(handler) {}
+  // `open_sessions` counts this session while it lives (HttpServer's connection cap).
+  Session(tcp::socket socket, const HttpServer::Handler& handler,
+          std::atomic<std::size_t>& open_sessions)
+      : stream_(std::move(socket)), handler_(handler), open_sessions_(open_sessions) {
+    open_sessions_.fetch_add(1);
+  }
+  ~Session() { open_sessions_.fetch_sub(1); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   void start() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
@@ -37,6 +72,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void read() {
     parser_.emplace();
     parser_->body_limit(kBodyLimit);
+    parser_->header_limit(kHeaderLimit);
     stream_.expires_after(kIdleConnection);
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code error, std::size_t) {
@@ -45,32 +81,57 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_read(beast::error_code error) {
-    if (error) {  // closed, timed out or not HTTP: nothing to answer
-      beast::error_code ignored;
+    if (error) {
+      if (const auto status = status_for_refused(error)) {
+        answer({static_cast<unsigned>(*status),
+                "text/plain; charset=utf-8",
+                std::string(http::obsolete_reason(*status)) + ": " + error.message() + "\n",
+                {}},
+               11, false, false);
+        return;
+      }
+      beast::error_code ignored;  // closed or timed out: nothing to answer
       stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
       return;
     }
     const auto& request = parser_->get();
+    if (request.target().size() > kTargetLimit) {
+      answer({414,
+              "text/plain; charset=utf-8",
+              "URI Too Long: the target is " + std::to_string(request.target().size()) +
+                  " bytes, at most " + std::to_string(kTargetLimit) + " are read\n",
+              {}},
+             request.version(), false, false);
+      return;
+    }
     HttpRequest incoming;
     incoming.method = std::string(request.method_string());
     incoming.target = std::string(request.target());
     if (const auto found = request.find(http::field::authorization); found != request.end()) {
       incoming.authorization = std::string(found->value());
     }
-    HttpResponse answer;
+    HttpResponse answered;
     try {
-      answer = handler_(incoming);
+      answered = handler_(incoming);
     } catch (const std::exception& failure) {
-      answer = {500, "text/plain; charset=utf-8", std::string(failure.what()) + "\n", {}};
+      answered = {500, "text/plain; charset=utf-8", std::string(failure.what()) + "\n", {}};
     }
+    answer(std::move(answered), request.version(), request.keep_alive(),
+           request.method() == http::verb::head);
+  }
+
+  // Sends `answered`; reads the next request when `keep_alive`, else closes. A HEAD request's
+  // answer says the length of the body GET would get, and sends none.
+  void answer(HttpResponse answered, unsigned version, bool keep_alive, bool head) {
     auto response = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(answer.status), request.version());
+        static_cast<http::status>(answered.status), version);
     response->set(http::field::server, "rulestream");
-    response->set(http::field::content_type, answer.content_type);
-    for (const auto& [name, value] : answer.headers) response->set(name, value);
-    response->keep_alive(request.keep_alive());
-    response->body() = std::move(answer.body);
+    response->set(http::field::content_type, answered.content_type);
+    for (const auto& [name, value] : answered.headers) response->set(name, value);
+    response->keep_alive(keep_alive);
+    response->body() = std::move(answered.body);
     response->prepare_payload();
+    if (head) response->body().clear();  // Content-Length stays that of the body
     http::async_write(
         stream_, *response,
         [self = shared_from_this(), response](beast::error_code write_error, std::size_t) {
@@ -88,30 +149,60 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpServer::Handler& handler_;
+  std::atomic<std::size_t>& open_sessions_;
 };
+
+// What a connection past the cap gets before it is closed.
+constexpr std::string_view kTooManyConnections =
+    "HTTP/1.1 503 Service Unavailable\r\nServer: rulestream\r\nContent-Type: text/plain; "
+    "charset=utf-8\r\nContent-Length: 21\r\nConnection: close\r\nRetry-After: 1\r\n\r\n"
+    "too many connections\n";
 
 }  // namespace
 
 struct HttpServer::State {
-  explicit State(Handler handler_in) : handler(std::move(handler_in)), acceptor(io) {}
+  State(Handler handler_in, std::size_t max_connections_in)
+      : handler(std::move(handler_in)), max_connections(max_connections_in), acceptor(io) {}
 
   void accept() {
     acceptor.async_accept(
         asio::make_strand(io), [this](beast::error_code error, tcp::socket socket) {
           if (error == asio::error::operation_aborted) return;
-          if (!error) std::make_shared<Session>(std::move(socket), handler)->start();
+          if (!error) {
+            if (open_sessions.load() >= max_connections) {
+              refuse(std::move(socket));
+            } else {
+              std::make_shared<Session>(std::move(socket), handler, open_sessions)->start();
+            }
+          }
           accept();  // one failed accept (too many open files) must not end the server
         });
   }
 
+  // Past the cap, idle clients would hold every descriptor the process has (the job scan's
+  // and the sinks' too): a new connection is told so and closed.
+  static void refuse(tcp::socket socket) {
+    auto held = std::make_shared<tcp::socket>(std::move(socket));
+    asio::async_write(*held, asio::buffer(kTooManyConnections),
+                      [held](beast::error_code, std::size_t) {
+                        beast::error_code ignored;
+                        held->shutdown(tcp::socket::shutdown_both, ignored);
+                        held->close(ignored);
+                      });
+  }
+
   Handler handler;
+  const std::size_t max_connections;
+  std::atomic<std::size_t> open_sessions{0};
   asio::io_context io;
   tcp::acceptor acceptor;
   std::vector<std::thread> threads;
 };
 
-HttpServer::HttpServer(const std::string& host, std::uint16_t port, Handler handler, int threads)
-    : state_(std::make_unique<State>(std::move(handler))) {
+HttpServer::HttpServer(const std::string& host, std::uint16_t port, Handler handler, int threads,
+                       std::size_t max_connections)
+    : state_(
+          std::make_unique<State>(std::move(handler), std::max<std::size_t>(max_connections, 1))) {
   const std::string where = host + ":" + std::to_string(port);
   try {
     const tcp::endpoint endpoint(asio::ip::make_address(host), port);

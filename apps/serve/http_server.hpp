@@ -1,9 +1,13 @@
 #pragma once
 
-// A small HTTP/1.1 server on Boost.Beast: keep-alive connections, GET answered by one
+// A small HTTP/1.1 server on Boost.Beast: keep-alive connections, requests answered by one
 // handler, on a few threads of its own io_context (so a slow answer, a report page, does not
-// hold up /healthz).
+// hold up /healthz). A HEAD request gets its GET's headers and no body. What is not a request
+// it can read gets a status saying why, and the connection closes: 400 (malformed), 414 (a
+// target over 8 KiB), 431 (a header section over 64 KiB), 413 (a body over 64 KiB). At most
+// `max_connections` are open at once; one more gets 503 and is closed.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,10 +36,14 @@ struct HttpResponse {
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
+  // Well under the descriptors a service is given (serve raises its soft limit: 1,024 is the
+  // least a system grants), leaving the rest to the jobs it reads and the sinks it writes.
+  static constexpr std::size_t kDefaultMaxConnections = 512;
 
   // Binds HOST:PORT (PORT 0: an ephemeral port, see port()) and starts serving on `threads`
   // threads. std::runtime_error naming the address when it cannot listen.
-  HttpServer(const std::string& host, std::uint16_t port, Handler handler, int threads = 4);
+  HttpServer(const std::string& host, std::uint16_t port, Handler handler, int threads = 4,
+             std::size_t max_connections = kDefaultMaxConnections);
   ~HttpServer();  // stops accepting, closes connections, joins the threads
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -7,14 +7,17 @@
 #include "apps/coordination/rule_event_codec.hpp"
 #include "apps/report/report_page.hpp"
 #include "apps/serve/job_json.hpp"
+#include "core/model/utf8_text.hpp"
 
 namespace rulestream {
 namespace {
 
 namespace json = boost::json;
 
+// A job folder's name is bytes: one that is not UTF-8 must not make the whole listing invalid
+// JSON, so its stray bytes are replaced (U+FFFD) in the answer.
 HttpResponse json_response(unsigned status, const json::value& body) {
-  return {status, "application/json", json::serialize(body) + "\n", {}};
+  return {status, "application/json", with_valid_utf8(json::serialize(body)) + "\n", {}};
 }
 
 HttpResponse error_response(unsigned status, const std::string& message) {
@@ -48,12 +51,17 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
   if (!parsed) return error_response(400, "not a request target: " + request.target);
   std::vector<std::string> path;
   for (const auto& segment : parsed->segments()) path.push_back(segment);  // percent-decoded
-  if (request.method != "GET") {
-    HttpResponse refused = error_response(405, "only GET is served");
-    refused.headers.emplace_back("Allow", "GET");
+  // HEAD is GET without the body (the server drops it).
+  if (request.method != "GET" && request.method != "HEAD") {
+    HttpResponse refused = error_response(405, "only GET and HEAD are served");
+    refused.headers.emplace_back("Allow", "GET, HEAD");
     return refused;
   }
-  if (path == std::vector<std::string>{"healthz"}) return {200, "text/plain", "ok\n", {}};
+  // Kubernetes' probes: /livez (the process answers), /readyz (it is ready for work);
+  // /healthz is /livez's older name.
+  if (path == std::vector<std::string>{"livez"} || path == std::vector<std::string>{"healthz"}) {
+    return {200, "text/plain", "ok\n", {}};
+  }
   if (path == std::vector<std::string>{"readyz"}) {
     if (service_.ready()) return {200, "text/plain", "ready\n", {}};
     return {503, "text/plain", "scanning the roots\n", {}};

@@ -27,10 +27,17 @@ void append_unicode_escape(std::string& out, std::uint32_t unit) {
                               " of \"" + std::string(utf8.substr(0, 64)) + "\")");
 }
 
-// Decodes the code point starting at utf8[i] and advances i. Strict: no overlong forms, no
-// surrogates, nothing above U+10FFFF (the same rules Boost.JSON's parser applies).
-std::uint32_t decode_utf8(std::string_view utf8, std::size_t& i) {
+// Decodes the code point starting at utf8[i] and advances i, or throws (InvalidUtf8::Refuse) or
+// takes the one byte as Python's surrogateescape does, U+DC80-U+DCFF (SurrogateEscape). Strict:
+// no overlong forms, no surrogates, nothing above U+10FFFF (the same rules Boost.JSON's parser
+// applies).
+std::uint32_t decode_utf8(std::string_view utf8, std::size_t& i, InvalidUtf8 invalid) {
   const std::size_t start = i;
+  const auto invalid_at = [&](std::string_view text, std::size_t offset) -> std::uint32_t {
+    if (invalid == InvalidUtf8::Refuse) throw_invalid_utf8(text, offset);
+    i = offset + 1;
+    return 0xDC00u + static_cast<unsigned char>(text[offset]);
+  };
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(utf8[k]); };
   const unsigned char lead = byte(i);
   int continuation = 0;
@@ -52,42 +59,44 @@ std::uint32_t decode_utf8(std::string_view utf8, std::size_t& i) {
     code_point = lead & 0x07;
     minimum = 0x10000;
   } else {
-    throw_invalid_utf8(utf8, start);
+    return invalid_at(utf8, start);
   }
-  if (utf8.size() - i <= static_cast<std::size_t>(continuation)) throw_invalid_utf8(utf8, start);
+  if (utf8.size() - i <= static_cast<std::size_t>(continuation)) {
+    return invalid_at(utf8, start);
+  }
   for (int k = 1; k <= continuation; ++k) {
     const unsigned char next = byte(i + k);
-    if ((next & 0xC0) != 0x80) throw_invalid_utf8(utf8, start);
+    if ((next & 0xC0) != 0x80) return invalid_at(utf8, start);
     code_point = (code_point << 6) | (next & 0x3F);
   }
   if (code_point < minimum || code_point > 0x10FFFF ||
       (code_point >= 0xD800 && code_point <= 0xDFFF)) {
-    throw_invalid_utf8(utf8, start);
+    return invalid_at(utf8, start);
   }
   i += continuation + 1;
   return code_point;
 }
 
-void append_array(std::string& out, const boost::json::array& array) {
+void append_array(std::string& out, const boost::json::array& array, InvalidUtf8 invalid) {
   out += '[';
   bool first = true;
   for (const auto& element : array) {
     if (!first) out += ", ";
     first = false;
-    append_python_json(out, element);
+    append_python_json(out, element, invalid);
   }
   out += ']';
 }
 
-void append_object(std::string& out, const boost::json::object& object) {
+void append_object(std::string& out, const boost::json::object& object, InvalidUtf8 invalid) {
   out += '{';
   bool first = true;
   for (const auto& member : object) {
     if (!first) out += ", ";
     first = false;
-    append_python_json_string(out, member.key());
+    append_python_json_string(out, member.key(), invalid);
     out += ": ";
-    append_python_json(out, member.value());
+    append_python_json(out, member.value(), invalid);
   }
   out += '}';
 }
@@ -101,11 +110,11 @@ void append_integer(std::string& out, Integer value) {
 
 }  // namespace
 
-void append_python_json_string(std::string& out, std::string_view utf8) {
+void append_python_json_string(std::string& out, std::string_view utf8, InvalidUtf8 invalid) {
   out += '"';
   std::size_t i = 0;
   while (i < utf8.size()) {
-    const std::uint32_t code_point = decode_utf8(utf8, i);
+    const std::uint32_t code_point = decode_utf8(utf8, i, invalid);
     switch (code_point) {
       case '"':
         out += "\\\"";
@@ -201,7 +210,7 @@ void append_python_float(std::string& out, double value) {
   append_integer(out, magnitude);
 }
 
-void append_python_json(std::string& out, const boost::json::value& value) {
+void append_python_json(std::string& out, const boost::json::value& value, InvalidUtf8 invalid) {
   switch (value.kind()) {
     case boost::json::kind::null:
       out += "null";
@@ -219,20 +228,20 @@ void append_python_json(std::string& out, const boost::json::value& value) {
       append_python_float(out, value.get_double());
       return;
     case boost::json::kind::string:
-      append_python_json_string(out, value.get_string());
+      append_python_json_string(out, value.get_string(), invalid);
       return;
     case boost::json::kind::array:
-      append_array(out, value.get_array());
+      append_array(out, value.get_array(), invalid);
       return;
     case boost::json::kind::object:
-      append_object(out, value.get_object());
+      append_object(out, value.get_object(), invalid);
       return;
   }
 }
 
-std::string dump_python_json(const boost::json::value& value) {
+std::string dump_python_json(const boost::json::value& value, InvalidUtf8 invalid) {
   std::string out;
-  append_python_json(out, value);
+  append_python_json(out, value, invalid);
   return out;
 }
 

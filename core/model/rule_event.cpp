@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/model/python_json.hpp"
+#include "core/model/utf8_text.hpp"
 
 namespace rulestream {
 
@@ -140,9 +141,9 @@ std::string RuleEvent::to_json() const {
   try {
     return dump_python_json(out);
   } catch (const std::invalid_argument&) {
-    // A tensor name or message that is not UTF-8 cannot be escaped the Python way; the event
-    // still goes out, with the bytes as they are.
-    return boost::json::serialize(out);
+    // A trial or tensor name that is not UTF-8 (a folder named in Latin-1) cannot be escaped
+    // the Python way; the event still goes out, as JSON, its stray bytes replaced.
+    return with_valid_utf8(boost::json::serialize(out));
   }
 }
 

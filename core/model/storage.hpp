@@ -18,6 +18,9 @@ struct StoredObject {
   std::string path;
   std::uint64_t size = 0;
   std::int64_t modified_ns = 0;  // modification time, nanoseconds since the epoch
+  // Which file this is, where storage can tell (a local file's inode); 0 when it cannot (S3). A
+  // name whose identity changed was replaced (written elsewhere and renamed over).
+  std::uint64_t identity = 0;
 
   friend bool operator==(const StoredObject&, const StoredObject&) = default;
 };

@@ -20,6 +20,7 @@ struct TrialFile {
   std::string path;  // relative to the trial root, '/'-separated
   std::uint64_t size = 0;
   std::int64_t modified_ns = 0;
+  std::uint64_t identity = 0;  // as StoredObject::identity: a local file's inode, else 0
 
   friend bool operator==(const TrialFile&, const TrialFile&) = default;
 };

@@ -83,6 +83,8 @@ class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
   std::int64_t values = 0;
   // Besides the reader's: files that end inside a record, files that could not be read.
   std::vector<TensorBoardProblem> problems;
+  // How many of the reader's problems a watch has said as they came (notice).
+  std::size_t problems_noticed = 0;
 
  private:
   void feed(SeriesEvaluator& evaluator, std::int64_t step, double value) {
@@ -292,7 +294,7 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
             break;
           }
           try {
-            read_run_file(storage, file, state.reader, state, true, {}, state.problems);
+            read_run_file(storage, file, state.reader, state, true, read_options(), state.problems);
           } catch (const StorageError& error) {
             state.problems.push_back(
                 {file.path, state.reader.resume_offset(file.path), error.what()});
@@ -317,11 +319,17 @@ TensorBoardPipeline::RunState& TensorBoardPipeline::run_named(const std::string&
 void TensorBoardPipeline::read_followed(const Storage& storage, const StoredObject& file,
                                         RunState& state) {
   try {
-    read_run_file(storage, file, state.reader, state, false, {}, state.problems);
+    read_run_file(storage, file, state.reader, state, false, read_options(), state.problems);
   } catch (const StorageError& error) {
     // A file gone between its listing or announcement and the read (renamed, rotated): the
     // next look finds it again or not.
     static_cast<void>(error);
+  }
+  // A watch says what went wrong as it happens (a file cut short, replaced, corrupt), not only
+  // when it ends.
+  const std::vector<TensorBoardProblem>& found = state.reader.problems();
+  for (; state.problems_noticed < found.size(); ++state.problems_noticed) {
+    if (notice_) notice_(logdir_ + "/" + found[state.problems_noticed].message);
   }
   dispatch(state);
 }
@@ -383,10 +391,12 @@ void TensorBoardPipeline::follow_announced(const std::shared_ptr<const Storage>&
       std::uint64_t& size = sizes[file.path];
       bytes = bytes - size + file.size;
       size = file.size;
-      read_followed(
-          *storage,
-          StoredObject{.path = file.path, .size = file.size, .modified_ns = file.modified_ns},
-          run_named(run_of(file.path)));
+      read_followed(*storage,
+                    StoredObject{.path = file.path,
+                                 .size = file.size,
+                                 .modified_ns = file.modified_ns,
+                                 .identity = file.identity},
+                    run_named(run_of(file.path)));
     }
     take_stock(sizes.size(), bytes, report);
   };
@@ -537,17 +547,39 @@ void TensorBoardPipeline::notice_idle_rules() {
   }
 }
 
+std::string TensorBoardPipeline::values_not_read() const {
+  std::size_t count = 0;
+  const TensorBoardProblem* first = nullptr;
+  for (const auto& run : runs_) {
+    const std::vector<TensorBoardProblem>& read = run->reader.problems();
+    for (const auto* problems : {&read, &std::as_const(run->problems)}) {
+      for (const TensorBoardProblem& problem : *problems) {
+        if (!problem.values_lost) continue;
+        if (count++ == 0) first = &problem;
+      }
+    }
+  }
+  if (count == 0) return "";
+  return "could not read all of the logdir: " + std::to_string(count) +
+         (count == 1 ? " problem" : " problems") + " lost values (first, " + first->message + ")";
+}
+
 void TensorBoardPipeline::finish(TensorBoardReport& report) {
   const std::vector<std::int64_t> evaluated = evaluations();
   for (std::size_t i = 0; i < rules_.size(); ++i) ledger_->evaluated(i, evaluated[i]);
+  // Values the logdir holds that were not read (a corrupt record ended a file, an Event did not
+  // decode): a rule silent on the rest is no all-clear, and one that fired says so beside it.
+  const std::string lost = values_not_read();
   LedgerSummary summary = ledger_->finish(
       {.source_failure = report.source_failure, .interrupted = report.interrupted, .unread = {}},
       [&](std::size_t rule) {
-        RuleAccount account;
+        RuleAccount account{.caveat = lost, .why_silent = lost};
         if (rules_[rule] && evaluated[rule] == 0) {
-          account.why_silent =
+          const std::string nothing =
               "had nothing to evaluate: the logdir has no " + rules_[rule]->looks_for();
-          account.nothing_to_evaluate = true;
+          // What was not read may have held it: then it is not known to be missing.
+          account.nothing_to_evaluate = lost.empty();
+          account.why_silent = lost.empty() ? nothing : lost + "; " + nothing;
         }
         return account;
       });

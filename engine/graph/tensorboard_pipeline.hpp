@@ -18,7 +18,8 @@
 // config.default_stop_actions for one that asks to stop training) the first time it fires, and
 // the statuses. Rules without a series form (those that read smdebug tensors) end in Error
 // saying so; a rule that found no series it watches ends in Error naming what it looked for,
-// never in NoIssuesFound.
+// never in NoIssuesFound; so does every rule that did not fire when values the logdir holds
+// could not be read (a corrupt record ends its file, as in TensorBoard).
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -41,6 +42,7 @@
 #include "rules/rule_registry.hpp"
 #include "rules/series_rule.hpp"
 #include "sinks/sink.hpp"
+#include "stages/tensorboard/logdir_reader.hpp"
 #include "stages/tensorboard/run_reader.hpp"
 #include "stages/tensorboard/series_naming.hpp"
 
@@ -108,6 +110,11 @@ class TensorBoardPipeline {
   // findings come from one thread at a time).
   void dispatch(RunState& run);
   void finish(TensorBoardReport& report);
+  // How event files are read: no record larger than the memory budget.
+  LogdirReadOptions read_options() const { return {.max_record_bytes = config_.max_memory}; }
+  // What the runs' problems say was not read (values_lost), for every rule's status; empty when
+  // every value written whole was read.
+  std::string values_not_read() const;
   // Values each rule judged so far, by rule.
   std::vector<std::int64_t> evaluations() const;
   void notice_idle_rules();

@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -169,6 +172,15 @@ class LocalRandomAccessFile final : public RandomAccessFile {
   FileDescriptor file_;
 };
 
+void report_skipped_link(const std::string& path) {
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  const std::lock_guard lock(mutex);
+  if (!reported.insert(path).second) return;
+  std::cerr << "rulestream: skipping " << path
+            << ": a symbolic link that loops (too many levels of links)\n";
+}
+
 // One listing: what to keep, and where to put it.
 class TreeWalk {
  public:
@@ -215,6 +227,12 @@ class TreeWalk {
       // The file may be renamed or removed while we look (a .tmp becoming final): skip it.
       if (::fstatat(directory_fd, entry.d_name, &status, 0) != 0) {
         if (is_absent(errno)) return;
+        // A link that loops (b -> c -> b) leads nowhere: one such link anywhere must not stop
+        // the listing of everything else. Said once per process and path.
+        if (is_link && errno == ELOOP) {
+          report_skipped_link(parent_full_path + "/" + entry.d_name);
+          return;
+        }
         throw_io_error("stat", parent_full_path + "/" + entry.d_name, errno);
       }
       have_status = true;
@@ -242,8 +260,10 @@ class TreeWalk {
       throw_io_error("stat", parent_full_path + "/" + entry.d_name, errno);
     }
     if (!S_ISREG(status.st_mode)) return;
-    out_.push_back(
-        {std::move(relative), static_cast<std::uint64_t>(status.st_size), modified_ns(status)});
+    out_.push_back({.path = std::move(relative),
+                    .size = static_cast<std::uint64_t>(status.st_size),
+                    .modified_ns = modified_ns(status),
+                    .identity = static_cast<std::uint64_t>(status.st_ino)});
   }
 
   bool wanted(std::string_view relative) const {

@@ -264,8 +264,11 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
                            ? tracker_.finished(path)
                            : tracker_.scanned(path, *kind, seen, ReadinessTracker::Clock::now());
     if (!ready) return;
-    found.push_back(
-        TrialFile{.kind = *kind, .path = path, .size = seen.size, .modified_ns = seen.modified_ns});
+    found.push_back(TrialFile{.kind = *kind,
+                              .path = path,
+                              .size = seen.size,
+                              .modified_ns = seen.modified_ns,
+                              .identity = static_cast<std::uint64_t>(status.st_ino)});
   }
 
   static ReadinessTracker::Observation observation_of(const struct stat& status) {
@@ -275,17 +278,26 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   // A file that grows in place: announced when it holds something it did not when last
-  // announced (a size that changed: grown, or replaced by another file).
+  // announced (a size that changed: grown, or cut), or is another file (renamed over it, even
+  // one of the same size).
   void consider_growth(const std::string& path, TrialFile::Kind kind,
                        std::vector<TrialFile>& found) {
     struct stat status {};
     if (::stat(full_path(path).c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return;
     const ReadinessTracker::Observation seen = observation_of(status);
-    const auto [size, added] = announced_sizes_.try_emplace(path, seen.size);
-    if (added ? seen.size == 0 : size->second == seen.size) return;
-    size->second = seen.size;
-    found.push_back(
-        TrialFile{.kind = kind, .path = path, .size = seen.size, .modified_ns = seen.modified_ns});
+    const auto identity = static_cast<std::uint64_t>(status.st_ino);
+    const auto [announced, added] =
+        announced_files_.try_emplace(path, AnnouncedFile{seen.size, identity});
+    if (added ? seen.size == 0
+              : announced->second.size == seen.size && announced->second.identity == identity) {
+      return;
+    }
+    announced->second = {seen.size, identity};
+    found.push_back(TrialFile{.kind = kind,
+                              .path = path,
+                              .size = seen.size,
+                              .modified_ns = seen.modified_ns,
+                              .identity = identity});
   }
 
   void on_delivery(InotifyHub::Delivery delivery) {
@@ -370,9 +382,13 @@ class LocalWatcher::Impl : public std::enable_shared_from_this<Impl> {
   std::unordered_map<int, std::string> folder_of_watch_;
   std::map<std::string, int> watch_of_folder_;  // ordered: a moved folder's subtree is a range
   std::unordered_set<std::string> listing_problems_;
-  // A filter whose files grow: each file's size when last announced, and the files written to
-  // in the delivery being handled (std::set: looked at in path order).
-  std::unordered_map<std::string, std::uint64_t> announced_sizes_;
+  // A filter whose files grow: what each file was when last announced.
+  struct AnnouncedFile {
+    std::uint64_t size = 0;
+    std::uint64_t identity = 0;
+  };
+  std::unordered_map<std::string, AnnouncedFile> announced_files_;
+  // The files written to in the delivery being handled (std::set: looked at in path order).
   std::set<std::string> written_;
 
   std::atomic<bool> started_{false};

@@ -39,13 +39,11 @@ constexpr std::uint64_t kMaxMaterialisedBytes = std::uint64_t{1} << 31;
 // Typed fields carry every element (a few wire bytes each), except in the one-value broadcast
 // TensorFlow allows, where a record may declare far more than it carries: a 38-byte event once
 // made the reader allocate 2.37 GB for 13.8 s, on every core that decoded such a record. A
-// broadcast may fill 64 MiB, or 1,024 bytes for each byte of its record where that is more.
-constexpr std::uint64_t kBroadcastFloorBytes = std::uint64_t{64} << 20;
-constexpr std::uint64_t kBroadcastBytesPerRecordByte = 1024;
-
-std::uint64_t broadcast_limit(std::size_t record_bytes) {
-  return std::min(kMaxMaterialisedBytes,
-                  std::max(kBroadcastFloorBytes, kBroadcastBytesPerRecordByte * record_bytes));
+// broadcast fills at most kMaxBroadcastBytes (event_codec.hpp), whatever its record holds:
+// scaling the cap with the record's size let 2.1 MB of padding in an unknown field lift it to
+// 2 GiB, past any memory budget.
+std::uint64_t broadcast_limit() {
+  return kMaxBroadcastBytes;
 }
 
 // TensorFlow's field numbers (stages/format/proto/event.proto).
@@ -337,7 +335,7 @@ TensorValue to_tensor_value(TensorParts& parts, const SharedBytes& payload,
   // smdebug leaves strings at DT_INVALID; an empty DT_INVALID tensor is an empty string list.
   if (parts.tf_dtype == 7 ||
       (parts.tf_dtype == 0 && !parts.has_content && (!parts.string_val.empty() || count == 0))) {
-    return string_tensor(parts, count, context, broadcast_limit(payload.size()));
+    return string_tensor(parts, count, context, broadcast_limit());
   }
   const auto dtype = dtype_from_tf(parts.tf_dtype);
   if (!dtype) fail(context, "unsupported TensorFlow dtype " + std::to_string(parts.tf_dtype));
@@ -357,7 +355,7 @@ TensorValue to_tensor_value(TensorParts& parts, const SharedBytes& payload,
   }
   if (count == 0) return TensorValue(*dtype, std::move(parts.shape), SharedBytes());
   return TensorValue(*dtype, std::move(parts.shape),
-                     typed_bytes(parts, *dtype, count, context, broadcast_limit(payload.size())));
+                     typed_bytes(parts, *dtype, count, context, broadcast_limit()));
 }
 
 std::int64_t parse_decimal(std::span<const std::byte> content, std::string_view plugin,

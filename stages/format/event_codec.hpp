@@ -14,6 +14,13 @@
 
 namespace rulestream {
 
+// The most a broadcast (one typed value standing for every element of a shape, as TensorFlow
+// allows) may fill once decoded; a larger one is refused (FormatError) however large its
+// record. Event writers (TensorFlow's summaries, smdebug) store tensor_content or one value per
+// element, so only a hostile or broken record meets this: it is what one decoding thread may
+// hold beyond the memory budget (--max-memory) while it decodes.
+inline constexpr std::uint64_t kMaxBroadcastBytes = std::uint64_t{64} << 20;
+
 // One tensor found in an Event record.
 struct DecodedTensor {
   std::string name;  // the Summary.Value tag

@@ -1,5 +1,7 @@
 #include "stages/format/tfrecord_reader.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -44,11 +46,70 @@ std::string describe_bad_frame(std::span<const std::byte> buffer, const Frame& f
            hex32(mask_crc(crc32c(buffer.subspan(frame.offset, 8)))) +
            "); the rest of the file cannot be framed";
   }
+  if (frame.status == FrameStatus::ImpossibleLength) {
+    return where(file_name, frame.offset) + ": record length " +
+           std::to_string(load_le<std::uint64_t>(header)) +
+           " is more than any record can hold (2 GiB); the rest of the file cannot be framed";
+  }
   const std::uint32_t footer = load_le<std::uint32_t>(frame.payload.data() + frame.payload.size());
   return where(file_name, frame.offset) + ": record payload CRC mismatch (" +
          std::to_string(frame.payload.size()) + "-byte payload, footer " + hex32(footer) +
          ", computed " + hex32(mask_crc(crc32c(frame.payload))) + "); record skipped";
 }
+
+// Where inflated bytes go: an anonymous mapping that grows in place (mremap) rather than a
+// vector that doubles. A vector's growth copies what it holds into a buffer twice its size and
+// zero-fills the new half, so inflating up to the budget peaked at 1.5x the budget and touched
+// pages never written; a mapping's pages cost memory only once written, and moving it to grow
+// copies no byte. Returned as SharedBytes that unmap it when the last view goes.
+class InflateBuffer {
+ public:
+  explicit InflateBuffer(std::size_t capacity) { reserve(capacity); }
+  ~InflateBuffer() {
+    if (data_ != nullptr) ::munmap(data_, capacity_);
+  }
+  InflateBuffer(const InflateBuffer&) = delete;
+  InflateBuffer& operator=(const InflateBuffer&) = delete;
+
+  std::byte* data() const { return static_cast<std::byte*>(data_); }
+  std::size_t capacity() const { return capacity_; }
+
+  void reserve(std::size_t capacity) {
+    capacity = round_up_to_page(std::max<std::size_t>(capacity, 1));
+    if (capacity <= capacity_) return;
+    void* grown = data_ == nullptr ? ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE,
+                                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                   : ::mremap(data_, capacity_, capacity, MREMAP_MAYMOVE);
+    if (grown == MAP_FAILED) throw std::bad_alloc();
+    data_ = grown;
+    capacity_ = capacity;
+  }
+
+  // The first `size` bytes, which now own the mapping; the pages past them are given back.
+  SharedBytes release(std::size_t size) {
+    const std::size_t kept = round_up_to_page(std::max<std::size_t>(size, 1));
+    if (kept < capacity_) {
+      ::munmap(static_cast<std::byte*>(data_) + kept, capacity_ - kept);
+      capacity_ = kept;
+    }
+    const std::size_t length = capacity_;
+    std::shared_ptr<const void> owner(
+        data_, [length](const void* mapped) { ::munmap(const_cast<void*>(mapped), length); });
+    const std::span<const std::byte> bytes(static_cast<const std::byte*>(data_), size);
+    data_ = nullptr;
+    capacity_ = 0;
+    return SharedBytes(std::move(owner), bytes);
+  }
+
+ private:
+  static std::size_t round_up_to_page(std::size_t bytes) {
+    static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    return (bytes + page - 1) / page * page;
+  }
+
+  void* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
 
 bool has_valid_length_crc(std::span<const std::byte> bytes) {
   return bytes.size() >= kRecordHeaderSize &&
@@ -68,9 +129,14 @@ Frame frame_record_at(std::span<const std::byte> buffer, std::uint64_t offset,
     frame.status = FrameStatus::BadLengthCrc;
     return frame;
   }
-  // Compare against what is left rather than computing the record's end: a trusted but huge
-  // length (a writer's bug) must read as "not here yet", never wrap around.
+  // A length no protobuf message can have is corruption, not a record still being written: a
+  // watch waiting for its 2^63 bytes would wait for ever.
   const std::uint64_t length = load_le<std::uint64_t>(rest.data());
+  if (length > kMaxRecordPayload) {
+    frame.status = FrameStatus::ImpossibleLength;
+    return frame;
+  }
+  // Compare against what is left rather than computing the record's end: never wrap around.
   const std::uint64_t available = rest.size() - kRecordHeaderSize;
   if (available < kRecordFooterSize || length > available - kRecordFooterSize) return frame;
 
@@ -107,6 +173,7 @@ RecordScan scan_records(const SharedBytes& file_bytes, std::uint64_t start_offse
         offset = frame.next_offset;
         continue;
       case FrameStatus::BadLengthCrc:
+      case FrameStatus::ImpossibleLength:
         scan.issues.push_back({offset, frame.status, describe_bad_frame(buffer, frame, file_name)});
         scan.file_dead = true;
         break;
@@ -149,8 +216,7 @@ SharedBytes decompress_file(const SharedBytes& compressed, Compression compressi
   constexpr std::size_t kMaxChunk = std::numeric_limits<uInt>::max();
   const auto limit = static_cast<std::size_t>(
       std::min<std::uint64_t>(max_bytes, std::numeric_limits<std::size_t>::max()));
-  std::vector<std::byte> out(
-      std::min(limit, std::max<std::size_t>(compressed.size() * 4, 64 * 1024)));
+  InflateBuffer out(std::min(limit, std::max<std::size_t>(compressed.size() * 4, 64 * 1024)));
   std::size_t produced = 0;
   const std::byte* in = compressed.data();
   std::size_t in_left = compressed.size();
@@ -163,15 +229,17 @@ SharedBytes decompress_file(const SharedBytes& compressed, Compression compressi
       in += chunk;
       in_left -= chunk;
     }
-    if (produced == out.size()) {
-      if (out.size() >= limit) {
+    // The mapping is whole pages: never past the limit for all that.
+    const std::size_t usable = std::min(out.capacity(), limit);
+    if (produced == usable) {
+      if (usable >= limit) {
         throw FormatError(file_name, "inflates to more than " + std::to_string(max_bytes) +
                                          " bytes, the memory budget; not read (a larger "
                                          "budget reads it: --max-memory)");
       }
-      out.resize(std::min(limit, out.size() * 2));
+      out.reserve(std::min(limit, usable * 2));
     }
-    const std::size_t room = std::min(out.size() - produced, kMaxChunk);
+    const std::size_t room = std::min(std::min(out.capacity(), limit) - produced, kMaxChunk);
     stream.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
     stream.avail_out = static_cast<uInt>(room);
 
@@ -200,8 +268,7 @@ SharedBytes decompress_file(const SharedBytes& compressed, Compression compressi
                        " data near compressed offset " + std::to_string(consumed) + ": " +
                        (stream.msg != nullptr ? stream.msg : "inflate failed"));
   }
-  out.resize(produced);
-  return SharedBytes::from_vector(std::move(out));
+  return out.release(produced);
 }
 
 }  // namespace rulestream

@@ -15,6 +15,9 @@ namespace rulestream {
 // smdebug writes kSmdebugPlaceholderFooter instead, which is always accepted.
 inline constexpr std::size_t kRecordHeaderSize = 12;
 inline constexpr std::size_t kRecordFooterSize = 4;
+// The longest payload a record can hold: every record of these formats is a serialized protobuf
+// message (an Event), and protobuf refuses messages of 2 GiB or more.
+inline constexpr std::uint64_t kMaxRecordPayload = (std::uint64_t{1} << 31) - 1;
 
 struct FramingOptions {
   // Check real payload CRCs (footers other than smdebug's placeholder). Off trades safety for
@@ -27,7 +30,10 @@ enum class FrameStatus {
   Record,        // a whole, valid record
   Incomplete,    // the buffer ends inside the record: a file still being written; resume here
   BadLengthCrc,  // the length cannot be trusted: nothing after this offset can be framed
-  BadDataCrc,    // the record is whole but its payload CRC is wrong: skip it
+  // The length's CRC holds but no record can be that long (kMaxRecordPayload): the file is
+  // corrupt there, and a reader that waited for the rest would wait for ever.
+  ImpossibleLength,
+  BadDataCrc,  // the record is whole but its payload CRC is wrong: skip it
 };
 
 struct Frame {
@@ -56,7 +62,8 @@ struct FramingIssue {
 
 // Every record from `start_offset` to the end of `file_bytes`, the offset to resume from when
 // more bytes arrive (a truncated tail is not an error), and the problems met. A bad data CRC
-// skips that record; a bad length CRC ends the scan and marks the file dead.
+// skips that record; a bad length CRC or an impossible length ends the scan and marks the file
+// dead.
 struct RecordScan {
   std::vector<RecordPayload> records;
   std::uint64_t resume_offset = 0;

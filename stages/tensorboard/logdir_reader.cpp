@@ -31,7 +31,9 @@ SharedBytes read_window(const Storage& storage, const std::string& path,
 void read_run_file(const Storage& storage, const StoredObject& file, RunReader& reader,
                    TensorBoardValueSink& sink, bool final_size, const LogdirReadOptions& options,
                    std::vector<TensorBoardProblem>& problems) {
-  std::uint64_t window = std::max<std::uint64_t>(options.window_bytes, 64);
+  std::uint64_t window =
+      std::max<std::uint64_t>(std::min(options.window_bytes, options.max_record_bytes), 64);
+  reader.check_replaced(file.path, file.size, file.identity);
   if (reader.resume_offset(file.path) >= file.size || reader.file_dead(file.path)) return;
   const std::unique_ptr<RandomAccessFile> random_access = storage.open_random_access(file.path);
   std::shared_ptr<std::vector<std::byte>> buffer;
@@ -51,13 +53,23 @@ void read_run_file(const Storage& storage, const StoredObject& file, RunReader& 
       // No whole record in what is left of the listed size: the file ends inside one (or is
       // still being written).
       if (!final_size) return;
+      // A writer stopped in the middle of its last record: nothing whole is lost.
       problems.push_back({file.path, offset,
                           file.path + ": record at offset " + std::to_string(offset) +
                               ": the file ends inside it (" + std::to_string(bytes.size()) +
-                              " bytes left); they are not read"});
+                              " bytes left); they are not read",
+                          false});
       return;
     }
-    window *= 2;  // a record larger than the window: read it whole
+    // A record larger than the window: read it whole, within the budget.
+    if (window >= options.max_record_bytes) {
+      reader.abandon(file.path, offset,
+                     "a record larger than the memory budget of " +
+                         std::to_string(options.max_record_bytes) +
+                         " bytes (--max-memory); the rest of the file is not read");
+      return;
+    }
+    window = std::min(window * 2, options.max_record_bytes);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/model/storage.hpp"
+#include "stages/format/tfrecord_reader.hpp"
 #include "stages/tensorboard/run_reader.hpp"
 
 namespace rulestream {
@@ -16,6 +17,9 @@ struct LogdirReadOptions {
   // How much of a file is read at once: memory stays bounded by this (or by the largest
   // record, which is read whole) however large the files are.
   std::uint64_t window_bytes = std::uint64_t{16} << 20;
+  // The largest record read (the memory budget, --max-memory): a larger one ends its file with
+  // a problem rather than a window as large as it.
+  std::uint64_t max_record_bytes = kDefaultMaxInflatedBytes;
 };
 
 struct LogdirRead {
@@ -28,7 +32,8 @@ struct LogdirRead {
 // Reads what `file` holds past `reader`'s resume offset for it, window by window, up to its
 // listed size or until a checksum ends it. With `final_size`, a file that ends inside a record
 // is a problem (appended to `problems`); otherwise (a file being written) the rest waits for
-// the next call. StorageError when the file cannot be read.
+// the next call. A file that is no longer the one read so far (RunReader::check_replaced) is
+// read again from its start. StorageError when the file cannot be read.
 void read_run_file(const Storage& storage, const StoredObject& file, RunReader& reader,
                    TensorBoardValueSink& sink, bool final_size, const LogdirReadOptions& options,
                    std::vector<TensorBoardProblem>& problems);

@@ -1,5 +1,6 @@
 #include "stages/tensorboard/run_reader.hpp"
 
+#include <cstring>
 #include <stdexcept>
 
 #include "core/model/exceptions.hpp"
@@ -12,6 +13,22 @@ std::string at_offset(const std::string& file, std::uint64_t offset) {
   return file + ": record at offset " + std::to_string(offset);
 }
 
+// Why the record at `at` of `buffer` ends its file.
+std::string why_unframed(FrameStatus status, std::span<const std::byte> buffer, std::uint64_t at) {
+  switch (status) {
+    case FrameStatus::BadLengthCrc:
+      return "the length checksum does not match (not a record: text written into the file?)";
+    case FrameStatus::ImpossibleLength: {
+      std::uint64_t length = 0;
+      std::memcpy(&length, buffer.data() + at, sizeof(length));  // little-endian, as written
+      return "its length, " + std::to_string(length) +
+             " bytes, is more than any record can hold (2 GiB): the file is corrupt there";
+    }
+    default:
+      return "the data checksum does not match";
+  }
+}
+
 }  // namespace
 
 RunReader::RunReader(std::string run) : run_(std::move(run)) {}
@@ -19,6 +36,32 @@ RunReader::RunReader(std::string run) : run_(std::move(run)) {}
 std::uint64_t RunReader::resume_offset(const std::string& file) const {
   const auto found = files_.find(file);
   return found == files_.end() ? 0 : found->second.resume_offset;
+}
+
+bool RunReader::check_replaced(const std::string& file, std::uint64_t size,
+                               std::uint64_t identity) {
+  FileState& state = files_[file];
+  const bool other_file = identity != 0 && state.identity != 0 && identity != state.identity;
+  const bool cut = size < state.resume_offset;
+  if (identity != 0) state.identity = identity;
+  if (!other_file && !cut) return false;
+  problems_.push_back(
+      {file, 0,
+       file +
+           (other_file ? ": replaced by another file of the same name"
+                       : ": now " + std::to_string(size) + " bytes, shorter than the " +
+                             std::to_string(state.resume_offset) + " already read") +
+           "; it is read again from its start, and its steps count as a restart",
+       false});
+  state.resume_offset = 0;
+  state.dead = false;
+  return true;
+}
+
+void RunReader::abandon(const std::string& file, std::uint64_t offset, const std::string& why) {
+  FileState& state = files_[file];
+  problems_.push_back({file, offset, at_offset(file, offset) + ": " + why});
+  state.dead = true;
 }
 
 bool RunReader::file_dead(const std::string& file) const {
@@ -52,15 +95,12 @@ void RunReader::read(const std::string& file, const SharedBytes& bytes, std::uin
         state.resume_offset = offset;
         return;
       case FrameStatus::BadLengthCrc:
+      case FrameStatus::ImpossibleLength:
       case FrameStatus::BadDataCrc: {
-        const bool length = frame.status == FrameStatus::BadLengthCrc;
-        problems_.push_back(
-            {file, offset,
-             at_offset(file, offset) +
-                 (length ? ": the length checksum does not match (not a record: text written "
-                           "into the file?)"
-                         : ": the data checksum does not match") +
-                 "; the rest of the file is not read"});
+        problems_.push_back({file, offset,
+                             at_offset(file, offset) + ": " +
+                                 why_unframed(frame.status, buffer, at) +
+                                 "; the rest of the file is not read"});
         state.resume_offset = offset;
         state.dead = true;
         return;

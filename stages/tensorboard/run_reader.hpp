@@ -9,8 +9,10 @@
 // Files are framed as TensorFlow frames them, both checksums checked. As TensorBoard's data
 // server does, a checksum that fails ends the file (log text written into an event file fails
 // the length checksum of the "record" after it); the problem names the file and offset, and the
-// run's other files are still read. A record cut short at the end is left for the next call (a
-// file still being written). An Event that does not decode is reported and skipped.
+// run's other files are still read; so does a length no record can have (2 GiB or more). A
+// record cut short at the end is left for the next call (a file still being written). An Event
+// that does not decode is reported and skipped. A file replaced under its name (another file
+// renamed over it, or one cut shorter than what was read) is read again from its start.
 //
 // Not thread-safe: one thread at a time reads one run.
 
@@ -51,6 +53,11 @@ struct TensorBoardProblem {
   std::string file;  // relative to the logdir
   std::uint64_t offset = 0;
   std::string message;
+  // Values the file holds were not read: a checksum or a length ended it, a record or a value
+  // did not decode, the file could not be read. What rules found is then no all-clear. False
+  // for what loses nothing written whole: a file that ends inside its last record, a file
+  // replaced and read again.
+  bool values_lost = true;
 };
 
 class RunReader {
@@ -67,6 +74,16 @@ class RunReader {
   void read(const std::string& file, const SharedBytes& bytes, std::uint64_t bytes_offset,
             TensorBoardValueSink& sink);
 
+  // Before reading `file` as storage now lists it (`size`, `identity`: StoredObject's): when it
+  // is no longer the file read so far (another identity, or shorter than what was read), it is
+  // read again from its start, a checksum failure forgotten, and a problem says so. Returns
+  // whether it was replaced.
+  bool check_replaced(const std::string& file, std::uint64_t size, std::uint64_t identity);
+
+  // The rest of `file`, from `offset` (its resume offset), is not read, for `why`: a problem
+  // that lost values, and the file is dead.
+  void abandon(const std::string& file, std::uint64_t offset, const std::string& why);
+
   // Where the next read of `file` starts: past its last whole record.
   std::uint64_t resume_offset(const std::string& file) const;
   // Whether a checksum failure ended `file`: nothing more is read from it.
@@ -80,6 +97,7 @@ class RunReader {
   struct FileState {
     std::uint64_t resume_offset = 0;
     bool dead = false;
+    std::uint64_t identity = 0;  // as last listed; 0 when storage cannot tell
   };
 
   void deliver(const std::string& file, std::uint64_t offset, const SharedBytes& payload,

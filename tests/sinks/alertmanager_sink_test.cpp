@@ -86,7 +86,7 @@ TEST(AlertmanagerSink, SendsANewAlertAtOnceLabelledByJobAndRule) {
   ASSERT_EQ(posts[0].alerts.size(), 1u);
   const ReceivedAlert& alert = posts[0].alerts[0];
   EXPECT_EQ(alert.labels, (std::map<std::string, std::string>{{"alertname", "VG-strict"},
-                                                              {"job", "vg"},
+                                                              {"training_job", "vg"},
                                                               {"rule", "VanishingGradient"},
                                                               {"rule_configuration", "VG-strict"},
                                                               {"severity", "critical"}}));
@@ -232,7 +232,7 @@ TEST(AlertmanagerSink, KeepsOneAlertPerJobAndRuleAndResendsThemTogether) {
   const AlertPost resend = receiver.posts()[4];
   std::set<std::pair<std::string, std::string>> firing;
   for (const auto& alert : resend.alerts) {
-    firing.emplace(alert.labels.at("job"), alert.labels.at("alertname"));
+    firing.emplace(alert.labels.at("training_job"), alert.labels.at("alertname"));
   }
   EXPECT_EQ(firing, (std::set<std::pair<std::string, std::string>>{
                         {"job-a", "VG"}, {"job-a", "LossNotDecreasing"}}));
@@ -276,7 +276,7 @@ TEST(AlertmanagerSink, DeadLettersWhatADownAlertmanagerNeverTakes) {
     std::vector<ReceivedAlert> alerts;
     EXPECT_EQ(testing::check_postable_alerts(record.at("alerts"), alerts), "");
     ASSERT_EQ(alerts.size(), 1u);
-    EXPECT_EQ(alerts[0].labels.at("job"), "vg");
+    EXPECT_EQ(alerts[0].labels.at("training_job"), "vg");
     EXPECT_EQ(record.at("attempts"), 3);
     EXPECT_EQ(record.at("alertmanager").as_string(),
               "http://127.0.0.1:" + std::to_string(receiver.port()) + "/…");

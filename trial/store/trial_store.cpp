@@ -38,6 +38,8 @@ std::string_view frame_status_text(FrameStatus status) {
       return "a record cut short (the index points past the end of the file)";
     case FrameStatus::BadLengthCrc:
       return "a record whose length CRC does not match";
+    case FrameStatus::ImpossibleLength:
+      return "a record length no record can have (2 GiB or more)";
     case FrameStatus::BadDataCrc:
       return "a record whose data CRC does not match";
   }

@@ -51,6 +51,26 @@ TEST(InspectTensorBoardCli, SummaryJsonCountsEveryValueInFileOrder) {
   EXPECT_EQ(document.at("problems"), boost::json::array());
 }
 
+// A run folder whose name is not UTF-8 (a Latin-1 byte) is a run like any other: the document
+// stays JSON and names it as Python's json.dumps names what os.listdir gave it ("\udcff").
+TEST(InspectTensorBoardCli, ARunNamedWithAStrayByteKeepsTheDocumentJson) {
+  TempDir dir;
+  {
+    TensorBoardWriter odd(dir.path() / "bad-utf8-\xff" / "events.out.tfevents.1.host");
+    odd.add_scalar("loss", 0, 1.0F, 1.0);
+    TensorBoardWriter fine(dir.path() / "fine" / "events.out.tfevents.1.host");
+    fine.add_scalar("loss", 0, 1.0F, 1.0);
+  }
+  const auto outcome = inspect({dir.path().string(), "--json"});
+  ASSERT_EQ(outcome.exit_code, cli::kExitOk) << outcome.err;
+  // (Boost.JSON 1.81 refuses a lone surrogate escape, which JSON allows: read it as text.)
+  EXPECT_NE(outcome.out.find(R"("bad-utf8-\udcff": {"tags": {"loss": {"kind": "scalar")"),
+            std::string::npos)
+      << outcome.out;
+  EXPECT_NE(outcome.out.find(R"("fine": {"tags": {"loss": {"kind": "scalar")"), std::string::npos)
+      << outcome.out;
+}
+
 TEST(InspectTensorBoardCli, ATagsPointsAreEveryValueWithNaNAsAString) {
   TempDir dir;
   write_logdir(dir.path());

@@ -167,7 +167,7 @@ TEST(AlertmanagerCli, TheSinkArgumentRaisesTheAlertAndResolvesItAtTheEnd) {
   ASSERT_EQ(posts[1].alerts.size(), 1U);
   const testing::ReceivedAlert& fired = posts[0].alerts[0];
   EXPECT_EQ(fired.labels.at("alertname"), "NonFinite");
-  EXPECT_EQ(fired.labels.at("job"), logdir);  // a TensorBoard trial is named by its path
+  EXPECT_EQ(fired.labels.at("training_job"), logdir);  // a TensorBoard trial is named by its path
   EXPECT_EQ(fired.labels.at("severity"), "warning");
   EXPECT_EQ(fired.annotations.at("step"), "3");
   EXPECT_GT(fired.ends_at, posts[0].received_at);

@@ -211,8 +211,8 @@ class ServeFailover : public testing::RedisServerTest {
     for (const testing::AlertPost& post : receiver.posts()) {
       for (const testing::ReceivedAlert& alert : post.alerts) {
         const bool resolved = !alert.ends_at_text.empty() && alert.ends_at <= post.received_at;
-        sent[alert.labels.at("job") + "/" + alert.labels.at("rule_configuration")].emplace_back(
-            resolved, std::stoll(alert.annotations.at("firings")));
+        sent[alert.labels.at("training_job") + "/" + alert.labels.at("rule_configuration")]
+            .emplace_back(resolved, std::stoll(alert.annotations.at("firings")));
       }
     }
     for (int j = 0; j < jobs; ++j) {

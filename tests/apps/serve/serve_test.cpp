@@ -195,6 +195,7 @@ TEST(Serve, FollowsJobsWrittenLiveAndAnswersWhereEachStands) {
   EXPECT_EQ(serve.get("/jobs/nope/report").status, 404u);
   EXPECT_EQ(serve.get("/nothing").status, 404u);
   EXPECT_EQ(testing::http_request(serve.port(), "POST", "/api/jobs").status, 405u);
+  EXPECT_EQ(testing::http_request(serve.port(), "HEAD", "/api/jobs").status, 200u);
 
   EXPECT_EQ(serve.stop(), 0) << serve.log();
 }
@@ -211,8 +212,10 @@ TEST(Serve, ABearerTokenGuardsEverythingButTheProbes) {
   ServeProcess serve({"--jobs", root.path().string(), "--rule", "NonFinite", "--token-file",
                       (secrets.path() / "token").string()});
   ASSERT_NE(serve.port(), 0);
-  EXPECT_EQ(serve.get("/healthz").status, 200u);
+  EXPECT_EQ(serve.get("/livez").status, 200u);
+  EXPECT_EQ(serve.get("/healthz").status, 200u);  // /livez's older name
   EXPECT_EQ(serve.get("/readyz").status, 200u);
+  EXPECT_EQ(testing::http_request(serve.port(), "HEAD", "/livez").status, 200u);
   for (const std::string target :
        {"/metrics", "/api/jobs", "/api/jobs/done", "/api/jobs/done/events", "/jobs/done/report"}) {
     const auto none = testing::http_get(serve.port(), target);
@@ -347,7 +350,7 @@ TEST(Serve, RaisesAnAlertInAlertmanagerWhileARuleFiresAndResolvesItWhenTheJobEnd
   const auto posts = alertmanager.posts();
   ASSERT_GE(posts.size(), 3u) << "a new alert, a resend at least, and its resolve";
   const std::map<std::string, std::string> labels{{"alertname", "VanishingGradient"},
-                                                  {"job", "vg"},
+                                                  {"training_job", "vg"},
                                                   {"rule", "VanishingGradient"},
                                                   {"rule_configuration", "VanishingGradient"},
                                                   {"severity", "critical"}};

@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rulestream {
 namespace {
@@ -66,6 +68,26 @@ TEST(PythonJsonTest, InvalidUtf8IsRejected) {
        {"\x80", "\xc0\xaf", "\xed\xa0\x80", "\xe6\x97", "\xf4\x90\x80\x80", "ok\xff"}) {
     EXPECT_THROW(python_string(bad), std::invalid_argument) << "input: " << bad;
   }
+}
+
+// Names read from a file system: each stray byte as Python writes the name os.listdir gave it
+// (surrogateescape). Expected strings from Python 3.11:
+// json.dumps(b.decode("utf-8", "surrogateescape")).
+TEST(PythonJsonTest, InvalidUtf8InANameIsWrittenAsPythonWritesIt) {
+  const std::vector<std::pair<std::string_view, std::string>> cases{
+      {"\x80", R"("\udc80")"},
+      {"\xc0\xaf", R"("\udcc0\udcaf")"},
+      {"\xed\xa0\x80", R"("\udced\udca0\udc80")"},
+      {"\xe6\x97", R"("\udce6\udc97")"},
+      {"\xf4\x90\x80\x80", R"("\udcf4\udc90\udc80\udc80")"},
+      {"bad-utf8-\xff/\xc3\xa9", R"("bad-utf8-\udcff/\u00e9")"}};
+  for (const auto& [name, expected] : cases) {
+    std::string out;
+    append_python_json_string(out, name, InvalidUtf8::SurrogateEscape);
+    EXPECT_EQ(out, expected);
+  }
+  EXPECT_EQ(dump_python_json(boost::json::object{{"run", "x\xff"}}, InvalidUtf8::SurrogateEscape),
+            R"({"run": "x\udcff"})");
 }
 
 TEST(PythonJsonTest, DumpsNestedValuesWithDefaultSeparatorsInInsertionOrder) {

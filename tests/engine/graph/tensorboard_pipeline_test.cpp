@@ -85,6 +85,8 @@ class Watch {
     if (runner_.joinable()) stop();
   }
   const RecordingSink& recorded() const { return *recorded_; }
+  // Values the watch has read so far (its progress after its latest look).
+  std::int64_t progress_values() const { return pipeline_->progress().values; }
   TensorBoardReport stop() {
     pipeline_->request_stop();
     runner_.join();
@@ -225,6 +227,142 @@ TEST(TensorBoardPipelineTest, ABrokenFileIsAProblemAndTheRestIsJudged) {
   ASSERT_EQ(run.report.problems.size(), 1U);
   EXPECT_THAT(run.report.problems[0].message, HasSubstr("train/events.out.tfevents.2.host"));
   EXPECT_EQ(run.report.statuses.at(0).status, RuleStatus::IssuesFound);
+}
+
+// A corrupt record in the middle of a file ends that file, as in TensorBoard: the values after
+// it were never judged, so silence is no all-clear (Error, as on an smdebug job), and a rule
+// that fired on what was read says what was not.
+TEST(TensorBoardPipelineTest, ACorruptRecordMidFileIsNoAllClear) {
+  TempDir dir;
+  const auto path = dir.path() / "events.out.tfevents.1.host";
+  std::uintmax_t corrupt_at = 0;
+  {
+    TensorBoardWriter writer(path);
+    for (int step = 0; step < 50; ++step) writer.add_scalar("loss", step, 1.0F, step);
+    corrupt_at = std::filesystem::file_size(path);
+    for (int step = 50; step < 100; ++step) writer.add_scalar("loss", step, 1.0F, step);
+  }
+  std::string bytes = testing::read_text_file(path);
+  bytes[corrupt_at + 20] ^= 0x5a;  // inside record 50's payload: its data checksum fails
+  testing::write_text_file(path, bytes);
+
+  const PipelineRun silent = run_pipeline(config_for(dir.path(), {"NonFinite"}));
+  ASSERT_EQ(silent.report.statuses.size(), 1U);
+  EXPECT_EQ(silent.report.statuses[0].status, RuleStatus::Error);
+  EXPECT_THAT(silent.report.statuses[0].message,
+              HasSubstr("could not read all of the logdir: 1 problem lost values (first, "
+                        "events.out.tfevents.1.host: record at offset " +
+                        std::to_string(corrupt_at)));
+  EXPECT_TRUE(silent.report.rule_errors);
+  EXPECT_EQ(silent.report.values, 50);
+
+  // A NaN before the corruption: found, and the status still says what was not read.
+  {
+    TensorBoardWriter second(dir.path() / "events.out.tfevents.0.host");
+    second.add_scalar("loss", 0, std::nanf(""), 0);
+  }
+  const PipelineRun fired_run = run_pipeline(config_for(dir.path(), {"NonFinite"}));
+  EXPECT_EQ(fired_run.report.statuses.at(0).status, RuleStatus::IssuesFound);
+  EXPECT_THAT(fired_run.report.statuses[0].message, HasSubstr("could not read all of the logdir"));
+}
+
+// A record larger than the memory budget is not read whole into a window as large as it: its
+// file ends there with a problem, and silence is no all-clear.
+TEST(TensorBoardPipelineTest, ARecordLargerThanTheMemoryBudgetEndsItsFile) {
+  TempDir dir;
+  {
+    TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
+    writer.add_scalar("loss", 0, 1.0F, 0);
+    writer.add_scalar(std::string(100'000, 'x'), 1, 1.0F, 1);  // a record of about 100 KB
+    writer.add_scalar("loss", 2, std::nanf(""), 2);
+  }
+  PipelineConfig config = config_for(dir.path(), {"NonFinite"});
+  config.max_memory = 64 << 10;
+  const PipelineRun run = run_pipeline(config);
+  EXPECT_EQ(run.report.values, 1);
+  ASSERT_EQ(run.report.problems.size(), 1U);
+  EXPECT_THAT(run.report.problems[0].message,
+              HasSubstr("a record larger than the memory budget of 65536 bytes"));
+  EXPECT_EQ(run.report.statuses.at(0).status, RuleStatus::Error);
+
+  config.max_memory = 1 << 20;  // within a budget that holds it, the NaN after it is found
+  EXPECT_EQ(run_pipeline(config).report.statuses.at(0).status, RuleStatus::IssuesFound);
+}
+
+// A file that merely ends inside its last record (a writer killed mid-write) loses nothing
+// written whole: the rules' silence on the rest is an all-clear, and the problem is listed.
+TEST(TensorBoardPipelineTest, AFileCutInsideItsLastRecordLosesNothingWrittenWhole) {
+  TempDir dir;
+  const auto path = dir.path() / "events.out.tfevents.1.host";
+  {
+    TensorBoardWriter writer(path);
+    for (int step = 0; step < 10; ++step) writer.add_scalar("loss", step, 1.0F, step);
+  }
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);
+  const PipelineRun run = run_pipeline(config_for(dir.path(), {"NonFinite"}));
+  EXPECT_EQ(run.report.values, 9);
+  ASSERT_EQ(run.report.problems.size(), 1U);
+  EXPECT_THAT(run.report.problems[0].message, HasSubstr("the file ends inside it"));
+  EXPECT_EQ(run.report.statuses.at(0).status, RuleStatus::NoIssuesFound);
+}
+
+// An event file replaced under a running watch, by rename or by cutting and rewriting it, is
+// read again from its start: the NaN the replacement holds is found, and a problem says the
+// file was replaced.
+TEST(TensorBoardPipelineTest, AFileReplacedUnderAWatchIsReadAgainFromItsStart) {
+  for (const bool renamed : {true, false}) {
+    SCOPED_TRACE(renamed ? "renamed over" : "cut and rewritten");
+    TempDir dir;
+    TempDir elsewhere;
+    const auto path = dir.path() / "events.out.tfevents.1.host";
+    {
+      TensorBoardWriter writer(path);
+      for (int step = 0; step < 100; ++step) writer.add_scalar("loss", step, 1.0F, step);
+    }
+    Watch watch(config_for(dir.path(), {"NonFinite"}));
+    ASSERT_TRUE(testing::eventually([&] { return watch.progress_values() == 100; },
+                                    std::chrono::seconds(10)));
+    const auto replacement = elsewhere.path() / "replacement";
+    {
+      TensorBoardWriter writer(replacement);
+      for (int step = 0; step < 50; ++step) writer.add_scalar("loss", step, 5.0F, step);
+      writer.add_scalar("loss", 50, std::nanf(""), 50);
+    }
+    if (renamed) {
+      std::filesystem::rename(replacement, path);
+    } else {
+      testing::write_text_file(path,
+                               testing::read_text_file(replacement));  // truncates, then writes
+    }
+    const bool found = testing::eventually(
+        [&] { return !fired(watch.recorded().events()).empty(); }, std::chrono::seconds(10));
+    const TensorBoardReport report = watch.stop();
+    ASSERT_TRUE(found);
+    EXPECT_EQ(fired(watch.recorded().events()), std::vector<std::string>{"NonFinite@50 loss"});
+    ASSERT_EQ(report.problems.size(), 1U);
+    EXPECT_THAT(report.problems[0].message,
+                HasSubstr(renamed ? "replaced by another file" : "shorter than the"));
+    EXPECT_EQ(report.values, 151);
+  }
+}
+
+// A replay stopped before it read its runs (Ctrl-C) judged nothing: its rules say so (Error,
+// "interrupted"), never NoIssuesFound.
+TEST(TensorBoardPipelineTest, AReplayStoppedBeforeItsEndIsNoAllClear) {
+  TempDir dir;
+  write_diverging(dir.path());
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::make_unique<RecordingSink>());
+  TensorBoardPipeline pipeline(config_for(dir.path(), {"NonFinite", "LossSpike"}),
+                               std::move(sinks));
+  pipeline.request_stop();
+  const TensorBoardReport report = pipeline.run();
+  EXPECT_TRUE(report.interrupted);
+  ASSERT_EQ(report.statuses.size(), 2U);
+  for (const RuleEvent& status : report.statuses) {
+    EXPECT_EQ(status.status, RuleStatus::Error) << status.rule;
+    EXPECT_THAT(status.message, HasSubstr("interrupted: not read to the end"));
+  }
 }
 
 TEST(TensorBoardPipelineTest, AWatchFollowsFilesAsTheyGrow) {

@@ -193,6 +193,17 @@ TEST_P(LocalStorageTest, FollowsLinkedFilesButNotLinkedFolders) {
               ::testing::Not(::testing::Contains(HasSubstr("dangling"))));
 }
 
+// Links that lead to each other (b -> c -> b) are skipped: one such pair anywhere once stopped
+// the listing of the whole folder with "Too many levels of symbolic links".
+TEST_P(LocalStorageTest, LinksThatLoopAreSkippedAndTheRestIsListed) {
+  std::filesystem::create_symlink("c", dir_.path() / "index/b");
+  std::filesystem::create_symlink("b", dir_.path() / "index/c");
+  const auto objects = storage_.list("index/");
+  EXPECT_THAT(paths_of(objects), ::testing::Contains("index/000000000/000000000000_worker_0.json"));
+  EXPECT_THAT(paths_of(objects), ::testing::Not(::testing::Contains(HasSubstr("index/b"))));
+  EXPECT_THAT(paths_of(objects), ::testing::Not(::testing::Contains(HasSubstr("index/c"))));
+}
+
 TEST_P(LocalStorageTest, SkipsFifosWhenListing) {
   ASSERT_EQ(::mkfifo((dir_.path() / "index/000000000/000000000009_worker_0.json").c_str(), 0600),
             0);

@@ -793,8 +793,7 @@ TEST(EventCodec, HugeBroadcastIsRefused) {
 }
 
 // A 38-byte event whose one float is broadcast to a shape of 2^29 elements: it once made the
-// reader allocate 2.37 GB and spend 13.8 s. What a record may declare is bounded by what it
-// carries (a broadcast fills at most 64 MiB, or 1,024 bytes per record byte).
+// reader allocate 2.37 GB and spend 13.8 s. A broadcast fills at most 64 MiB.
 TEST(EventCodec, ASmallRecordCannotDeclareAHugeBroadcast) {
   const std::string hex =
       "09000000000000f03f10012a190a170a016142120801120812060880808080022a040000803f";
@@ -815,6 +814,32 @@ TEST(EventCodec, ASmallRecordCannotDeclareAHugeBroadcast) {
   tensor.add_float_val(2.5f);
   const auto decoded = decode_one(serialize(event));
   EXPECT_EQ(decoded.value.bytes().size(), std::size_t{4} << 20);
+}
+
+// Padding a record (2.1 MB in a field no reader knows) once lifted the broadcast cap with the
+// record's size, to 2 GiB: replay --max-memory 128 then peaked at 2.1 GB. The cap is fixed.
+TEST(EventCodec, PaddingARecordDoesNotLiftTheBroadcastCap) {
+  auto event = event_with_tensor("padded");
+  auto& tensor = tensor_of(event);
+  tensor.set_dtype(tfproto::DT_FLOAT);
+  set_shape(tensor, {178956970, 3});  // 2 GiB of float32 from one value
+  tensor.add_float_val(1.0f);
+  std::string bytes = event.SerializeAsString();
+  // Field 99, length-delimited (key 99 << 3 | 2 = 794: varint 0x9a 0x06), 2,100,000 zero bytes
+  // (varint 0xa0 0x96 0x80 0x01).
+  bytes += std::string("\x9a\x06\xa0\x96\x80\x01", 6) + std::string(2'100'000, '\0');
+  const auto payload = SharedBytes::copy_of(std::as_bytes(std::span(bytes.data(), bytes.size())));
+  expect_format_error([&] { decode_event(payload, kWhere); },
+                      {"'padded'", "float_val broadcast to 536870910 elements exceeds " +
+                                       std::to_string(kMaxBroadcastBytes) + " bytes"});
+  // At the cap, a broadcast still decodes.
+  auto at_cap = event_with_tensor("at_cap");
+  auto& fits = tensor_of(at_cap);
+  fits.set_dtype(tfproto::DT_FLOAT);
+  set_shape(fits, {static_cast<std::int64_t>(kMaxBroadcastBytes / sizeof(float))});
+  fits.add_float_val(1.0f);
+  const auto decoded = decode_one(serialize(at_cap));
+  EXPECT_EQ(decoded.value.bytes().size(), kMaxBroadcastBytes);
 }
 
 TEST(EventCodec, EveryTruncationIsAFormatErrorOrAShorterEvent) {

@@ -228,17 +228,40 @@ TEST(TfRecordReaderTest, CorruptLengthKillsTheFileAndKeepsEarlierRecords) {
   }
 }
 
-TEST(TfRecordReaderTest, HugeLengthWithValidCrcIsIncompleteNotCorrupt) {
+TEST(TfRecordReaderTest, ALengthARecordCanHaveWaitsForTheRest) {
+  // Up to protobuf's limit on a message, a length with a valid CRC may be a record still being
+  // written: the scan stops there and resumes when more bytes come.
   const std::string good = make_stream({"ok"}).bytes;
-  for (const std::uint64_t length : {std::uint64_t{1} << 40, ~std::uint64_t{0},
-                                     ~std::uint64_t{0} - 20, ~std::uint64_t{0} - good.size()}) {
+  for (const std::uint64_t length :
+       {std::uint64_t{100}, std::uint64_t{1} << 30, (std::uint64_t{1} << 31) - 1}) {
     SCOPED_TRACE("length " + std::to_string(length));
     const std::string bytes = good + header_for_length(length, true) + std::string(64, 'z');
-    const RecordScan scan = scan_records(SharedBytes::from_string(bytes), 0, "huge.tfevents");
+    const RecordScan scan = scan_records(SharedBytes::from_string(bytes), 0, "long.tfevents");
     EXPECT_EQ(payloads_of(scan), std::vector<std::string>{"ok"});
     EXPECT_FALSE(scan.file_dead);
     EXPECT_TRUE(scan.issues.empty());
     EXPECT_EQ(scan.resume_offset, good.size());
+  }
+}
+
+TEST(TfRecordReaderTest, ALengthNoRecordCanHaveIsCorruptNotIncomplete) {
+  // 2^31 bytes and more is no Event (protobuf refuses such messages): waiting for the rest, as
+  // a watch did for a 2^63 length, would wait for ever. Lengths near 2^64 must not wrap either.
+  const std::string good = make_stream({"ok"}).bytes;
+  for (const std::uint64_t length :
+       {std::uint64_t{1} << 31, std::uint64_t{1} << 40, std::uint64_t{1} << 63, ~std::uint64_t{0},
+        ~std::uint64_t{0} - 20, ~std::uint64_t{0} - good.size()}) {
+    SCOPED_TRACE("length " + std::to_string(length));
+    const std::string bytes = good + header_for_length(length, true) + std::string(64, 'z');
+    const RecordScan scan = scan_records(SharedBytes::from_string(bytes), 0, "huge.tfevents");
+    EXPECT_EQ(payloads_of(scan), std::vector<std::string>{"ok"});
+    EXPECT_TRUE(scan.file_dead);
+    ASSERT_EQ(scan.issues.size(), 1u);
+    EXPECT_EQ(scan.issues[0].status, FrameStatus::ImpossibleLength);
+    EXPECT_NE(scan.issues[0].message.find("huge.tfevents at offset " + std::to_string(good.size())),
+              std::string::npos)
+        << scan.issues[0].message;
+    EXPECT_NE(scan.issues[0].message.find(std::to_string(length)), std::string::npos);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "stages/format/crc32c.hpp"
 #include "stages/format/proto/event.pb.h"
 #include "stages/format/tfrecord_writer.hpp"
 
@@ -157,6 +158,68 @@ TEST(RunReaderTest, DuplicatesAndRestartsArePassedOnAsWritten) {
   ASSERT_EQ(recorder.seen.size(), 4U);
   EXPECT_EQ(recorder.seen[2].step, 5);
   EXPECT_EQ(recorder.seen[3].reading.scalar, 4.0);
+}
+
+// A length whose checksum holds but that no record can have (2^63) is corruption: the file ends
+// there with a problem that says so, rather than waiting for bytes that never come.
+TEST(RunReaderTest, ALengthNoRecordCanHaveEndsTheFileAsCorrupt) {
+  std::string file = framed({scalar_event("loss", 0, 1.0F)});
+  const std::size_t corrupt_at = file.size();
+  // A length of 2^63 with its checksum right, as the reproducer's file has it.
+  const std::uint64_t length = std::uint64_t{1} << 63;
+  std::string header(reinterpret_cast<const char*>(&length), sizeof(length));
+  std::string bytes = file + header;
+  const std::uint32_t length_crc = mask_crc(crc32c(std::as_bytes(std::span(header))));
+  bytes.append(reinterpret_cast<const char*>(&length_crc), sizeof(length_crc));
+  bytes += framed({scalar_event("loss", 1, 2.0F)});
+  RunReader reader("train");
+  Recorder recorder;
+  reader.read(kFile, bytes_of(bytes), 0, recorder);
+  EXPECT_EQ(recorder.seen.size(), 1U);
+  EXPECT_TRUE(reader.file_dead(kFile));
+  ASSERT_EQ(reader.problems().size(), 1U);
+  EXPECT_EQ(reader.problems()[0].offset, corrupt_at);
+  EXPECT_TRUE(reader.problems()[0].values_lost);
+  EXPECT_THAT(reader.problems()[0].message, HasSubstr("9223372036854775808 bytes"));
+  EXPECT_THAT(reader.problems()[0].message, HasSubstr("more than any record can hold"));
+}
+
+// A file replaced under its name is read again from its start: by a new identity (renamed over
+// it), or by a size below what was read (cut and rewritten). A problem says so; no value is
+// counted as lost.
+TEST(RunReaderTest, AFileReplacedUnderItsNameIsReadAgainFromItsStart) {
+  const std::string first = framed({scalar_event("loss", 0, 1.0F), scalar_event("loss", 1, 1.0F)});
+  for (const bool renamed : {true, false}) {
+    SCOPED_TRACE(renamed ? "renamed over" : "cut and rewritten");
+    RunReader reader("train");
+    Recorder recorder;
+    EXPECT_FALSE(reader.check_replaced(kFile, first.size(), 7));
+    reader.read(kFile, bytes_of(first), 0, recorder);
+    EXPECT_FALSE(reader.check_replaced(kFile, first.size(), 7));  // the same file, no growth
+    // The replacement holds one value: shorter when cut, as long (another inode) when renamed.
+    const std::string second =
+        renamed ? framed({scalar_event("loss", 0, 5.0F), scalar_event("loss", 1, 6.0F)})
+                : framed({scalar_event("loss", 0, 5.0F)});
+    EXPECT_TRUE(reader.check_replaced(kFile, second.size(), renamed ? 8 : 7));
+    EXPECT_EQ(reader.resume_offset(kFile), 0U);
+    reader.read(kFile, bytes_of(second), 0, recorder);
+    ASSERT_EQ(recorder.seen.size(), renamed ? 4U : 3U);
+    EXPECT_EQ(recorder.seen[2].reading.scalar, 5.0);
+    ASSERT_EQ(reader.problems().size(), 1U);
+    EXPECT_FALSE(reader.problems()[0].values_lost);
+    EXPECT_THAT(reader.problems()[0].message,
+                HasSubstr(renamed ? "replaced by another file" : "shorter than the"));
+  }
+}
+
+// Storage that cannot tell files apart (identity 0, S3) still sees a file cut short.
+TEST(RunReaderTest, WithoutIdentitiesOnlyAShorterFileIsAReplacement) {
+  const std::string file = framed({scalar_event("loss", 0, 1.0F)});
+  RunReader reader("train");
+  Recorder recorder;
+  reader.read(kFile, bytes_of(file), 0, recorder);
+  EXPECT_FALSE(reader.check_replaced(kFile, file.size() + 10, 0));
+  EXPECT_TRUE(reader.check_replaced(kFile, file.size() - 1, 0));
 }
 
 TEST(RunReaderTest, BytesThatDoNotHoldTheResumeOffsetAreRefused) {
