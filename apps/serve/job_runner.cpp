@@ -24,6 +24,9 @@ bool ended_before(const Storage& storage, std::chrono::milliseconds grace) {
   const std::vector<StoredObject> marker = storage.list(kEndOfJobMarker);
   if (marker.empty() || marker.front().path != kEndOfJobMarker) return false;
   if (marker.front().modified_ns <= 0) return false;
+  // A marker with no index file beside it is a job still being copied (cp -a keeps the marker's
+  // old time): it is followed, and what lands while it settles is read.
+  if (storage.list(std::string(kIndexDir)).empty()) return false;
   const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();

@@ -51,7 +51,10 @@ struct EndOfJob {};
 using LandingPtr = std::shared_ptr<const IndexLanding>;
 using AssemblerInput = std::variant<LandingPtr, Tick, EndOfJob>;
 
-// How long the end of a run waits for stop commands still running, to report how they ended.
+// How long a watch whose job has its end marker but no index file yet waits for one: a job
+// copied whole may get its marker first, and its events folder (the bulk of it) before its
+// index files.
+constexpr std::chrono::seconds kSettleForAnEmptyJob{30};
 
 std::vector<RequiredTensors> required_by(const std::vector<std::unique_ptr<RuleRunner>>& runners) {
   std::vector<RequiredTensors> required;
@@ -207,6 +210,8 @@ class RulePipeline::Impl {
                            RuleRunner& runner, RuleStage& stage);
   void report_problem(std::string path, std::string message);
   void finish_following();
+  // After the end marker: ends the watch once the job has settled (on io_'s thread).
+  void settle_after_end_marker(std::int64_t index_files_before);
   void rescan_into(Loader& loader);
   // Runs io_ (the source, its timers) on a thread of its own until following ends, while the
   // calling thread works in the graph's arena. Rethrows what io_.run() threw.
@@ -248,6 +253,7 @@ class RulePipeline::Impl {
   boost::asio::io_context io_;
   std::unique_ptr<TrialSource> watcher_;
   std::unique_ptr<boost::asio::steady_timer> end_timer_;
+  std::chrono::steady_clock::time_point end_marker_at_;  // on io_'s thread
   std::unique_ptr<boost::asio::steady_timer> tick_timer_;
   std::vector<std::unique_ptr<boost::asio::steady_timer>> time_check_timers_;
   Loader* loader_ = nullptr;
@@ -300,10 +306,8 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
       end_marker_seen_ = true;
       if (following_) {
         boost::asio::post(io_, [this] {
-          end_timer_ = std::make_unique<boost::asio::steady_timer>(io_, config_.end_of_job_grace);
-          end_timer_->async_wait([this](const boost::system::error_code& error) {
-            if (!error) finish_following();
-          });
+          end_marker_at_ = std::chrono::steady_clock::now();
+          settle_after_end_marker(progress_.index_files_seen.load());
         });
       }
       return;
@@ -450,6 +454,26 @@ void RulePipeline::Impl::schedule_time_check(boost::asio::steady_timer& timer,
         if (!past_end && runner.claim_time_check()) stage.input().try_put(RuleMessage(TimeCheck{}));
         schedule_time_check(timer, interval, runner, stage);
       });
+}
+
+// The end marker means "read what is there, and what lands while the job settles": a job
+// copied whole (cp -r, cp -a, rsync) may get its marker before its index files. The watch ends
+// once a grace passes with no index file landing; a job with none yet is given
+// kSettleForAnEmptyJob, not one grace, before it ends as a job with nothing read.
+void RulePipeline::Impl::settle_after_end_marker(std::int64_t index_files_before) {
+  end_timer_ = std::make_unique<boost::asio::steady_timer>(io_, config_.end_of_job_grace);
+  end_timer_->async_wait([this, index_files_before](const boost::system::error_code& error) {
+    if (error) return;
+    const std::int64_t seen = progress_.index_files_seen.load();
+    const bool still_landing = seen != index_files_before;
+    const bool nothing_yet =
+        seen == 0 && std::chrono::steady_clock::now() - end_marker_at_ < kSettleForAnEmptyJob;
+    if (still_landing || nothing_yet) {
+      settle_after_end_marker(seen);
+      return;
+    }
+    finish_following();
+  });
 }
 
 void RulePipeline::Impl::finish_following() {

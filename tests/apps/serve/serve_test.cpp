@@ -451,6 +451,47 @@ TEST(Serve, AnArchivedJobIsReplayedWithWhatAFollowFinds) {
   EXPECT_EQ(serve.stop(), 0);
 }
 
+// A finished job copied with `cp -a`: its marker lands first, with its old time kept, and the
+// rest a moment later. It is no archive to replay at once (no index file yet): it is followed,
+// and read once the rest lands. Before, it ended Finished with every rule in Error.
+TEST(Serve, AJobCopiedMarkerFirstIsReadWhenTheRestLands) {
+  TempDir source;
+  TempDir root;
+  JobSimulatorOptions options;
+  options.output = source.path() / "copied";
+  options.scenario = JobScenario::VanishingGradients;
+  options.steps = 20;
+  const JobSimulator simulator(options);
+  simulator.run();
+  const auto marker = options.output / "training_job_end.ts";
+  std::filesystem::last_write_time(
+      marker, std::filesystem::last_write_time(marker) - std::chrono::hours(1));
+  ServeProcess serve({"--jobs", root.path().string(), "--rule", "VanishingGradient",
+                      "--idle-timeout", "60", "--poll-interval", "0.2"});
+  ASSERT_NE(serve.port(), 0);
+  const auto copy = root.path() / "copied";
+  std::filesystem::create_directories(copy);
+  std::filesystem::copy(marker, copy / "training_job_end.ts",
+                        std::filesystem::copy_options::copy_symlinks);
+  std::filesystem::last_write_time(copy / "training_job_end.ts",
+                                   std::filesystem::last_write_time(marker));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past a grace of 1 s
+  for (const char* folder : {"collections", "events", "index"}) {
+    std::filesystem::copy(options.output / folder, copy / folder,
+                          std::filesystem::copy_options::recursive);
+  }
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) { return state_of(jobs, "copied") == "Finished"; },
+      std::chrono::seconds(60)))
+      << serve.get("/api/jobs").body << "\n"
+      << serve.log();
+  const json::value jobs = serve.get_json("/api/jobs");
+  const json::object& job = *find_job(jobs, "copied");
+  EXPECT_EQ(job.at("last_step").as_int64(), options.steps - 1);
+  EXPECT_EQ(rule_of(job, "VanishingGradient").at("status").as_string(), "IssuesFound");
+  EXPECT_EQ(serve.stop(), 0);
+}
+
 TEST(Serve, JobsBeyondMaxRunningWaitQueuedAndRunInTurn) {
   TempDir root;
   for (const std::string name : {"a", "b"}) {

@@ -144,6 +144,35 @@ TEST(RulePipeline, WatchFollowsAJobBeingWrittenAndStopsAtItsEnd) {
   EXPECT_EQ(report.incomplete_steps, 0);
 }
 
+// A finished job copied whole (cp -r, cp -a, rsync) may get its end marker first and its index
+// files later than a grace: the marker means "read what is there, and what lands while the job
+// settles". Before, the watch ended a grace after the marker with "no step of the job was read".
+TEST(RulePipeline, AnEndMarkerThatLandsBeforeTheJobIsReadWithWhatFollows) {
+  TempDir dir;
+  const auto finished = dir.path() / "finished";
+  JobSimulator(job(finished, JobScenario::Exploding, 12, 6)).run();
+  ASSERT_TRUE(std::filesystem::exists(finished / "training_job_end.ts"));
+  const auto copy = dir.path() / "copy";
+  std::filesystem::create_directories(copy);
+  std::filesystem::copy_file(finished / "training_job_end.ts", copy / "training_job_end.ts");
+
+  RecordingSink* sink = nullptr;
+  RulePipeline pipeline(config_for(copy, {{"ET", "ExplodingTensor", {}}}, true), sinks_with(sink));
+  std::thread copier([&] {
+    std::this_thread::sleep_for(600ms);  // six graces (100 ms here) after the marker
+    for (const char* folder : {"collections", "events", "index"}) {
+      std::filesystem::copy(finished / folder, copy / folder,
+                            std::filesystem::copy_options::recursive);
+    }
+  });
+  const PipelineReport report = pipeline.run();  // ends by itself once the job settled
+  copier.join();
+  EXPECT_EQ(report.steps_released, 12);
+  ASSERT_EQ(report.statuses.size(), 1U);
+  EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound) << report.statuses[0].message;
+  EXPECT_FALSE(sink->steps_fired("ET").empty());
+}
+
 // One thread (--threads 1, or a container held to one CPU, where oneTBB gives no worker): the
 // source is followed beside the run's one thread, which decodes and evaluates meanwhile. Before,
 // following took that thread, nothing was decoded, and the watch never ended.
