@@ -72,6 +72,7 @@ class AlertmanagerSink final : public Sink {
   void write(const RuleEvent& event) override;
   void flush() override;
   std::optional<SinkDeliveryCounts> delivery() const override;
+  bool delivers_later() const override { return true; }
 
   // URL with "/api/v2/alerts" added to its path (unless it ends so already); throws
   // std::invalid_argument, naming only the redacted URL, when it is not an http(s) URL.

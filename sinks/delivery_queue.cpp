@@ -17,6 +17,21 @@
 #include "sinks/webhook_client.hpp"
 
 namespace rulestream {
+
+namespace {
+
+// Set once, by hurry_shutdown(): every queue of the process gives up on what it holds when
+// closing.
+std::atomic<bool>& hurry_flag() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+}  // namespace
+
+void DeliveryQueue::hurry_shutdown() {
+  hurry_flag().store(true, std::memory_order_relaxed);
+}
 namespace {
 
 std::string json_string(std::string_view text) {
@@ -119,6 +134,7 @@ class DeliveryQueue::Worker {
                     << ": an event was lost: " << lost.what() << "\n";
         }
       }
+      if (item.delivery.on_settled) item.delivery.on_settled();
       {
         const std::lock_guard lock(mutex_);
         completed_ = item.sequence;
@@ -136,10 +152,11 @@ class DeliveryQueue::Worker {
     std::string error;
     int attempts = 0;
     while (attempts < options_.max_attempts) {
-      if (shutdown_failures_left_ <= 0 && stopping()) {
-        std::string given_up = "given up at shutdown after " +
-                               std::to_string(options_.max_attempts) +
-                               " failed attempts in all (last: " + last_shutdown_error_ + ")";
+      if ((shutdown_failures_left_ <= 0 || hurried()) && stopping()) {
+        std::string given_up =
+            hurried() ? std::string("given up at shutdown, told to hurry")
+                      : "given up at shutdown after " + std::to_string(options_.max_attempts) +
+                            " failed attempts in all (last: " + last_shutdown_error_ + ")";
         error = attempts == 0 ? given_up : error + "; then " + given_up;
         break;
       }
@@ -157,10 +174,23 @@ class DeliveryQueue::Worker {
         last_shutdown_error_ = outcome.error;
       }
       if (!outcome.retryable || attempts == options_.max_attempts) break;
-      std::this_thread::sleep_for(backoff(attempts, outcome));
+      wait_out(backoff(attempts, outcome));
     }
     dead_letter(delivery, error, attempts);
   }
+
+  // A backoff, cut short when the process is told to hurry (a second signal).
+  static void wait_out(std::chrono::milliseconds delay) {
+    constexpr std::chrono::milliseconds kSlice{50};
+    const auto until = std::chrono::steady_clock::now() + delay;
+    while (!hurried()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= until) return;
+      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(kSlice, until - now));
+    }
+  }
+
+  static bool hurried() { return hurry_flag().load(std::memory_order_relaxed); }
 
   // Exponential (initial × 2^(attempt-1)) with "equal jitter" (half fixed, half random), so
   // that many sinks failing together do not retry in step; a Retry-After from the server wins.

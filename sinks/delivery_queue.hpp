@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,9 @@ struct Delivery {
   std::string dead_letter_members;
   // How log lines name it: "event for rule VG at step 40".
   std::string label;
+  // Called on the queue's thread once the item is delivered or dead-lettered (or lost): what
+  // its sender counts as still undelivered. Must not throw.
+  std::function<void()> on_settled;
 };
 
 // POSTs JSON bodies to one URL with libcurl, one at a time in the order they were queued, from
@@ -56,6 +60,10 @@ class DeliveryQueue {
   ~DeliveryQueue();
   DeliveryQueue(const DeliveryQueue&) = delete;
   DeliveryQueue& operator=(const DeliveryQueue&) = delete;
+
+  // For the whole process, from any thread (a second Ctrl-C or SIGTERM): every queue that is
+  // closing, or closes later, tries nothing more and dead-letters what it holds at once.
+  static void hurry_shutdown();
 
   void enqueue(Delivery delivery);
   // Blocks until every item queued before the call is delivered or dead-lettered.

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/model/rule_event.hpp"
 #include "sinks/sink_delivery.hpp"
@@ -27,6 +29,16 @@ class Sink {
   // delivered) keeps no counts of its own: nullopt, the default, says so, and whoever calls
   // write() counts for it.
   virtual std::optional<SinkDeliveryCounts> delivery() const { return std::nullopt; }
+  // Whether write() only queues and delivery goes on on a thread of the sink's own (a webhook,
+  // Alertmanager): flush() then waits for a peer, which may be down.
+  virtual bool delivers_later() const { return false; }
+  // Events of `trial` (RuleEvent::trial) written and not yet delivered nor given up on: what a
+  // sink that queues (a webhook) still holds of one job. 0 for a sink that delivers within
+  // write(). Thread-safe.
+  virtual std::int64_t undelivered(std::string_view trial) const {
+    static_cast<void>(trial);
+    return 0;
+  }
 };
 
 }  // namespace rulestream

@@ -1,6 +1,8 @@
 #include "sinks/webhook_sink.hpp"
 
 #include <boost/json.hpp>
+#include <map>
+#include <mutex>
 
 #include "sinks/delivery_queue.hpp"
 
@@ -17,8 +19,31 @@ std::string rule_event_label(const RuleEvent& event) {
          std::to_string(event.global_step);
 }
 
+class WebhookSink::PendingByTrial {
+ public:
+  void add(const std::string& trial) {
+    const std::lock_guard lock(mutex_);
+    ++counts_[trial];
+  }
+  void settle(const std::string& trial) {
+    const std::lock_guard lock(mutex_);
+    const auto found = counts_.find(trial);
+    if (found != counts_.end() && --found->second <= 0) counts_.erase(found);
+  }
+  std::int64_t of(std::string_view trial) const {
+    const std::lock_guard lock(mutex_);
+    const auto found = counts_.find(trial);
+    return found == counts_.end() ? 0 : found->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::int64_t, std::less<>> counts_;
+};
+
 WebhookSink::WebhookSink(Options options)
     : slack_payload_(options.slack_payload),
+      pending_(std::make_shared<PendingByTrial>()),
       queue_(std::make_unique<DeliveryQueue>(
           "webhook", options.url,
           DeliveryOptions{.timeout = options.timeout,
@@ -45,7 +70,13 @@ void WebhookSink::write(const RuleEvent& event) {
   // The dead letter keeps the event itself, not the Slack message made of it.
   delivery.dead_letter_members = "\"event\":" + event_json;
   delivery.label = rule_event_label(event);
+  pending_->add(event.trial);
+  delivery.on_settled = [pending = pending_, trial = event.trial] { pending->settle(trial); };
   queue_->enqueue(std::move(delivery));
+}
+
+std::int64_t WebhookSink::undelivered(std::string_view trial) const {
+  return pending_->of(trial);
 }
 
 void WebhookSink::flush() {

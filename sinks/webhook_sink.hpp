@@ -37,13 +37,19 @@ class WebhookSink final : public Sink {
   void write(const RuleEvent& event) override;
   void flush() override;
   std::optional<SinkDeliveryCounts> delivery() const override;
+  bool delivers_later() const override { return true; }
+  std::int64_t undelivered(std::string_view trial) const override;
 
   // "https://hooks.slack.com/services/T0…/…" style redaction: scheme://host[:port]/<redacted>.
   static std::string redact(const std::string& url);
 
+  // Events queued and not yet settled, by trial; shared with the queue's callbacks.
+  class PendingByTrial;
+
  private:
   const bool slack_payload_;
-  std::unique_ptr<DeliveryQueue> queue_;
+  std::shared_ptr<PendingByTrial> pending_;
+  std::unique_ptr<DeliveryQueue> queue_;  // last: its thread stops before the rest goes
 };
 
 // "event for rule VG at step 40", "status event for rule VG": how log lines name an event

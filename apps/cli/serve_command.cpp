@@ -7,7 +7,9 @@
 #include <cmath>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "apps/cli/cli.hpp"
 #include "apps/cli/commands.hpp"
@@ -24,6 +26,7 @@
 #include "engine/graph/rules_file.hpp"
 #include "engine/graph/sink_factory.hpp"
 #include "engine/graph/token_file.hpp"
+#include "sinks/delivery_queue.hpp"
 
 namespace rulestream::cli {
 namespace {
@@ -181,30 +184,54 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
       err << prefix << said << "\n";
     }
     std::mutex log_mutex;  // jobs log from their own threads
-    JobService jobs(std::move(service), std::move(sinks), out, [&](const std::string& line) {
+    // Optional, to be let go of explicitly at the end (the server first), while a second
+    // signal is still heard.
+    std::optional<JobService> jobs;
+    jobs.emplace(std::move(service), std::move(sinks), out, [&](const std::string& line) {
       std::lock_guard lock(log_mutex);
       err << prefix << line << "\n" << std::flush;
     });
-    const ServeApi api(jobs, token);
-    HttpServer server(host, port,
-                      [&api](const HttpRequest& request) { return api.handle(request); });
+    const ServeApi api(*jobs, token);
+    std::optional<HttpServer> server;
+    server.emplace(host, port, [&api](const HttpRequest& request) { return api.handle(request); });
     {
       std::lock_guard lock(log_mutex);
       err << prefix << "listening on http://"
-          << (host.find(':') != std::string::npos ? "[" + host + "]" : host) << ":" << server.port()
-          << "\n"
+          << (host.find(':') != std::string::npos ? "[" + host + "]" : host) << ":"
+          << server->port() << "\n"
           << std::flush;
     }
-    jobs.start();
+    jobs->start();
     boost::asio::io_context signals_io;
     boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
     signals.async_wait([](const boost::system::error_code&, int) {});
     signals_io.run();  // until a signal
     {
       std::lock_guard lock(log_mutex);
-      err << prefix << "stopping: every running job drains and reports\n" << std::flush;
+      err << prefix
+          << "stopping: every running job drains and reports (a second signal dead-letters "
+             "what the sinks still hold, at once)\n"
+          << std::flush;
     }
-    jobs.stop();
+    // A second signal while stopping: a webhook that is down would otherwise be tried until
+    // its queue's bound; it gives up now and keeps everything in its dead-letter file.
+    signals.async_wait([&](const boost::system::error_code& error, int) {
+      if (error) return;
+      {
+        std::lock_guard lock(log_mutex);
+        err << prefix << "second signal: undelivered events go to the dead letters now\n"
+            << std::flush;
+      }
+      DeliveryQueue::hurry_shutdown();
+    });
+    signals_io.restart();
+    std::jthread second_signal([&signals_io] { signals_io.run(); });
+    jobs->stop();
+    // The server goes before the service it answers for; then the service's sinks close, each
+    // dead-lettering within its bound what a peer that is down still holds.
+    server.reset();
+    jobs.reset();
+    signals.cancel();  // second_signal's run() returns, and it is joined
     return kExitOk;
   } catch (const RulestreamError& error) {
     err << prefix << error.what() << "\n";

@@ -61,6 +61,7 @@ void JobRegistry::record(const std::string& id, const RuleEvent& event) {
   std::lock_guard lock(mutex_);
   Entry* entry = find(id);
   if (!entry) return;
+  if (entry->job.trial.empty()) entry->job.trial = event.trial;
   auto& rules = entry->job.rules;
   auto rule = std::find_if(rules.begin(), rules.end(), [&](const RuleProgress& progress) {
     return progress.rule_configuration == event.rule_configuration;

@@ -54,6 +54,8 @@ struct JobSnapshot {
   std::chrono::system_clock::time_point found;
   std::optional<std::chrono::system_clock::time_point> ended;
   std::int64_t events_dropped = 0;  // older events forgotten (events_per_job)
+  // How its rule events name the job (RuleEvent::trial), from the first of them; empty before.
+  std::string trial;
   // What the job runs (its rules, for its report page); null until it starts.
   std::shared_ptr<const PipelineConfig> config;
 };

@@ -99,8 +99,9 @@ JobRunner::~JobRunner() {
   thread_.join();
 }
 
-std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& config,
-                                                        RegistrySink** registry_sink) const {
+std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(
+    const PipelineConfig& config, RegistrySink** registry_sink,
+    std::vector<std::shared_ptr<Sink>>* own_delivering_later) const {
   std::vector<std::unique_ptr<Sink>> sinks;
   for (std::size_t i = 0; i < config.sinks.size(); ++i) {
     if (publisher_ && config.sinks[i].type == "alertmanager") {
@@ -122,10 +123,16 @@ std::vector<std::unique_ptr<Sink>> JobRunner::job_sinks(const PipelineConfig& co
       continue;
     }
     // The service's, or the job's own rules file's: its own, as a watch of it would have.
-    std::shared_ptr<Sink> sink = i < context_.service_sinks.size()
-                                     ? context_.service_sinks[i]
-                                     : make_sink(config.sinks[i], *context_.out);
-    sinks.push_back(std::make_unique<CountedSink>(std::move(sink), *context_.metrics));
+    const bool jobs_own = i >= context_.service_sinks.size();
+    std::shared_ptr<Sink> sink =
+        jobs_own ? make_sink(config.sinks[i], *context_.out) : context_.service_sinks[i];
+    if (jobs_own && sink->delivers_later() && own_delivering_later) {
+      own_delivering_later->push_back(sink);
+    }
+    // A peer that is down must not hold the job's end: its queue goes on delivering, the
+    // service's for as long as the service runs, the job's own in context_.lingering.
+    sinks.push_back(std::make_unique<CountedSink>(std::move(sink), *context_.metrics,
+                                                  /*job_waits_for_delivery=*/false));
   }
   // Sharing a Redis, every instance shows the job's events: the owner logs them there too.
   if (publisher_) {
@@ -145,10 +152,11 @@ void JobRunner::run() {
     const auto config = job_pipeline_config(job_, context_);
     check_configuration(*config);
     registry.start(job_.id, config);
+    std::vector<std::shared_ptr<Sink>> own_delivering_later;
     {  // the job is let go of before the registry hears how it ended
       RegistrySink* registry_sink = nullptr;
       const std::unique_ptr<Job> job =
-          open_job(*config, job_sinks(*config, &registry_sink), job_.format);
+          open_job(*config, job_sinks(*config, &registry_sink, &own_delivering_later), job_.format);
       // Where the job knows when each step arrived, its events' latency is measured from it.
       if (const std::optional<Trial> trial = job->trial()) {
         registry_sink->time_events_from(*trial);
@@ -158,6 +166,12 @@ void JobRunner::run() {
       std::lock_guard lock(mutex_);
       report_read(running_counts());  // the whole job's: its progress is complete once it ran
       failure = report.source_failure;
+    }
+    if (context_.lingering) {
+      const std::optional<JobSnapshot> ended = registry.job(job_.id);
+      for (auto& sink : own_delivering_later) {
+        context_.lingering->keep(ended ? ended->trial : std::string(), std::move(sink));
+      }
     }
     if (failure.empty()) {
       registry.finish(job_.id);

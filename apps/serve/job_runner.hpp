@@ -26,6 +26,7 @@
 
 #include "apps/serve/job_discovery.hpp"
 #include "apps/serve/job_registry.hpp"
+#include "apps/serve/lingering_sinks.hpp"
 #include "apps/serve/service_metrics.hpp"
 #include "engine/graph/pipeline_config.hpp"
 #include "sinks/sink.hpp"
@@ -44,6 +45,9 @@ struct JobRunnerContext {
   // configurations (sinks[i] describes service_sinks[i]).
   PipelineConfig base;
   std::vector<std::shared_ptr<Sink>> service_sinks;
+  // Where a job's own sinks that still hold events when it ends go on delivering (a job's end
+  // never waits on a peer).
+  std::shared_ptr<LingeringSinks> lingering;
   // Where stdout sinks of a job's own rules file write.
   std::ostream* out = nullptr;
   // Name of the per-job rules file: JOB/NAME replaces the base's rules and tag names (and adds
@@ -95,9 +99,12 @@ class JobRunner {
   // Asks the running pipeline, if any, to stop (under mutex_).
   void stop_pipeline();
   // The service's shared sinks, the job's own, and last the one that feeds the registry
-  // (handed back through `registry_sink` when asked for).
-  std::vector<std::unique_ptr<Sink>> job_sinks(const PipelineConfig& config,
-                                               RegistrySink** registry_sink) const;
+  // (handed back through `registry_sink` when asked for). None makes the job's end wait on a
+  // peer; the job's own sinks that deliver later are added to `own_delivering_later`, for
+  // context_.lingering once the job ends.
+  std::vector<std::unique_ptr<Sink>> job_sinks(
+      const PipelineConfig& config, RegistrySink** registry_sink,
+      std::vector<std::shared_ptr<Sink>>* own_delivering_later) const;
   // What the job has read so far, as it counts it (JobProgress). While none of it changes, the
   // job has no new data: an smdebug job writes whole files, each new index file counted as
   // it is taken up; a logdir's files grow, and their listed size counts.

@@ -34,6 +34,7 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
   context_.job_rules_file = std::move(options.job_rules_file);
   context_.idle_timeout = options.idle_timeout;
   context_.inotify_rescan_interval = options.inotify_rescan_interval;
+  context_.lingering = std::make_shared<LingeringSinks>();
   // Tracked for the service's life, so that /metrics shows them from the start, and their
   // counts stay exact between jobs.
   for (const auto& sink : context_.service_sinks) metrics_.track_sink(*sink);
@@ -50,6 +51,13 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
 JobService::~JobService() {
   stop();
   for (const auto& sink : context_.service_sinks) metrics_.untrack_sink(*sink);
+}
+
+std::int64_t JobService::undelivered(std::string_view trial) const {
+  if (trial.empty()) return 0;
+  std::int64_t count = context_.lingering->undelivered(trial);
+  for (const auto& sink : context_.service_sinks) count += sink->undelivered(trial);
+  return count;
 }
 
 std::shared_ptr<const PipelineConfig> JobService::configuration_of(const JobSnapshot& job) const {

@@ -87,6 +87,9 @@ class JobService {
   // What the job runs, or would run here (job_pipeline_config): for the report page of a job
   // another instance runs. Throws as job_pipeline_config does.
   std::shared_ptr<const PipelineConfig> configuration_of(const JobSnapshot& job) const;
+  // Rule events of `trial` (JobSnapshot::trial) still queued in this instance's sinks, the
+  // service's and the ended jobs' own: written, not yet delivered nor dead-lettered.
+  std::int64_t undelivered(std::string_view trial) const;
 
  private:
   // A job running here; with a coordinator, under its lease.

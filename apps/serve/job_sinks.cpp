@@ -2,11 +2,13 @@
 
 namespace rulestream {
 
-CountedSink::CountedSink(std::shared_ptr<Sink> sink, ServiceMetrics& metrics)
+CountedSink::CountedSink(std::shared_ptr<Sink> sink, ServiceMetrics& metrics,
+                         bool job_waits_for_delivery)
     : sink_(std::move(sink)),
       metrics_(metrics),
       name_(sink_->describe()),
-      delivers_in_write_(!sink_->delivery()) {
+      delivers_in_write_(!sink_->delivery()),
+      job_waits_for_delivery_(job_waits_for_delivery) {
   metrics_.track_sink(*sink_);
 }
 

@@ -123,8 +123,12 @@ HttpResponse ServeApi::job_events(const std::string& id) const {
   } else {
     for (const RuleEvent& event : *events) list.push_back(json::parse(event.to_json()));
   }
-  return json_response(
-      200, json::object{{"job", id}, {"events", std::move(list)}, {"dropped", dropped}});
+  // What this instance's sinks still hold of the job (a webhook whose peer is down): written,
+  // not yet delivered nor dead-lettered.
+  return json_response(200, json::object{{"job", id},
+                                         {"events", std::move(list)},
+                                         {"dropped", dropped},
+                                         {"undelivered", service_.undelivered(job->trial)}});
 }
 
 HttpResponse ServeApi::report_page(const std::string& id) const {

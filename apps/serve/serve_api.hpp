@@ -10,7 +10,9 @@
 //                                IssuesFound, NoIssuesFound, Error, NotApplicable), firings,
 //                                incidents, open_incidents, last_finding, last_finding_step,
 //                                message}], events_dropped
-//   GET /api/jobs/{id}/events    {"job": id, "events": [rule event...], "dropped": n}, newest last;
+//   GET /api/jobs/{id}/events    {"job": id, "events": [rule event...], "dropped": n,
+//                                "undelivered": n (still queued in this instance's sinks)},
+//                                newest last;
 //                                sharing a Redis, the same on every instance (read from the job's
 //                                event log there; 503 when Redis cannot be reached)
 //   GET /jobs/{id}/report        the job's report page (`rulestream report`), made on request

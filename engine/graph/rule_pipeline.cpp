@@ -211,7 +211,13 @@ class RulePipeline::Impl {
   void report_problem(std::string path, std::string message);
   void finish_following();
   // After the end marker: ends the watch once the job has settled (on io_'s thread).
-  void settle_after_end_marker(std::int64_t index_files_before);
+  struct IndexFilesOnDisk {
+    std::int64_t count = 0;  // -1: the listing failed
+    std::uint64_t bytes = 0;
+    friend bool operator==(const IndexFilesOnDisk&, const IndexFilesOnDisk&) = default;
+  };
+  IndexFilesOnDisk index_files_on_disk() const;
+  void settle_after_end_marker(IndexFilesOnDisk before);
   void rescan_into(Loader& loader);
   // Runs io_ (the source, its timers) on a thread of its own until following ends, while the
   // calling thread works in the graph's arena. Rethrows what io_.run() threw.
@@ -262,6 +268,7 @@ class RulePipeline::Impl {
   bool job_ended_ = false;                     // likewise
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> end_marker_seen_{false};
+  std::atomic<bool> end_marker_first_{false};  // seen before any index file
   // Set on the calling thread before following, cleared on the follower's (finish_following),
   // read by the loaders.
   std::atomic<bool> following_{false};
@@ -303,11 +310,14 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
       std::get<0>(ports).try_put(AssemblerInput(Tick{}));
       return;
     case TrialFile::Kind::EndMarker:
+      // Before any index file: a finished job being copied, whose files land in no particular
+      // step order (cp copies in directory order): its steps wait until it has settled.
+      if (progress_.index_files_seen.load() == 0) end_marker_first_ = true;
       end_marker_seen_ = true;
       if (following_) {
         boost::asio::post(io_, [this] {
           end_marker_at_ = std::chrono::steady_clock::now();
-          settle_after_end_marker(progress_.index_files_seen.load());
+          settle_after_end_marker(index_files_on_disk());
         });
       }
       return;
@@ -397,6 +407,9 @@ void RulePipeline::Impl::release(Assembler::output_ports_type& ports) {
       !store_->collections(store_->generation())) {
     held = std::numeric_limits<std::int64_t>::min();
   }
+  // A job whose end marker came first is read as a replay is: in step order once it settled,
+  // not step by step as files land (a step landing after a later one was released is lost).
+  if (!job_ended_ && end_marker_first_) held = std::numeric_limits<std::int64_t>::min();
   for (const auto& ready : assembler_.take_ready(StepAssembler::Clock::now(), held)) {
     // Rules wait for their step through the trial: tell it this one may be looked at.
     store_->release_through(ready.step);
@@ -458,18 +471,33 @@ void RulePipeline::Impl::schedule_time_check(boost::asio::steady_timer& timer,
 
 // The end marker means "read what is there, and what lands while the job settles": a job
 // copied whole (cp -r, cp -a, rsync) may get its marker before its index files. The watch ends
-// once a grace passes with no index file landing; a job with none yet is given
-// kSettleForAnEmptyJob, not one grace, before it ends as a job with nothing read.
-void RulePipeline::Impl::settle_after_end_marker(std::int64_t index_files_before) {
+// once a grace passes in which the index files on disk did not change (their count and bytes:
+// what the source announces may come later than what lands, a file written in place once it is
+// seen whole); a job with none yet is given kSettleForAnEmptyJob, not one grace, before it ends
+// as a job with nothing read. finish_following() then announces what is there.
+RulePipeline::Impl::IndexFilesOnDisk RulePipeline::Impl::index_files_on_disk() const {
+  IndexFilesOnDisk on_disk;
+  try {
+    for (const auto& object : storage_->list(kIndexDir)) {
+      ++on_disk.count;
+      on_disk.bytes += object.size;
+    }
+  } catch (const StorageError&) {
+    on_disk.count = -1;  // a listing refused now: not settled, look again
+  }
+  return on_disk;
+}
+
+void RulePipeline::Impl::settle_after_end_marker(IndexFilesOnDisk before) {
   end_timer_ = std::make_unique<boost::asio::steady_timer>(io_, config_.end_of_job_grace);
-  end_timer_->async_wait([this, index_files_before](const boost::system::error_code& error) {
+  end_timer_->async_wait([this, before](const boost::system::error_code& error) {
     if (error) return;
-    const std::int64_t seen = progress_.index_files_seen.load();
-    const bool still_landing = seen != index_files_before;
+    const IndexFilesOnDisk now = index_files_on_disk();
+    const bool still_landing = now.count < 0 || now != before;
     const bool nothing_yet =
-        seen == 0 && std::chrono::steady_clock::now() - end_marker_at_ < kSettleForAnEmptyJob;
+        now.count <= 0 && std::chrono::steady_clock::now() - end_marker_at_ < kSettleForAnEmptyJob;
     if (still_landing || nothing_yet) {
-      settle_after_end_marker(seen);
+      settle_after_end_marker(now);
       return;
     }
     finish_following();

@@ -70,6 +70,16 @@ std::optional<int> ServeProcess::stop() {
   return child_.wait_for_exit(ChildProcess::Clock::now() + std::chrono::seconds(30));
 }
 
+std::optional<int> ServeProcess::stop_twice(std::chrono::milliseconds between) {
+  const auto deadline = ChildProcess::Clock::now() + std::chrono::seconds(30);
+  child_.signal(SIGTERM);
+  if (const auto exited = child_.wait_for_exit(ChildProcess::Clock::now() + between)) {
+    return exited;
+  }
+  child_.signal(SIGTERM);
+  return child_.wait_for_exit(deadline);
+}
+
 void ServeProcess::kill() {
   child_.signal(SIGKILL);
   child_.wait_for_exit(ChildProcess::Clock::now() + std::chrono::seconds(30));

@@ -35,6 +35,9 @@ class ServeProcess {
   const std::string& log() const { return child_.err(); }
   // SIGTERM, then its exit status (nullopt if it did not exit within 30 s).
   std::optional<int> stop();
+  // SIGTERM, `between`, SIGTERM again (a person who will not wait), then its exit status
+  // (nullopt if it did not exit within 30 s of the first).
+  std::optional<int> stop_twice(std::chrono::milliseconds between);
   // SIGKILL, as a machine that dies: nothing of it runs after this returns.
   void kill();
   // SIGSTOP and SIGCONT: a process that stops answering for a while (a long pause, a machine

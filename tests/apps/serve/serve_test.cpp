@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "tests/support/alertmanager_receiver.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/http_receiver.hpp"
+#include "tests/support/loopback_ports.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/serve_process.hpp"
 #include "tests/support/test_support.hpp"
@@ -274,7 +276,16 @@ TEST(Serve, SinksOfTheServiceGetEveryJobsEventsCountedAndNeverShowASecret) {
         return state_of(jobs, "one") == "Finished" && state_of(jobs, "two") == "Finished";
       },
       std::chrono::seconds(30)));
-  // Each job: 4 firings and a status, to each sink.
+  // Each job: 4 firings and a status, to each sink. A job's end does not wait on the webhook's
+  // deliveries: they settle (delivered or dead-lettered) a moment later.
+  const std::map<std::string, std::string> webhook_label{
+      {"sink", "webhook http://127.0.0.1:" + std::to_string(receiver.port()) + "/…"}};
+  ASSERT_TRUE(testing::eventually([&] {
+    const auto settled = testing::parse_prometheus_text(serve.get("/metrics").body);
+    return settled.value("rulestream_sink_deliveries_total", webhook_label) +
+               settled.value("rulestream_sink_dead_letters_total", webhook_label) ==
+           10;
+  }));
   const auto scrape = serve.get("/metrics").body;
   EXPECT_EQ(scrape.find(testing::kSecretToken), std::string::npos) << scrape;
   const auto metrics = testing::parse_prometheus_text(scrape);
@@ -283,8 +294,6 @@ TEST(Serve, SinksOfTheServiceGetEveryJobsEventsCountedAndNeverShowASecret) {
   const auto* sinks = metrics.family("rulestream_sink_events_total");
   ASSERT_EQ(sinks->samples.size(), 2u);
   for (const auto& sample : sinks->samples) EXPECT_EQ(sample.value, 10) << sample.labels.at("sink");
-  const std::map<std::string, std::string> webhook_label{
-      {"sink", "webhook http://127.0.0.1:" + std::to_string(receiver.port()) + "/…"}};
   const std::map<std::string, std::string> file_label{{"sink", "file " + events.string()}};
   EXPECT_EQ(metrics.value("rulestream_sink_deliveries_total", webhook_label), 9);
   EXPECT_EQ(metrics.value("rulestream_sink_retries_total", webhook_label), 2);
@@ -300,6 +309,95 @@ TEST(Serve, SinksOfTheServiceGetEveryJobsEventsCountedAndNeverShowASecret) {
   EXPECT_EQ(receiver.requests().size(), 12u);
   EXPECT_EQ(testing::read_json_lines(out.path() / "dead-letters.jsonl").size(), 1u);
   EXPECT_EQ(serve.log().find(testing::kSecretToken), std::string::npos) << serve.log();
+}
+
+// A webhook whose host is down does not hold the jobs: each ends as soon as it is read, its
+// events page says how many of its events are still queued, and the service stops within the
+// queue's bound, dead-lettering the rest. Before, each job stayed Running until every event
+// was retried to the end (2.2 s an event), and so did SIGTERM.
+TEST(Serve, AWebhookThatCannotBeReachedHoldsNoJob) {
+  TempDir root;
+  TempDir out;
+  JobSimulatorOptions job;
+  job.output = root.path() / "vg";
+  job.scenario = JobScenario::VanishingGradients;
+  job.steps = 30;
+  job.fault_step = 6;  // 24 firings and a status
+  JobSimulator(job).run();
+  const auto rules = out.path() / "rules.json";
+  const auto dead_letters = out.path() / "dead-letters.jsonl";
+  // A port nothing listens on: every attempt is refused, and retried with backoff.
+  const std::uint16_t closed = testing::free_port();
+  testing::write_text_file(
+      rules, json::serialize(json::object{
+                 {"rules", json::array{json::object{
+                               {"RuleConfigurationName", "VanishingGradient"},
+                               {"RuleParameters", {{"rule_to_invoke", "VanishingGradient"}}}}}},
+                 {"sinks", json::array{json::object{
+                               {"type", "webhook"},
+                               {"url", "http://127.0.0.1:" + std::to_string(closed) + "/hook"},
+                               {"dead_letter_path", dead_letters.string()}}}}}));
+  const auto started = std::chrono::steady_clock::now();
+  ServeProcess serve({"--jobs", root.path().string(), "--rules", rules.string()});
+  ASSERT_NE(serve.port(), 0);
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) { return state_of(jobs, "vg") == "Finished"; },
+      std::chrono::seconds(20)))
+      << serve.get("/api/jobs").body << "\n"
+      << serve.log();
+  // 25 events at about 3 s each of refused attempts and backoff would be over a minute.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+  const json::value events = serve.get_json("/api/jobs/vg/events");
+  EXPECT_GT(events.at("undelivered").as_int64(), 0) << json::serialize(events);
+  EXPECT_LE(events.at("undelivered").as_int64(), 25);
+  const auto stopping = std::chrono::steady_clock::now();
+  EXPECT_EQ(serve.stop(), 0) << serve.log();
+  // The queue's bound at shutdown: max_attempts (5) failed attempts in all, then the rest
+  // dead-lettered.
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::seconds(30));
+  EXPECT_EQ(testing::read_json_lines(dead_letters).size(), 25U);
+}
+
+// A webhook whose host takes connections and never answers: each attempt waits out its 5 s
+// timeout, so closing the queue takes up to 5 attempts (25 s). A second SIGTERM says "now":
+// what the queue holds is dead-lettered at once (after the attempt in flight).
+TEST(Serve, ASecondSignalDeadLettersWhatADeadPeerHoldsAtOnce) {
+  TempDir root;
+  TempDir out;
+  JobSimulatorOptions job;
+  job.output = root.path() / "vg";
+  job.scenario = JobScenario::VanishingGradients;
+  job.steps = 10;
+  job.fault_step = 6;  // 4 firings and a status
+  JobSimulator(job).run();
+  boost::asio::io_context io;
+  // Listening, never accepting: connections sit in the kernel's backlog, unanswered.
+  boost::asio::ip::tcp::acceptor silent(
+      io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  const auto rules = out.path() / "rules.json";
+  const auto dead_letters = out.path() / "dead-letters.jsonl";
+  testing::write_text_file(
+      rules,
+      json::serialize(json::object{
+          {"rules", json::array{json::object{
+                        {"RuleConfigurationName", "VanishingGradient"},
+                        {"RuleParameters", {{"rule_to_invoke", "VanishingGradient"}}}}}},
+          {"sinks", json::array{json::object{
+                        {"type", "webhook"},
+                        {"url", "http://127.0.0.1:" +
+                                    std::to_string(silent.local_endpoint().port()) + "/hook"},
+                        {"dead_letter_path", dead_letters.string()}}}}}));
+  ServeProcess serve({"--jobs", root.path().string(), "--rules", rules.string()});
+  ASSERT_NE(serve.port(), 0);
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) { return state_of(jobs, "vg") == "Finished"; },
+      std::chrono::seconds(20)));
+  const auto stopping = std::chrono::steady_clock::now();
+  EXPECT_EQ(serve.stop_twice(std::chrono::milliseconds(500)), 0) << serve.log();
+  // The attempt in flight may wait out its timeout (5 s); nothing after it is tried.
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::seconds(12));
+  EXPECT_EQ(testing::read_json_lines(dead_letters).size(), 5U) << serve.log();
+  EXPECT_NE(serve.log().find("second signal"), std::string::npos) << serve.log();
 }
 
 TEST(Serve, RaisesAnAlertInAlertmanagerWhileARuleFiresAndResolvesItWhenTheJobEnds) {
