@@ -46,6 +46,32 @@ void write_broken_job(const std::filesystem::path& folder) {
   testing::write_text_file(folder / "rulestream-rules.json", "{\"rules\": [");
 }
 
+// A finished smdebug job at `folder` whose VanishingGradient fires from `fault_step` on.
+void write_vanishing_job(const std::filesystem::path& folder, std::int64_t steps,
+                         std::int64_t fault_step) {
+  JobSimulatorOptions job;
+  job.output = folder;
+  job.scenario = JobScenario::VanishingGradients;
+  job.steps = steps;
+  job.fault_step = fault_step;
+  JobSimulator(job).run();
+}
+
+// A rules file running VanishingGradient with one sink.
+void write_vanishing_rules(const std::filesystem::path& rules, json::object sink) {
+  testing::write_text_file(
+      rules, json::serialize(json::object{
+                 {"rules", json::array{json::object{
+                               {"RuleConfigurationName", "VanishingGradient"},
+                               {"RuleParameters", {{"rule_to_invoke", "VanishingGradient"}}}}}},
+                 {"sinks", json::array{std::move(sink)}}}));
+}
+
+// A webhook sink to `url`, dead-lettering into `dead_letters`.
+json::object webhook_to(const std::string& url, const std::filesystem::path& dead_letters) {
+  return {{"type", "webhook"}, {"url", url}, {"dead_letter_path", dead_letters.string()}};
+}
+
 TEST(Serve, FollowsJobsWrittenLiveAndAnswersWhereEachStands) {
   TempDir root;
   write_broken_job(root.path() / "broken");
@@ -262,12 +288,7 @@ TEST(Serve, SinksOfTheServiceGetEveryJobsEventsCountedAndNeverShowASecret) {
   boost::json::object webhook{{"type", "webhook"},
                               {"url", receiver.url(testing::kSecretWebhookPath)},
                               {"dead_letter_path", (out.path() / "dead-letters.jsonl").string()}};
-  testing::write_text_file(
-      rules, json::serialize(json::object{
-                 {"rules", json::array{json::object{
-                               {"RuleConfigurationName", "VanishingGradient"},
-                               {"RuleParameters", {{"rule_to_invoke", "VanishingGradient"}}}}}},
-                 {"sinks", json::array{webhook}}}));
+  write_vanishing_rules(rules, webhook);
   ServeProcess serve({"--jobs", root.path().string(), "--rules", rules.string(), "--sink",
                       "file:" + events.string()});
   ASSERT_NE(serve.port(), 0);
@@ -318,25 +339,13 @@ TEST(Serve, SinksOfTheServiceGetEveryJobsEventsCountedAndNeverShowASecret) {
 TEST(Serve, AWebhookThatCannotBeReachedHoldsNoJob) {
   TempDir root;
   TempDir out;
-  JobSimulatorOptions job;
-  job.output = root.path() / "vg";
-  job.scenario = JobScenario::VanishingGradients;
-  job.steps = 30;
-  job.fault_step = 6;  // 24 firings and a status
-  JobSimulator(job).run();
+  write_vanishing_job(root.path() / "vg", 30, 6);  // 24 firings and a status
   const auto rules = out.path() / "rules.json";
   const auto dead_letters = out.path() / "dead-letters.jsonl";
   // A port nothing listens on: every attempt is refused, and retried with backoff.
-  const std::uint16_t closed = testing::free_port();
-  testing::write_text_file(
-      rules, json::serialize(json::object{
-                 {"rules", json::array{json::object{
-                               {"RuleConfigurationName", "VanishingGradient"},
-                               {"RuleParameters", {{"rule_to_invoke", "VanishingGradient"}}}}}},
-                 {"sinks", json::array{json::object{
-                               {"type", "webhook"},
-                               {"url", "http://127.0.0.1:" + std::to_string(closed) + "/hook"},
-                               {"dead_letter_path", dead_letters.string()}}}}}));
+  write_vanishing_rules(
+      rules, webhook_to("http://127.0.0.1:" + std::to_string(testing::free_port()) + "/hook",
+                        dead_letters));
   const auto started = std::chrono::steady_clock::now();
   ServeProcess serve({"--jobs", root.path().string(), "--rules", rules.string()});
   ASSERT_NE(serve.port(), 0);
@@ -364,29 +373,17 @@ TEST(Serve, AWebhookThatCannotBeReachedHoldsNoJob) {
 TEST(Serve, ASecondSignalDeadLettersWhatADeadPeerHoldsAtOnce) {
   TempDir root;
   TempDir out;
-  JobSimulatorOptions job;
-  job.output = root.path() / "vg";
-  job.scenario = JobScenario::VanishingGradients;
-  job.steps = 10;
-  job.fault_step = 6;  // 4 firings and a status
-  JobSimulator(job).run();
+  write_vanishing_job(root.path() / "vg", 10, 6);  // 4 firings and a status
   boost::asio::io_context io;
   // Listening, never accepting: connections sit in the kernel's backlog, unanswered.
   boost::asio::ip::tcp::acceptor silent(
       io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
   const auto rules = out.path() / "rules.json";
   const auto dead_letters = out.path() / "dead-letters.jsonl";
-  testing::write_text_file(
+  write_vanishing_rules(
       rules,
-      json::serialize(json::object{
-          {"rules", json::array{json::object{
-                        {"RuleConfigurationName", "VanishingGradient"},
-                        {"RuleParameters", {{"rule_to_invoke", "VanishingGradient"}}}}}},
-          {"sinks", json::array{json::object{
-                        {"type", "webhook"},
-                        {"url", "http://127.0.0.1:" +
-                                    std::to_string(silent.local_endpoint().port()) + "/hook"},
-                        {"dead_letter_path", dead_letters.string()}}}}}));
+      webhook_to("http://127.0.0.1:" + std::to_string(silent.local_endpoint().port()) + "/hook",
+                 dead_letters));
   ServeProcess serve({"--jobs", root.path().string(), "--rules", rules.string()});
   ASSERT_NE(serve.port(), 0);
   ASSERT_TRUE(serve.wait_for_jobs(
@@ -411,18 +408,12 @@ TEST(Serve, RaisesAnAlertInAlertmanagerWhileARuleFiresAndResolvesItWhenTheJobEnd
   testing::AlertmanagerReceiver alertmanager;
   alertmanager.fail_next({503});  // the first POST is retried once
   const auto rules = out.path() / "rules.json";
-  testing::write_text_file(
-      rules,
-      json::serialize(json::object{
-          {"rules", json::array{json::object{
-                        {"RuleConfigurationName", "VanishingGradient"},
-                        {"RuleParameters", {{"rule_to_invoke", "VanishingGradient"}}}}}},
-          {"sinks", json::array{json::object{
-                        {"type", "alertmanager"},
-                        {"url", alertmanager.url()},
-                        {"resend_interval", 1},
-                        {"severity", "critical"},
-                        {"dead_letter_path", (out.path() / "dead-letters.jsonl").string()}}}}}));
+  write_vanishing_rules(rules,
+                        {{"type", "alertmanager"},
+                         {"url", alertmanager.url()},
+                         {"resend_interval", 1},
+                         {"severity", "critical"},
+                         {"dead_letter_path", (out.path() / "dead-letters.jsonl").string()}});
   ServeProcess serve(
       {"--jobs", root.path().string(), "--rules", rules.string(), "--poll-interval", "0.2"});
   ASSERT_NE(serve.port(), 0);
