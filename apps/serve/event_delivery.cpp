@@ -49,12 +49,43 @@ void EventDelivery::run() {
       // Each flushed as its last batch was delivered.
       if (own_sinks_) own_sinks_->let_go_of_idle();
       said.clear();
+      set_problem("");
     } catch (const RedisError& error) {
       if (said != error.what()) log_(std::string("delivering rule events: ") + error.what());
       said = error.what();
+      set_problem(error.what());
+      // A Redis that restarted empty has no consumer group: reading would fail for ever and
+      // every event published from now on would reach no sink. The group is made again, from
+      // the stream's start (the entries published since the restart).
+      if (std::string_view(error.what()).find("NOGROUP") != std::string_view::npos &&
+          make_group_again()) {
+        continue;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }
+}
+
+bool EventDelivery::make_group_again() {
+  try {
+    consumer_.ensure_group();
+  } catch (const RedisError& error) {
+    log_(std::string("making the consumer group again failed: ") + error.what());
+    return false;
+  }
+  log_("the event stream's consumer group was gone (Redis restarted without its data?): made "
+       "again; the events published since are delivered");
+  return true;
+}
+
+void EventDelivery::set_problem(const std::string& problem) {
+  const std::lock_guard lock(problem_mutex_);
+  problem_ = problem;
+}
+
+std::string EventDelivery::problem() const {
+  const std::lock_guard lock(problem_mutex_);
+  return problem_;
 }
 
 Sink* EventDelivery::sink_of(const StreamEntry& entry) {

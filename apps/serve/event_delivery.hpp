@@ -11,6 +11,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,8 +39,15 @@ class EventDelivery {
   EventDelivery(const EventDelivery&) = delete;
   EventDelivery& operator=(const EventDelivery&) = delete;
 
+  // Why delivering failed at its latest try (Redis cannot be reached, refuses); empty while it
+  // works. Thread-safe.
+  std::string problem() const;
+
  private:
   void run();
+  // After NOGROUP: the group made again; false (said) when that failed too.
+  bool make_group_again();
+  void set_problem(const std::string& problem);
   // Writes the entries to their sinks, flushes those it wrote to, acknowledges them all.
   void deliver(const std::vector<StreamEntry>& entries);
   // The sink an entry is for; nullptr (said in the log) when there is none to deliver it to.
@@ -53,6 +61,8 @@ class EventDelivery {
   RedisConnection redis_;  // the thread's alone
   EventConsumer consumer_;
   std::atomic<bool> stopping_{false};
+  mutable std::mutex problem_mutex_;
+  std::string problem_;
   std::thread thread_;  // last: started once everything above is
 };
 

@@ -53,6 +53,25 @@ JobService::~JobService() {
   for (const auto& sink : context_.service_sinks) metrics_.untrack_sink(*sink);
 }
 
+void JobService::set_supervising_problem(const std::string& problem) {
+  const std::lock_guard lock(supervising_mutex_);
+  supervising_problem_ = problem;
+}
+
+std::string JobService::unready_reason() const {
+  if (!ready_) return "scanning the roots";
+  {
+    const std::lock_guard lock(supervising_mutex_);
+    if (!supervising_problem_.empty()) return "the coordinator: " + supervising_problem_;
+  }
+  if (delivery_) {
+    if (std::string problem = delivery_->problem(); !problem.empty()) {
+      return "delivering rule events: " + problem;
+    }
+  }
+  return "";
+}
+
 std::int64_t JobService::undelivered(std::string_view trial) const {
   if (trial.empty()) return 0;
   std::int64_t count = context_.lingering->undelivered(trial);
@@ -92,9 +111,11 @@ void JobService::supervise() {
     try {
       poll ? tick() : settle_and_start();
       said.clear();
+      if (poll) set_supervising_problem("");
     } catch (const std::exception& error) {  // nothing may leave the thread; next tick retries
       if (said != error.what()) log_(std::string("supervising the jobs failed: ") + error.what());
       said = error.what();
+      if (coordinator_) set_supervising_problem(error.what());
     }
     ready_ = true;
     std::unique_lock lock(mutex_);

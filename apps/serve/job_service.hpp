@@ -80,6 +80,10 @@ class JobService {
 
   // After the first scan of the roots has registered what they hold.
   bool ready() const { return ready_; }
+  // Why the service cannot do its work now, for /readyz: the roots not scanned yet, or the
+  // coordinator's Redis unusable (its latest use failed: the jobs' states or the events'
+  // delivery); empty when it can.
+  std::string unready_reason() const;
   const JobRegistry& registry() const { return registry_; }
   const ServiceMetrics& metrics() const { return metrics_; }
   // Null without a coordinator.
@@ -109,6 +113,7 @@ class JobService {
   // from Redis) grows with all the jobs, not with the one that ended: done at every end, it
   // kept the supervisor, and Redis, from starting the next job (issue 24, per added core).
   void settle_and_start();
+  void set_supervising_problem(const std::string& problem);
   void settle_ended();
   void start_jobs();
   void start_job(FoundJob job, std::optional<JobLease> lease);
@@ -144,6 +149,8 @@ class JobService {
   bool stopping_ = false;
   bool job_ended_ = false;
   std::atomic<bool> ready_{false};
+  mutable std::mutex supervising_mutex_;
+  std::string supervising_problem_;  // why the latest tick failed, with a coordinator
   std::thread supervisor_;
 };
 

@@ -63,8 +63,9 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
     return {200, "text/plain", "ok\n", {}};
   }
   if (path == std::vector<std::string>{"readyz"}) {
-    if (service_.ready()) return {200, "text/plain", "ready\n", {}};
-    return {503, "text/plain", "scanning the roots\n", {}};
+    const std::string why = service_.unready_reason();
+    if (why.empty()) return {200, "text/plain", "ready\n", {}};
+    return {503, "text/plain", why + "\n", {}};
   }
   if (!authorized(request)) {
     HttpResponse refused = error_response(401, "a bearer token is required");

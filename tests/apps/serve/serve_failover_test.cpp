@@ -21,6 +21,7 @@
 #include "tests/support/redis_test_server.hpp"
 #include "tests/support/serve_process.hpp"
 #include "tests/support/test_support.hpp"
+#include "tests/support/webhook_test_support.hpp"
 
 namespace rulestream {
 namespace {
@@ -549,6 +550,45 @@ TEST_F(ServeFailover, AnOwnerThatWakesAfterItsJobEndedElsewhereResendsNoAlert) {
   EXPECT_EQ(first->stop(), 0) << first->log();
   EXPECT_EQ(second->stop(), 0) << second->log();
   if (HasFailure()) std::cerr << "the paused instance said:\n" << first->log();
+}
+
+// Redis restarted without its data: the stream's consumer group is gone (NOGROUP). The running
+// instance makes it again, says so, and the jobs found after the restart reach its sink; while
+// Redis is away, /readyz says why. Before, every later event reached no sink, with exit 0.
+TEST_F(ServeFailover, ARedisRestartedEmptyHasItsConsumerGroupMadeAgain) {
+  TempDir root;
+  TempDir out;
+  const auto sink = out.path() / (instance_name(0) + ".jsonl");
+  const auto write_job = [&](const std::string& name) {
+    JobSimulatorOptions options;
+    options.output = root.path() / name;
+    options.scenario = JobScenario::VanishingGradients;
+    options.steps = 12;
+    options.fault_step = 8;  // 4 firings, and each rule's status
+    JobSimulator(options).run();
+  };
+  const auto events_of = [&](const std::string& job) {
+    std::size_t count = 0;
+    if (!std::filesystem::exists(sink)) return count;
+    for (const json::object& event : testing::read_json_lines(sink)) {
+      if (event.at("trial").as_string() == job) ++count;
+    }
+    return count;
+  };
+  write_job("before");
+  const auto instance = start_instance(root, out, 0);
+  ASSERT_NE(instance->port(), 0);
+  ASSERT_TRUE(testing::eventually([&] { return events_of("before") == 6; }, 30s))
+      << instance->log();
+
+  ASSERT_TRUE(redis_->restart());  // empty: no group, no stream, no job states
+  write_job("after");
+  EXPECT_TRUE(testing::eventually([&] { return events_of("after") == 6; }, 30s)) << instance->log();
+  EXPECT_TRUE(testing::eventually([&] { return instance->get("/readyz").status == 200; }, 10s));
+  EXPECT_EQ(instance->stop(), 0);
+  // (All it printed is read once it exited.)
+  EXPECT_NE(instance->log().find("consumer group was gone"), std::string::npos)
+      << instance->log();
 }
 
 TEST(ServeCoordinator, RefusesACoordinatorItCannotUseNamingIt) {
