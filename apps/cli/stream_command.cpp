@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -30,6 +32,7 @@
 #include "engine/graph/stop_action.hpp"
 #include "engine/graph/trial_presence.hpp"
 #include "rules/rule_registry.hpp"
+#include "sources/open/folder_changes.hpp"
 #include "sources/open/storage_factory.hpp"
 
 namespace rulestream::cli {
@@ -118,10 +121,12 @@ class StopOnSignals {
 };
 
 // For a watch: the format of what the path holds, waiting (and saying so once) until the job
-// writes its first files; nullopt when SIGINT or SIGTERM came first. A replay never waits:
-// require_known_format.
-std::optional<TrialFormat> await_format(const Storage& storage, std::chrono::milliseconds poll,
-                                        const std::string& prefix, std::ostream& err) {
+// writes its first files; nullopt when SIGINT or SIGTERM came first. A local folder is looked
+// at again as soon as something lands in it (FolderChanges), other storage every `poll`. A
+// replay never waits: require_known_format.
+std::optional<TrialFormat> await_format(const Storage& storage, const std::string& path,
+                                        std::chrono::milliseconds poll, const std::string& prefix,
+                                        std::ostream& err) {
   std::mutex mutex;
   std::condition_variable wake;
   bool stopped = false;
@@ -134,6 +139,11 @@ std::optional<TrialFormat> await_format(const Storage& storage, std::chrono::mil
   });
   // A folder that does not exist is smdebug's pipeline's one-line error, as it always was.
   if (!storage.root_exists()) return TrialFormat::Smdebug;
+  std::error_code error;
+  std::optional<FolderChanges> changes;
+  if (std::filesystem::is_directory(path, error)) changes.emplace(path);
+  // How often a stop is looked for while waiting on the folder.
+  constexpr std::chrono::milliseconds kStopCheck{100};
   bool said = false;
   for (;;) {
     if (const auto format = detect_format(storage)) return *format;
@@ -142,8 +152,21 @@ std::optional<TrialFormat> await_format(const Storage& storage, std::chrono::mil
           << std::flush;
       said = true;
     }
-    std::unique_lock lock(mutex);
-    if (wake.wait_for(lock, poll, [&] { return stopped; })) return std::nullopt;
+    const auto next_look = std::chrono::steady_clock::now() + poll;
+    for (;;) {
+      {
+        std::unique_lock lock(mutex);
+        if (stopped) return std::nullopt;
+        if (!changes || !changes->watching()) {
+          if (wake.wait_for(lock, poll, [&] { return stopped; })) return std::nullopt;
+          break;
+        }
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          next_look - std::chrono::steady_clock::now());
+      if (left <= std::chrono::milliseconds::zero()) break;
+      if (changes->wait(std::min(left, kStopCheck))) break;  // something landed: look now
+    }
   }
 }
 
@@ -317,7 +340,7 @@ int run_stream(bool follow, const std::vector<std::string>& args, std::ostream& 
     // it says once that it waits, and learns the format from the first files that appear.
     const auto storage = open_storage(config.paths.front(), config.storage);
     const std::optional<TrialFormat> format =
-        follow ? await_format(*storage, config.poll_interval, prefix, err)
+        follow ? await_format(*storage, config.paths.front(), config.poll_interval, prefix, err)
                : require_known_format(*storage);
 
     if (default_rules && format == TrialFormat::Smdebug) {

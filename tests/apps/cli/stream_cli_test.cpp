@@ -766,6 +766,30 @@ TEST(WatchBinary, FollowsAJobAsItIsWrittenAndStopsAtTheEndMarker) {
       << watch.err();
 }
 
+// A watch started before the job writes anything sees its first files as they land, not at the
+// next poll: with a poll of 30 s here, the first step's event comes within seconds. Before, the
+// format was looked for at every poll, and the first events came a poll late.
+TEST(WatchBinary, AWatchStartedBeforeTheJobSeesItsFirstFilesAsTheyLand) {
+  TempDir dir;
+  const auto job = empty_job_folder(dir, "not-yet");
+  ChildProcess watch({testing::rulestream_binary().string(), "watch", job.string(), "--rule",
+                      "ExplodingTensor", "--sink", "stdout:json", "--poll-interval", "30"});
+  ASSERT_TRUE(watch.read_until(
+      [&] { return watch.err().find("waiting for the job to appear") != std::string::npos; },
+      Clock::now() + kPatience))
+      << watch.err();
+  const auto written = Clock::now();
+  JobSimulatorOptions options = live_job(job, JobScenario::Exploding, 8, /*end_marker=*/false);
+  options.step_delay = std::chrono::milliseconds(0);
+  JobSimulator(options).run();
+  ASSERT_TRUE(
+      watch.read_until([&] { return has_event_at(watch.out(), 7); }, Clock::now() + kPatience))
+      << watch.out() << watch.err();
+  EXPECT_LT(Clock::now() - written, std::chrono::seconds(10)) << watch.err();
+  watch.signal(SIGINT);
+  EXPECT_TRUE(watch.wait_for_exit(Clock::now() + kPatience).has_value());
+}
+
 TEST(WatchBinary, InterruptDrainsAndReportsAJobWithoutEndMarker) {
   TempDir dir;
   const auto job = empty_job_folder(dir, "running");
