@@ -73,8 +73,9 @@ bool EventDelivery::make_group_again() {
     log_(std::string("making the consumer group again failed: ") + error.what());
     return false;
   }
-  log_("the event stream's consumer group was gone (Redis restarted without its data?): made "
-       "again; the events published since are delivered");
+  log_(
+      "the event stream's consumer group was gone (Redis restarted without its data?): made "
+      "again; the events published since are delivered");
   return true;
 }
 

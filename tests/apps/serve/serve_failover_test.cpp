@@ -587,8 +587,7 @@ TEST_F(ServeFailover, ARedisRestartedEmptyHasItsConsumerGroupMadeAgain) {
   EXPECT_TRUE(testing::eventually([&] { return instance->get("/readyz").status == 200; }, 10s));
   EXPECT_EQ(instance->stop(), 0);
   // (All it printed is read once it exited.)
-  EXPECT_NE(instance->log().find("consumer group was gone"), std::string::npos)
-      << instance->log();
+  EXPECT_NE(instance->log().find("consumer group was gone"), std::string::npos) << instance->log();
 }
 
 TEST(ServeCoordinator, RefusesACoordinatorItCannotUseNamingIt) {
