@@ -5,6 +5,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "apps/serve/job_service.hpp"
 #include "apps/serve/open_file_limit.hpp"
 #include "apps/serve/serve_api.hpp"
+#include "apps/serve/state_folder.hpp"
 #include "core/model/exceptions.hpp"
 #include "engine/graph/configuration_check.hpp"
 #include "engine/graph/rules_file.hpp"
@@ -116,7 +118,11 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
       "with --coordinator: a dead instance's jobs are taken over this long after its last "
       "heartbeat (renewed every third of it)")(
       "instance", po::value<std::string>()->value_name("NAME"),
-      "with --coordinator: this instance's name, unique among them (default HOST:PID:RANDOM)");
+      "with --coordinator: this instance's name, unique among them (default HOST:PID:RANDOM)")(
+      "state-dir", po::value<std::string>()->value_name("DIR"),
+      "where the service keeps what it must not lose: the dead letters of webhook and "
+      "Alertmanager sinks that name no file (DIR/dead-letters.jsonl); default $STATE_DIRECTORY, "
+      "else $XDG_STATE_HOME/rulestream, else ~/.local/state/rulestream");
   add_storage_options(visible);
   auto parsed = parse_path_command_line(args, visible, prefix, out, err);
   if (const int* done = std::get_if<int>(&parsed)) return *done;
@@ -177,6 +183,17 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
     checked.paths = {service.roots.front()};
     check_configuration(checked);
 
+    // Dead letters go to the service's state folder, not to whatever folder it started in.
+    const std::filesystem::path state_dir =
+        options.count("state-dir") ? std::filesystem::path(options["state-dir"].as<std::string>())
+                                   : default_state_folder();
+    if (state_dir.empty()) {
+      throw std::invalid_argument(
+          "--state-dir is needed: no STATE_DIRECTORY, XDG_STATE_HOME or HOME");
+    }
+    make_state_folder(state_dir);
+    place_dead_letters(base.sinks, state_dir);
+    service.state_dir = state_dir;
     std::vector<std::shared_ptr<Sink>> sinks;
     for (const auto& sink : base.sinks) sinks.push_back(make_sink(sink, out));
     // Each running job holds descriptors of its own (open_file_limit.hpp): said when raised.
@@ -193,7 +210,9 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
     });
     const ServeApi api(*jobs, token);
     std::optional<HttpServer> server;
-    server.emplace(host, port, [&api](const HttpRequest& request) { return api.handle(request); });
+    server.emplace(
+        host, port, [&api](const HttpRequest& request) { return api.handle(request); },
+        HttpServer::Options{.slow = &ServeApi::slow});
     {
       std::lock_guard lock(log_mutex);
       err << prefix << "listening on http://"

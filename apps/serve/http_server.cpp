@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
@@ -52,12 +54,27 @@ std::optional<http::status> status_for_refused(const beast::error_code& error) {
   }
 }
 
+// What sessions answer with: the handler, which requests are slow, and where those run.
+struct Answering {
+  HttpServer::Handler handler;
+  std::function<bool(const HttpRequest&)> slow;
+  asio::thread_pool& slow_pool;
+};
+
+// The handler's answer, or a 500 naming what it threw.
+HttpResponse answer_of(const HttpServer::Handler& handler, const HttpRequest& request) {
+  try {
+    return handler(request);
+  } catch (const std::exception& failure) {
+    return {500, "text/plain; charset=utf-8", std::string(failure.what()) + "\n", {}};
+  }
+}
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   // `open_sessions` counts this session while it lives (HttpServer's connection cap).
-  Session(tcp::socket socket, const HttpServer::Handler& handler,
-          std::atomic<std::size_t>& open_sessions)
-      : stream_(std::move(socket)), handler_(handler), open_sessions_(open_sessions) {
+  Session(tcp::socket socket, const Answering& answering, std::atomic<std::size_t>& open_sessions)
+      : stream_(std::move(socket)), answering_(answering), open_sessions_(open_sessions) {
     open_sessions_.fetch_add(1);
   }
   ~Session() { open_sessions_.fetch_sub(1); }
@@ -110,14 +127,23 @@ class Session : public std::enable_shared_from_this<Session> {
     if (const auto found = request.find(http::field::authorization); found != request.end()) {
       incoming.authorization = std::string(found->value());
     }
-    HttpResponse answered;
-    try {
-      answered = handler_(incoming);
-    } catch (const std::exception& failure) {
-      answered = {500, "text/plain; charset=utf-8", std::string(failure.what()) + "\n", {}};
+    const unsigned version = request.version();
+    const bool keep_alive = request.keep_alive();
+    const bool head = request.method() == http::verb::head;
+    if (answering_.slow && answering_.slow(incoming)) {
+      // Made on the slow pool (a report page replays its job): the I/O threads stay free for
+      // the probes and the API, and the answer is sent from this session's strand.
+      asio::post(answering_.slow_pool, [self = shared_from_this(), incoming = std::move(incoming),
+                                        version, keep_alive, head]() mutable {
+        HttpResponse answered = answer_of(self->answering_.handler, incoming);
+        asio::post(self->stream_.get_executor(),
+                   [self, answered = std::move(answered), version, keep_alive, head]() mutable {
+                     self->answer(std::move(answered), version, keep_alive, head);
+                   });
+      });
+      return;
     }
-    answer(std::move(answered), request.version(), request.keep_alive(),
-           request.method() == http::verb::head);
+    answer(answer_of(answering_.handler, incoming), version, keep_alive, head);
   }
 
   // Sends `answered`; reads the next request when `keep_alive`, else closes. A HEAD request's
@@ -148,7 +174,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  const HttpServer::Handler& handler_;
+  const Answering& answering_;
   std::atomic<std::size_t>& open_sessions_;
 };
 
@@ -161,8 +187,11 @@ constexpr std::string_view kTooManyConnections =
 }  // namespace
 
 struct HttpServer::State {
-  State(Handler handler_in, std::size_t max_connections_in)
-      : handler(std::move(handler_in)), max_connections(max_connections_in), acceptor(io) {}
+  State(Handler handler, const Options& options)
+      : slow_pool(static_cast<std::size_t>(std::max(1, options.slow_threads))),
+        answering{std::move(handler), options.slow, slow_pool},
+        max_connections(std::max<std::size_t>(options.max_connections, 1)),
+        acceptor(io) {}
 
   void accept() {
     acceptor.async_accept(
@@ -172,7 +201,7 @@ struct HttpServer::State {
             if (open_sessions.load() >= max_connections) {
               refuse(std::move(socket));
             } else {
-              std::make_shared<Session>(std::move(socket), handler, open_sessions)->start();
+              std::make_shared<Session>(std::move(socket), answering, open_sessions)->start();
             }
           }
           accept();  // one failed accept (too many open files) must not end the server
@@ -191,7 +220,8 @@ struct HttpServer::State {
                       });
   }
 
-  Handler handler;
+  asio::thread_pool slow_pool;
+  const Answering answering;
   const std::size_t max_connections;
   std::atomic<std::size_t> open_sessions{0};
   asio::io_context io;
@@ -199,10 +229,9 @@ struct HttpServer::State {
   std::vector<std::thread> threads;
 };
 
-HttpServer::HttpServer(const std::string& host, std::uint16_t port, Handler handler, int threads,
-                       std::size_t max_connections)
-    : state_(
-          std::make_unique<State>(std::move(handler), std::max<std::size_t>(max_connections, 1))) {
+HttpServer::HttpServer(const std::string& host, std::uint16_t port, Handler handler,
+                       Options options)
+    : state_(std::make_unique<State>(std::move(handler), options)) {
   const std::string where = host + ":" + std::to_string(port);
   try {
     const tcp::endpoint endpoint(asio::ip::make_address(host), port);
@@ -214,7 +243,7 @@ HttpServer::HttpServer(const std::string& host, std::uint16_t port, Handler hand
     throw std::runtime_error("cannot listen on " + where + ": " + error.what());
   }
   state_->accept();
-  for (int i = 0; i < std::max(1, threads); ++i) {
+  for (int i = 0; i < std::max(1, options.threads); ++i) {
     state_->threads.emplace_back([state = state_.get()] {
       // Handlers catch what they expect; anything else (memory exhausted) ends this thread's
       // serving with one line rather than the process (nothing may leave a thread).
@@ -234,6 +263,9 @@ HttpServer::~HttpServer() {
   });
   state_->io.stop();
   for (auto& thread : state_->threads) thread.join();
+  // Slow answers still being made finish (their sessions post to a stopped io: nothing is
+  // sent), then the pool's threads end.
+  state_->slow_pool.join();
 }
 
 std::uint16_t HttpServer::port() const {

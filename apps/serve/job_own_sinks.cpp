@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "apps/serve/state_folder.hpp"
 #include "core/model/exceptions.hpp"
 #include "engine/graph/rules_file.hpp"
 #include "engine/graph/sink_factory.hpp"
@@ -16,12 +17,14 @@ constexpr std::chrono::seconds kRetryFailureAfter{5};
 }  // namespace
 
 JobOwnSinks::JobOwnSinks(std::string rules_file, StorageOptions storage, std::ostream& out,
-                         ServiceMetrics& metrics, std::chrono::milliseconds idle)
+                         ServiceMetrics& metrics, std::chrono::milliseconds idle,
+                         std::filesystem::path state_dir)
     : rules_file_(std::move(rules_file)),
       storage_(std::move(storage)),
       out_(out),
       metrics_(metrics),
-      idle_(idle) {}
+      idle_(idle),
+      state_dir_(std::move(state_dir)) {}
 
 std::string JobOwnSinks::rules_file_of(const std::string& job_place) const {
   return job_place + (job_place.ends_with('/') ? "" : "/") + rules_file_;
@@ -45,6 +48,7 @@ JobOwnSinks::Job& JobOwnSinks::job(const std::string& job_place,
     RulesFile file =
         parse_rules_file(storage->read(rules_file_).as_string_view(), rules_file_of(job_place));
     job.configs = std::move(file.sinks);
+    if (!state_dir_.empty()) place_dead_letters(job.configs, state_dir_);
     job.sinks.resize(job.configs.size());
   } catch (const std::exception& error) {  // named: the reader's errors name the file
     job.failure = error.what();

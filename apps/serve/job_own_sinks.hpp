@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,9 +28,11 @@ class JobOwnSinks {
  public:
   // `rules_file`: the name of a job's own rules file in its folder or prefix (serve's
   // --job-rules); `storage`: how to reach a job on S3; stdout sinks write to `out`. A job's
-  // sinks are let go of (flushed and closed) after `idle` without an event for them.
+  // sinks are let go of (flushed and closed) after `idle` without an event for them. Their
+  // sinks that name no dead-letter file dead-letter into `state_dir` (when not empty).
   JobOwnSinks(std::string rules_file, StorageOptions storage, std::ostream& out,
-              ServiceMetrics& metrics, std::chrono::milliseconds idle);
+              ServiceMetrics& metrics, std::chrono::milliseconds idle,
+              std::filesystem::path state_dir = {});
   JobOwnSinks(const JobOwnSinks&) = delete;
   JobOwnSinks& operator=(const JobOwnSinks&) = delete;
 
@@ -61,6 +64,7 @@ class JobOwnSinks {
   std::ostream& out_;
   ServiceMetrics& metrics_;
   const std::chrono::milliseconds idle_;
+  const std::filesystem::path state_dir_;
   std::map<std::string, Job> jobs_;  // by job place
 };
 

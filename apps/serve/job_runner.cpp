@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "apps/serve/job_sinks.hpp"
+#include "apps/serve/state_folder.hpp"
 #include "apps/serve/stream_sink.hpp"
 #include "core/model/trial_layout.hpp"
 #include "engine/graph/configuration_check.hpp"
@@ -59,6 +60,7 @@ std::shared_ptr<const PipelineConfig> job_pipeline_config(const FoundJob& job,
                                       (job.path / context.job_rules_file).string());
     config->rules = std::move(file.rules);
     config->tensorboard_names = std::move(file.tensorboard_names);
+    if (!context.state_dir.empty()) place_dead_letters(file.sinks, context.state_dir);
     for (auto& sink : file.sinks) config->sinks.push_back(std::move(sink));
   }
   if (config->rules.empty()) throw RuleConfigError("no rules to run on " + job.path.string());

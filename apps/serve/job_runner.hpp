@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,8 @@ struct JobRunnerContext {
   // Where a job's own sinks that still hold events when it ends go on delivering (a job's end
   // never waits on a peer).
   std::shared_ptr<LingeringSinks> lingering;
+  // The service's state folder: the dead letters of a job's own sinks that name no file.
+  std::filesystem::path state_dir;
   // Where stdout sinks of a job's own rules file write.
   std::ostream* out = nullptr;
   // Name of the per-job rules file: JOB/NAME replaces the base's rules and tag names (and adds

@@ -35,6 +35,7 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
   context_.idle_timeout = options.idle_timeout;
   context_.inotify_rescan_interval = options.inotify_rescan_interval;
   context_.lingering = std::make_shared<LingeringSinks>();
+  context_.state_dir = std::move(options.state_dir);
   // Tracked for the service's life, so that /metrics shows them from the start, and their
   // counts stay exact between jobs.
   for (const auto& sink : context_.service_sinks) metrics_.track_sink(*sink);
@@ -43,7 +44,7 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
     delivery_ = std::make_unique<EventDelivery>(
         *options.coordinator, context_.service_sinks,
         std::make_unique<JobOwnSinks>(context_.job_rules_file, context_.base.storage, out, metrics_,
-                                      kJobOwnSinksIdle),
+                                      kJobOwnSinksIdle, context_.state_dir),
         metrics_, log_);
   }
 }

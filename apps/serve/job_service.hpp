@@ -58,6 +58,9 @@ struct JobServiceOptions {
   std::string job_rules_file = "rulestream-rules.json";
   // Set: the instances sharing this Redis share the jobs. Unset: this one runs all it finds.
   std::optional<CoordinatorOptions> coordinator;
+  // Where the dead letters of a job's own sinks that name no file go (state_folder.hpp); empty:
+  // where their sink says by default.
+  std::filesystem::path state_dir;
 };
 
 // Thread-safe: registry(), metrics() and ready() from any thread; start() and stop() from the

@@ -99,6 +99,12 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
   return error_response(404, "nothing at " + request.target);
 }
 
+bool ServeApi::slow(const HttpRequest& request) {
+  const std::string_view target = request.target;
+  const std::string_view path = target.substr(0, target.find('?'));
+  return path.starts_with("/jobs/") && path.ends_with("/report");
+}
+
 HttpResponse ServeApi::job_events(const std::string& id) const {
   const auto job = service_.registry().job(id);
   const auto events = service_.registry().events(id);

@@ -35,6 +35,9 @@ class ServeApi {
   ServeApi(const JobService& service, std::string token);
 
   HttpResponse handle(const HttpRequest& request) const;
+  // Whether answering takes long (a report page replays its job): HttpServer answers those on
+  // a pool of their own, never on the threads that answer the probes.
+  static bool slow(const HttpRequest& request);
 
  private:
   bool authorized(const HttpRequest& request) const;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <csignal>
 #include <regex>
@@ -12,8 +13,14 @@
 namespace rulestream::testing {
 namespace {
 
-std::vector<std::string> command_line(std::vector<std::string> args) {
+std::vector<std::string> command_line(std::vector<std::string> args,
+                                      const std::filesystem::path& state_dir) {
   std::vector<std::string> full{rulestream_binary().string(), "serve"};
+  // The service's state in a folder of the test's, not in HOME, unless the test gives one.
+  if (std::find(args.begin(), args.end(), "--state-dir") == args.end()) {
+    full.push_back("--state-dir");
+    full.push_back(state_dir.string());
+  }
   full.insert(full.end(), args.begin(), args.end());
   full.push_back("--listen");
   full.push_back("127.0.0.1:0");  // nothing binds beyond the loopback in tests
@@ -22,7 +29,9 @@ std::vector<std::string> command_line(std::vector<std::string> args) {
 
 }  // namespace
 
-ServeProcess::ServeProcess(std::vector<std::string> args) : child_(command_line(std::move(args))) {
+ServeProcess::ServeProcess(std::vector<std::string> args)
+    : state_dir_(std::make_unique<TempDir>()),
+      child_(command_line(std::move(args), state_dir_->path())) {
   const std::regex listening("listening on http://127\\.0\\.0\\.1:([0-9]+)\n");
   std::smatch match;
   const auto deadline = ChildProcess::Clock::now() + std::chrono::seconds(30);

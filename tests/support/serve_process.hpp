@@ -7,12 +7,15 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tests/support/child_process.hpp"
 #include "tests/support/http_get.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace rulestream::testing {
 
@@ -45,7 +48,11 @@ class ServeProcess {
   void pause() { child_.signal(SIGSTOP); }
   void resume() { child_.signal(SIGCONT); }
 
+  // Its state folder (--state-dir), unless the test gave one.
+  const std::filesystem::path& state_dir() const { return state_dir_->path(); }
+
  private:
+  std::unique_ptr<TempDir> state_dir_;  // before child_: made first, removed after it ends
   ChildProcess child_;
   std::uint16_t port_ = 0;
 };

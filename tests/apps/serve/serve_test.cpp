@@ -67,9 +67,11 @@ void write_vanishing_rules(const std::filesystem::path& rules, json::object sink
                  {"sinks", json::array{std::move(sink)}}}));
 }
 
-// A webhook sink to `url`, dead-lettering into `dead_letters`.
+// A webhook sink to `url`, dead-lettering into `dead_letters` (empty: naming no file).
 json::object webhook_to(const std::string& url, const std::filesystem::path& dead_letters) {
-  return {{"type", "webhook"}, {"url", url}, {"dead_letter_path", dead_letters.string()}};
+  json::object sink{{"type", "webhook"}, {"url", url}};
+  if (!dead_letters.empty()) sink["dead_letter_path"] = dead_letters.string();
+  return sink;
 }
 
 TEST(Serve, FollowsJobsWrittenLiveAndAnswersWhereEachStands) {
@@ -379,11 +381,12 @@ TEST(Serve, ASecondSignalDeadLettersWhatADeadPeerHoldsAtOnce) {
   boost::asio::ip::tcp::acceptor silent(
       io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
   const auto rules = out.path() / "rules.json";
-  const auto dead_letters = out.path() / "dead-letters.jsonl";
+  // Naming no dead-letter file: they go to the service's state folder (--state-dir), not to
+  // the folder it was started from.
   write_vanishing_rules(
       rules,
       webhook_to("http://127.0.0.1:" + std::to_string(silent.local_endpoint().port()) + "/hook",
-                 dead_letters));
+                 {}));
   ServeProcess serve({"--jobs", root.path().string(), "--rules", rules.string()});
   ASSERT_NE(serve.port(), 0);
   ASSERT_TRUE(serve.wait_for_jobs(
@@ -393,7 +396,9 @@ TEST(Serve, ASecondSignalDeadLettersWhatADeadPeerHoldsAtOnce) {
   EXPECT_EQ(serve.stop_twice(std::chrono::milliseconds(500)), 0) << serve.log();
   // The attempt in flight may wait out its timeout (5 s); nothing after it is tried.
   EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::seconds(12));
-  EXPECT_EQ(testing::read_json_lines(dead_letters).size(), 5U) << serve.log();
+  EXPECT_EQ(testing::read_json_lines(serve.state_dir() / "dead-letters.jsonl").size(), 5U)
+      << serve.log();
+  EXPECT_FALSE(std::filesystem::exists("rulestream-dead-letters.jsonl"));
   EXPECT_NE(serve.log().find("second signal"), std::string::npos) << serve.log();
 }
 
