@@ -40,6 +40,29 @@ JobCoordinator::JobCoordinator(CoordinatorOptions options)
         lost_.insert(lease.job);
       }) {}
 
+namespace {
+
+// Sets the instances' configuration unless another is held; renews it; answers the other's
+// summary when another is held.
+constexpr std::string_view kShareConfiguration = R"lua(
+local held = redis.call('HGET', KEYS[1], 'digest')
+if held and held ~= ARGV[1] then return redis.call('HGET', KEYS[1], 'summary') end
+redis.call('HSET', KEYS[1], 'digest', ARGV[1], 'summary', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return false
+)lua";
+
+}  // namespace
+
+std::optional<std::string> JobCoordinator::share_configuration(const std::string& digest,
+                                                               const std::string& summary) {
+  const RedisReply reply =
+      redis_.eval("share-configuration", kShareConfiguration, {options_.prefix + ":configuration"},
+                  {digest, summary, std::to_string(3 * options_.lease_ttl.count())});
+  if (reply.is_nil()) return std::nullopt;
+  return reply.as_string();
+}
+
 std::optional<JobLease> JobCoordinator::try_acquire(const std::string& job) {
   std::optional<JobLease> lease = leases_.try_acquire(job);
   if (lease) {

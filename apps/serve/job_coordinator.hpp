@@ -61,6 +61,11 @@ class JobCoordinator {
   std::set<std::string> take_lost();
   // Supervisor only. Reads every instance's job documents for documents().
   void refresh_documents();
+  // Supervisor only. Holds (or renews) what the instances must agree on
+  // (shared_configuration.hpp) for three lease TTLs: nullopt when it is this instance's, or the
+  // summary of the other one the live instances run.
+  std::optional<std::string> share_configuration(const std::string& digest,
+                                                 const std::string& summary);
 
   // Any thread (a connection of its own for them, under a lock). The job's event log, as its
   // owners appended it (apps/coordination/job_event_log.hpp). RedisError when Redis cannot

@@ -4,6 +4,7 @@
 
 #include "apps/serve/job_json.hpp"
 #include "apps/serve/stream_sink.hpp"
+#include "rules/rule_registry.hpp"
 
 namespace rulestream {
 namespace {
@@ -41,6 +42,15 @@ JobService::JobService(JobServiceOptions options, std::vector<std::shared_ptr<Si
   for (const auto& sink : context_.service_sinks) metrics_.track_sink(*sink);
   if (options.coordinator) {
     coordinator_ = std::make_unique<JobCoordinator>(*options.coordinator);
+    // Instances sharing a Redis share the jobs: they must judge them alike.
+    shared_ = shared_configuration(context_.base, context_.job_rules_file);
+    if (const auto other = coordinator_->share_configuration(shared_.digest, shared_.summary)) {
+      throw RuleConfigError(
+          "the instances sharing " + options.coordinator->endpoint.describe() +
+          " run other rules or sinks (" + *other + "; this one: " + shared_.summary +
+          "): give every instance the same --rule/--rules, --sink kinds and --job-rules (what "
+          "they share lapses three --lease-ttl after the last of them stops)");
+    }
     delivery_ = std::make_unique<EventDelivery>(
         *options.coordinator, context_.service_sinks,
         std::make_unique<JobOwnSinks>(context_.job_rules_file, context_.base.storage, out, metrics_,
@@ -262,6 +272,12 @@ void JobService::settle(Running& running) {
 }
 
 void JobService::coordinate() {
+  // Renewed while this instance runs; another configuration can only be there if this one
+  // lapsed (Redis restarted empty, or this instance paused past three lease TTLs).
+  if (const auto other = coordinator_->share_configuration(shared_.digest, shared_.summary)) {
+    throw RuleConfigError("another configuration now holds the coordinator (" + *other +
+                          "): this instance's jobs may be judged by other rules elsewhere");
+  }
   const std::set<std::string> lost = coordinator_->take_lost();
   for (Running& running : running_) {
     if (!running.lease || running.handed_over || running.runner->done()) continue;

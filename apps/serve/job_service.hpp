@@ -31,6 +31,7 @@
 
 #include "apps/serve/event_delivery.hpp"
 #include "apps/serve/job_coordinator.hpp"
+#include "apps/serve/shared_configuration.hpp"
 #include "apps/serve/job_discovery.hpp"
 #include "apps/serve/job_registry.hpp"
 #include "apps/serve/job_runner.hpp"
@@ -140,6 +141,7 @@ class JobService {
   JobRunnerContext context_;  // points at registry_ and metrics_
   JobDiscovery discovery_;
   std::unique_ptr<JobCoordinator> coordinator_;
+  SharedConfiguration shared_;  // with a coordinator: what the instances agree on
   std::unique_ptr<EventDelivery> delivery_;
 
   // Touched by the supervisor thread only.

@@ -590,6 +590,39 @@ TEST_F(ServeFailover, ARedisRestartedEmptyHasItsConsumerGroupMadeAgain) {
   EXPECT_NE(instance->log().find("consumer group was gone"), std::string::npos) << instance->log();
 }
 
+// Instances sharing a Redis share the jobs, so they must judge them alike: one started with
+// other rules is refused, naming both, rather than splitting the jobs' rules silently. Sink
+// targets may differ (a file per instance), their kinds may not.
+TEST_F(ServeFailover, AnInstanceWithOtherRulesIsRefusedNamingBoth) {
+  TempDir root;
+  TempDir out;
+  const auto first = start_instance(root, out, 0);
+  ASSERT_NE(first->port(), 0);
+  const auto serve = [&](std::vector<std::string> rules) {
+    std::vector<std::string> args{"--jobs",        root.path().string(),
+                                  "--coordinator", redis_->url(),
+                                  "--instance",    instance_name(1),
+                                  "--listen",      "127.0.0.1:0",
+                                  "--state-dir",   out.path().string(),
+                                  "--sink",        "file:" + (out.path() / "other.jsonl").string()};
+    args.insert(args.end(), rules.begin(), rules.end());
+    return testing::run_cli("serve", args);
+  };
+  const auto refused = serve({"--rule", "NonFinite"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("run other rules or sinks (2 rules (VanishingGradient, NonFinite)"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("this one: 1 rule (NonFinite)"), std::string::npos) << refused.err;
+  // The same rules with a sink file of its own: it starts (and is stopped here).
+  ServeProcess second({"--jobs", root.path().string(), "--coordinator", redis_->url(), "--instance",
+                       instance_name(1), "--rule", "VanishingGradient", "--rule", "NonFinite",
+                       "--sink", "file:" + (out.path() / "other.jsonl").string()});
+  EXPECT_NE(second.port(), 0);
+  EXPECT_EQ(second.stop(), 0);
+  EXPECT_EQ(first->stop(), 0);
+}
+
 TEST(ServeCoordinator, RefusesACoordinatorItCannotUseNamingIt) {
   TempDir root;
   const auto serve = [&](std::vector<std::string> more) {
