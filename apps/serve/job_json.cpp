@@ -65,6 +65,16 @@ json::object job_json(const JobSnapshot& job, const std::string& instance) {
     rules.push_back(std::move(entry));
   }
   out["rules"] = std::move(rules);
+  json::array conditions;
+  for (const JobCondition& condition : job.conditions) {
+    conditions.push_back(
+        json::object{{"type", condition.type},
+                     {"status", condition.status ? "True" : "False"},
+                     {"reason", condition.reason},
+                     {"message", condition.message},
+                     {"last_transition", iso8601_utc_seconds(condition.last_transition)}});
+  }
+  out["conditions"] = std::move(conditions);
   out["events_dropped"] = job.events_dropped;
   if (!instance.empty()) out["instance"] = instance;
   return out;

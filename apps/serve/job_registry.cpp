@@ -38,6 +38,7 @@ bool JobRegistry::add(const std::string& id, const std::string& path,
   entry.job.path = path;
   entry.job.format = format;
   entry.job.found = std::chrono::system_clock::now();
+  changed(entry);
   return entries_.try_emplace(id, std::move(entry)).second;
 }
 
@@ -55,6 +56,11 @@ void JobRegistry::start(const std::string& id, std::shared_ptr<const PipelineCon
     entry->job.rules.push_back(std::move(progress));
   }
   entry->job.config = std::move(config);
+  changed(*entry);
+}
+
+void JobRegistry::changed(Entry& entry) {
+  update_conditions(entry.job.conditions, entry.job, std::chrono::system_clock::now());
 }
 
 void JobRegistry::record(const std::string& id, const RuleEvent& event) {
@@ -90,6 +96,7 @@ void JobRegistry::record(const std::string& id, const RuleEvent& event) {
             ? event.message
             : "";
   }
+  changed(*entry);
   entry->events.push_back(event);
   if (entry->events.size() > events_per_job_) {
     entry->events.pop_front();
@@ -106,6 +113,7 @@ void JobRegistry::end(Entry& entry, JobState state) {
   if (entry.job.state == JobState::Finished || entry.job.state == JobState::Error) return;
   entry.job.state = state;
   entry.job.ended = std::chrono::system_clock::now();
+  changed(entry);
   ended_.push_back(entry.job.id);
   while (ended_.size() > history_limit_) {
     entries_.erase(ended_.front());
@@ -138,6 +146,7 @@ void JobRegistry::requeue(const std::string& id) {
   found.found = entry->job.found;
   entry->job = std::move(found);
   entry->events.clear();
+  changed(*entry);
 }
 
 std::vector<JobSnapshot> JobRegistry::jobs() const {

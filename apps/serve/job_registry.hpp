@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/serve/job_conditions.hpp"
 #include "core/model/rule_event.hpp"
 #include "engine/graph/pipeline_config.hpp"
 #include "engine/graph/trial_presence.hpp"
@@ -56,6 +57,8 @@ struct JobSnapshot {
   std::int64_t events_dropped = 0;  // older events forgotten (events_per_job)
   // How its rule events name the job (RuleEvent::trial), from the first of them; empty before.
   std::string trial;
+  // Its conditions (job_conditions.hpp), brought up to date at every change.
+  std::vector<JobCondition> conditions;
   // What the job runs (its rules, for its report page); null until it starts.
   std::shared_ptr<const PipelineConfig> config;
 };
@@ -95,6 +98,7 @@ class JobRegistry {
     std::deque<RuleEvent> events;
   };
   Entry* find(const std::string& id);      // under mutex_
+  static void changed(Entry& entry);       // under mutex_: the conditions brought up to date
   void end(Entry& entry, JobState state);  // under mutex_
 
   const std::size_t history_limit_;

@@ -31,11 +31,11 @@
 
 #include "apps/serve/event_delivery.hpp"
 #include "apps/serve/job_coordinator.hpp"
-#include "apps/serve/shared_configuration.hpp"
 #include "apps/serve/job_discovery.hpp"
 #include "apps/serve/job_registry.hpp"
 #include "apps/serve/job_runner.hpp"
 #include "apps/serve/service_metrics.hpp"
+#include "apps/serve/shared_configuration.hpp"
 #include "apps/serve/shared_inotify.hpp"
 
 namespace rulestream {

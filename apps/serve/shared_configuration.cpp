@@ -43,8 +43,8 @@ SharedConfiguration shared_configuration(const PipelineConfig& base,
     field(canonical, rule.only_where_applicable ? "default-set" : "named");
     field(canonical, rule.incidents.grouped ? (*rule.incidents.grouped ? "grouped" : "single")
                                             : "grouping unset");
-    field(canonical, rule.incidents.quiet_steps ? std::to_string(*rule.incidents.quiet_steps)
-                                                : "quiet unset");
+    field(canonical,
+          rule.incidents.quiet_steps ? std::to_string(*rule.incidents.quiet_steps) : "quiet unset");
     rule_names += (rule_names.empty() ? "" : ", ") +
                   (rule.configuration_name.empty() ? rule.rule : rule.configuration_name);
   }

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 namespace rulestream {
 namespace {
 
@@ -28,6 +31,49 @@ RuleEvent status(const std::string& configuration, RuleStatus value, std::string
   event.status = value;
   event.message = std::move(message);
   return event;
+}
+
+// The condition of that type, or a failure naming it.
+JobCondition condition(const JobSnapshot& job, const std::string& type) {
+  for (const JobCondition& each : job.conditions) {
+    if (each.type == type) return each;
+  }
+  ADD_FAILURE() << "no condition " << type;
+  return {};
+}
+
+// Conditions beside the state: each with a reason a program can match, and the time its status
+// last changed (not the time of every update).
+TEST(JobRegistry, ConditionsSayWhatHoldsAndSinceWhen) {
+  JobRegistry registry(10, 10);
+  ASSERT_TRUE(registry.add("a", "/jobs/a", TrialFormat::Smdebug));
+  JobSnapshot job = *registry.job("a");
+  ASSERT_EQ(job.conditions.size(), 3U);
+  EXPECT_FALSE(condition(job, "Following").status);
+  EXPECT_EQ(condition(job, "Following").reason, "Queued");
+  EXPECT_FALSE(condition(job, "IssuesFound").status);
+  EXPECT_TRUE(condition(job, "RulesEvaluating").status);
+
+  registry.start("a", two_rules());
+  registry.record("a", condition_met("VG", 5));
+  job = *registry.job("a");
+  EXPECT_TRUE(condition(job, "Following").status);
+  EXPECT_EQ(condition(job, "IssuesFound").reason, "RuleFired");
+  EXPECT_EQ(condition(job, "IssuesFound").message, "VG fired; latest: fired at 5");
+  const auto fired_at = condition(job, "IssuesFound").last_transition;
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  registry.record("a", condition_met("VG", 7));
+  registry.record("a", status("NonFinite", RuleStatus::Error, "could not read step 3"));
+  registry.finish("a");
+  job = *registry.job("a");
+  EXPECT_EQ(condition(job, "IssuesFound").message, "VG fired; latest: fired at 7");
+  EXPECT_EQ(condition(job, "IssuesFound").last_transition, fired_at);  // still True
+  EXPECT_FALSE(condition(job, "RulesEvaluating").status);
+  EXPECT_EQ(condition(job, "RulesEvaluating").reason, "RuleError");
+  EXPECT_EQ(condition(job, "RulesEvaluating").message, "NonFinite: could not read step 3");
+  EXPECT_GT(condition(job, "RulesEvaluating").last_transition, fired_at);
+  EXPECT_EQ(condition(job, "Following").reason, "Finished");
 }
 
 TEST(JobRegistry, RulesAreInProgressUntilTheirStatusAndCountTheirFindings) {
