@@ -386,6 +386,83 @@ TEST(BuiltinRulesOnSamplesTest,
   EXPECT_EQ(unchanged, Steps(steps.begin() + 2, steps.end()));
 }
 
+// LossNotDecreasing's rows for the samples with noisy per-batch losses, from its definition
+// (docs/rules.md) applied to the saved losses by hand: for each tensor of the `losses`
+// collection, at each saved step no sooner than num_steps (10) after its last comparison, the
+// loss against the newest saved one at least 10 steps behind; it fires unless it fell by more
+// than 0.1%. Mode GLOBAL: every saved step, in global numbering.
+TEST(BuiltinRulesOnSamplesTest, LossNotDecreasingFiresWhereTheLossDidNotFallOverTenSteps) {
+  const std::vector<std::pair<std::string, std::string>> samples = {
+      {"pt-mlp-basic", "50, 70, 90, 110, 130, 150, 160, 170, 180"},
+      {"pt-mlp-reductions", "48, 70, 92"},
+      {"pt-ddp-2workers", "12, 68, 78, 100"}};
+  for (const auto& [name, table] : samples) {
+    SCOPED_TRACE(name);
+    const auto trial = open_sample(name);
+    if (!trial) GTEST_SKIP() << kNoSamples;
+    std::set<std::int64_t> fired;
+    const std::vector<std::string> losses = trial->tensor_names({.collection = "losses"});
+    ASSERT_FALSE(losses.empty());
+    for (const std::string& tensor_name : losses) {
+      const Tensor loss = trial->tensor(tensor_name);
+      const Steps saved = loss.steps();
+      std::optional<std::int64_t> last_check;
+      for (const std::int64_t step : saved) {
+        if (last_check && step - *last_check < 10) continue;
+        std::optional<std::int64_t> base;
+        for (const std::int64_t before : saved) {
+          if (before <= step - 10) base = before;  // saved steps are in order: the newest wins
+        }
+        if (!base) continue;
+        last_check = step;
+        if (loss.value(step).as_double(0) > loss.value(*base).as_double(0) * (1 - 0.1 / 100)) {
+          fired.insert(step);
+        }
+      }
+    }
+    const Steps derived(fired.begin(), fired.end());
+    EXPECT_EQ(compact(derived), table);
+    EXPECT_EQ(testing::fired_steps("LossNotDecreasing", *trial), derived);
+  }
+}
+
+// AllZero and ExplodingTensor on pt-dtypes, from their definitions applied to every tensor
+// saved at each step, decoded here from its raw bytes: AllZero fires where some integer or
+// floating-point tensor is all zeros (threshold 100%), ExplodingTensor where some floating-point
+// tensor holds a NaN or an infinity.
+TEST(BuiltinRulesOnSamplesTest, AllZeroAndExplodingTensorFireWhereTheRawValuesSaySo) {
+  const auto trial = open_sample("pt-dtypes");
+  if (!trial) GTEST_SKIP() << kNoSamples;
+  Steps all_zero;
+  Steps exploding;
+  for (const std::int64_t step : trial->steps()) {
+    bool zeros = false;
+    bool non_finite = false;
+    for (const std::string& name : trial->tensor_names({.step = step})) {
+      const TensorValue value = trial->tensor(name).value(step);
+      if (value.is_string() || value.size() == 0 || !is_real_numeric(value.dtype()) ||
+          value.dtype() == DType::Bool) {
+        continue;
+      }
+      const testing::DecodedElements elements = testing::decode_elements(value);
+      zeros = zeros || std::all_of(elements.values.begin(), elements.values.end(),
+                                   [](long double element) { return element == 0; });
+      if (is_floating(value.dtype())) {
+        non_finite = non_finite || std::any_of(elements.values.begin(), elements.values.end(),
+                                                [](long double element) {
+                                                  return !std::isfinite(element);
+                                                });
+      }
+    }
+    if (zeros) all_zero.push_back(step);
+    if (non_finite) exploding.push_back(step);
+  }
+  EXPECT_EQ(compact(all_zero), expectations().at("pt-dtypes").at("AllZero").fired);
+  EXPECT_EQ(testing::fired_steps("AllZero", *trial), all_zero);
+  EXPECT_EQ(compact(exploding), expectations().at("pt-dtypes").at("ExplodingTensor").fired);
+  EXPECT_EQ(testing::fired_steps("ExplodingTensor", *trial), exploding);
+}
+
 // Overfit on pt-mlp-basic ("90-99, 190-199"), from its definition (docs/rules.md) applied to
 // the saved losses: at each EVAL step, the mean of the evaluation pass so far against the mean
 // of the TRAIN steps before the pass; more than 10% above (patience 1) fires.

@@ -53,6 +53,16 @@ TEST(SpikeDetectorTest, BothThresholdsMustBeCrossed) {
   values.push_back(1.9);
   EXPECT_TRUE(spikes_in(values).empty());
   EXPECT_EQ(spikes_in(values, {.min_increase = 0.5}), std::vector<std::size_t>{30});
+
+  // The other way round: 1.0 and 3.0 alternating settle the level near 2 and the mean absolute
+  // deviation near 1 (spread near 1.2533). 6.0 is about 4 above the level, twice its magnitude
+  // (past min_increase), but only about 3.2 spreads: quiet at the default 5 deviations, a spike
+  // at 2.5.
+  std::vector<double> noisy;
+  for (int i = 0; i < 200; ++i) noisy.push_back(i % 2 == 0 ? 1.0 : 3.0);
+  noisy.push_back(6.0);
+  EXPECT_TRUE(spikes_in(noisy).empty());
+  EXPECT_EQ(spikes_in(noisy, {.threshold = 2.5}), std::vector<std::size_t>{200});
 }
 
 TEST(SpikeDetectorTest, ALastingShiftIsLearnedAndStopsFiring) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <iostream>
@@ -132,9 +133,12 @@ function readTooltip(chart, canvas, set, index, point, triesLeft) {
       point: [point.x, point.y], area: chart.chartArea, size: [chart.width, chart.height],
       box: [box.left, box.top, box.width, box.height], frames: window.framesSeen }));
   }
+  // The events the chart itself listens to: with the fallback below, a chart that ignored the
+  // mouse (options.events: []) would still show the tooltip, so the test asserts on these.
   writeHover(JSON.stringify({
     label: set.label, step: set.data[index].x, value: set.data[index].y, via: via,
-    title: chart.tooltip.title, body: body.map((part) => part.lines).flat() }));
+    listens: chart.options.events, title: chart.tooltip.title,
+    body: body.map((part) => part.lines).flat() }));
 }
 function moveTo(canvas, point) {
   const box = canvas.getBoundingClientRect();
@@ -203,6 +207,11 @@ TEST(ReportScreenshotTest, HoveringACurveShowsItsStepAndValue) {
   const std::string label(hover.at("label").as_string());
   // How the tooltip came (the mouse's event, or the fallback lookup): in the test's output.
   std::cout << "the tooltip came by " << std::string(hover.at("via").as_string()) << "\n";
+  // The chart answers the mouse itself (the fallback lookup would hide a chart that does not).
+  const auto& listens = hover.at("listens").as_array();
+  EXPECT_NE(std::find(listens.begin(), listens.end(), boost::json::value("mousemove")),
+            listens.end())
+      << text;
   ASSERT_EQ(hover.at("title").as_array().size(), 1U) << text;
   EXPECT_EQ(hover.at("title").as_array()[0].as_string(), "step " + std::to_string(step)) << text;
   // The hovered curve's line among the tooltip's (mode 'nearest' on x may list others), its

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/json.hpp>
 #include <csignal>
 #include <cstdlib>
@@ -424,15 +425,20 @@ TEST_F(S3ReplayTest, AWatchOfAnEmptyPrefixSaysOnceThatItWaitsThenFollowsTheJob) 
   local_ = (scratch_.path() / "job").string();
   JobSimulator(job_options(local_)).run();
   testing::TcpProxy proxy(server_->port());
-  // The job appears once the watch has polled the empty prefix (a listing with start-after is
-  // the watcher's; the command's own look before it has none).
+  // The job appears once the watch has looked at the empty prefix again (a second look for
+  // its end marker: the first is the command's own, the next the wait's poll). Had it stopped
+  // polling, the writer would give up waiting and the test fail (`polled`), not pass late.
+  std::atomic<bool> polled{false};
   auto writer = std::async(std::launch::async, [&] {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::chrono::steady_clock::now() < deadline) {
       const auto requests = proxy.requests();
-      if (std::any_of(requests.begin(), requests.end(), [](const testing::ProxiedRequest& made) {
-            return made.target.find("start-after=") != std::string::npos;
-          })) {
+      const auto marker_looks =
+          std::count_if(requests.begin(), requests.end(), [](const testing::ProxiedRequest& made) {
+            return made.target.find("training_job_end.ts") != std::string::npos;
+          });
+      if (marker_looks >= 2) {
+        polled = true;
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -444,6 +450,7 @@ TEST_F(S3ReplayTest, AWatchOfAnEmptyPrefixSaysOnceThatItWaitsThenFollowsTheJob) 
   const auto watched = run_cli(
       "watch", rule_args({uri, "--s3-endpoint", proxy.endpoint(), "--poll-interval", "0.1"}));
   writer.get();
+  EXPECT_TRUE(polled) << "the watch never looked at the empty prefix again";
   const auto local = run_cli("replay", rule_args({local_}));
   EXPECT_EQ(watched.exit_code, local.exit_code) << watched.err;
   const std::string waiting =
