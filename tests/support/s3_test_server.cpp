@@ -67,13 +67,16 @@ _refused_file = os.environ.get("RULESTREAM_TEST_REFUSED_LISTINGS", "")
 _failing_file = os.environ.get("RULESTREAM_TEST_FAILING_REQUESTS", "")
 _failing_lock = threading.Lock()
 _failures_served = {}
-def _next_failure(bucket):
-    # "bucket<TAB>count<TAB>status<TAB>code" lines: the next `count` requests on `bucket` fail.
+def _next_failure(bucket, ranged):
+    # "bucket<TAB>count<TAB>status<TAB>code<TAB>which" lines: the next `count` requests on
+    # `bucket` fail; which is "any", or "ranged" for reads with a Range header only.
     with _failing_lock:
         if not os.path.exists(_failing_file):
             return None
         rules = [line.split("\t") for line in open(_failing_file).read().splitlines() if line]
         for rule in rules:
+            if rule[4] == "ranged" and not ranged:
+                continue
             if rule[0] == bucket and _failures_served.get(bucket, 0) < int(rule[1]):
                 _failures_served[bucket] = _failures_served.get(bucket, 0) + 1
                 with open(_failing_file + ".served", "w") as served:
@@ -83,7 +86,8 @@ def _next_failure(bucket):
 _dispatch = DomainDispatcherApplication.__call__
 def dispatch(self, environ, start_response):
     query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
-    failure = _next_failure(unquote(environ.get("PATH_INFO", "/").lstrip("/").split("/")[0]))
+    failure = _next_failure(unquote(environ.get("PATH_INFO", "/").lstrip("/").split("/")[0]),
+                            environ.get("REQUEST_METHOD") == "GET" and "HTTP_RANGE" in environ)
     if failure:
         status, code = failure
         body = ('<?xml version="1.0" encoding="UTF-8"?><Error><Code>' + code +
@@ -358,9 +362,10 @@ void S3TestServer::refuse_listings_under(const std::string& bucket,
 }
 
 void S3TestServer::fail_next_requests(const std::string& bucket, int count, int status,
-                                      const std::string& code) const {
+                                      const std::string& code, Failing which) const {
   std::ofstream failing(scratch_->path() / "failing_requests.txt", std::ios::app);
-  failing << bucket << '\t' << count << '\t' << status << '\t' << code << '\n';
+  failing << bucket << '\t' << count << '\t' << status << '\t' << code << '\t'
+          << (which == Failing::RangedReads ? "ranged" : "any") << '\n';
 }
 
 int S3TestServer::failures_served(const std::string& bucket) const {

@@ -67,11 +67,13 @@ class S3TestServer {
   // `prefix` with 403 AccessDenied: a key whose rights stop short of part of a trial.
   void refuse_listings_under(const std::string& bucket, const std::string& prefix) const;
 
-  // From now on, answers the next `count` requests on `bucket` (any kind) with HTTP `status`
-  // and an S3 error document of `code` ("SlowDown"), as an overloaded S3 does; then serves it
-  // again. failures_served says how many such answers went out.
-  void fail_next_requests(const std::string& bucket, int count, int status,
-                          const std::string& code) const;
+  // From now on, answers the next `count` requests on `bucket` (any kind, or only reads of a
+  // byte range) with HTTP `status` and an S3 error document of `code` ("SlowDown"), as an
+  // overloaded S3 does; then serves it again. failures_served says how many such answers went
+  // out.
+  enum class Failing { AnyRequest, RangedReads };
+  void fail_next_requests(const std::string& bucket, int count, int status, const std::string& code,
+                          Failing which = Failing::AnyRequest) const;
   int failures_served(const std::string& bucket) const;
 
   // A fresh bucket name, unique within this server's life.

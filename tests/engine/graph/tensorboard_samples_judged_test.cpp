@@ -48,8 +48,8 @@ TEST(TensorBoardSamplesJudged, NonFiniteFiresAtEachSeriesFirstNonFiniteValue) {
   for (const auto& entry : std::filesystem::directory_iterator(*dir / "expected")) {
     const std::string name = entry.path().stem().string();
     SCOPED_TRACE(name);
-    const json::value expected = testing::parse_json_precisely(
-        testing::read_text_file(entry.path()), entry.path().string());
+    const json::value expected =
+        testing::parse_json_precisely(testing::read_text_file(entry.path()), entry.path().string());
     const std::set<Firing> wanted = first_non_finite(expected.as_object());
     if (!wanted.empty()) ++with_non_finite;
 

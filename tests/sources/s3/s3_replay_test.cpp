@@ -378,6 +378,29 @@ TEST_F(S3ReplayTest, RetriesThroughSlowDownInternalErrorAndTooManyRequests) {
   EXPECT_NE(exhausted.err.find("SlowDown"), std::string::npos) << exhausted.err;
 }
 
+// A 5xx on a read of a record range (not a listing): a rule over the losses reads only their
+// records, by range; the first three such reads are refused with 503 and retried, and the events
+// are the folder's.
+TEST_F(S3ReplayTest, RetriesARangedReadThatGetsA5xx) {
+  upload_job("ranged");
+  const std::vector<std::string> loss_rule = {"--rule", "LossNotDecreasing", "--format", "json"};
+  std::vector<std::string> local_args = {local_};
+  local_args.insert(local_args.end(), loss_rule.begin(), loss_rule.end());
+  const auto local = run_cli("replay", local_args);
+  const std::string bucket = server_->new_bucket("ranged");
+  client_->create_bucket(bucket);
+  testing::upload_folder(*client_, local_, bucket, "ranged/job");
+  server_->fail_next_requests(bucket, 3, 503, "SlowDown",
+                              testing::S3TestServer::Failing::RangedReads);
+  std::vector<std::string> s3_args = {"s3://" + bucket + "/ranged/job", "--s3-endpoint",
+                                      server_->endpoint(), "--s3-retries", "6"};
+  s3_args.insert(s3_args.end(), loss_rule.begin(), loss_rule.end());
+  const auto s3 = run_cli("replay", s3_args);
+  EXPECT_EQ(server_->failures_served(bucket), 3);  // ranged reads were made, and refused
+  EXPECT_EQ(s3.exit_code, local.exit_code) << s3.err;
+  EXPECT_EQ(events_without_time(s3.out), events_without_time(local.out));
+}
+
 TEST_F(S3ReplayTest, AMissingBucketIsAOneLineErrorNamingBucketAndPrefix) {
   const std::string missing = server_->new_bucket("absent");
   const std::string uri = "s3://" + missing + "/some/job";
