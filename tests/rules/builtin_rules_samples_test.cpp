@@ -448,10 +448,9 @@ TEST(BuiltinRulesOnSamplesTest, AllZeroAndExplodingTensorFireWhereTheRawValuesSa
       zeros = zeros || std::all_of(elements.values.begin(), elements.values.end(),
                                    [](long double element) { return element == 0; });
       if (is_floating(value.dtype())) {
-        non_finite = non_finite || std::any_of(elements.values.begin(), elements.values.end(),
-                                                [](long double element) {
-                                                  return !std::isfinite(element);
-                                                });
+        non_finite =
+            non_finite || std::any_of(elements.values.begin(), elements.values.end(),
+                                      [](long double element) { return !std::isfinite(element); });
       }
     }
     if (zeros) all_zero.push_back(step);
