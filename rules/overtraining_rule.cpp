@@ -21,7 +21,7 @@ const TensorSelection& losses() {
   return selection;
 }
 
-OvertrainingRule::Options read_options(ParameterReader& reader) {
+OvertrainingRule::Options read_overtraining_options(ParameterReader& reader) {
   OvertrainingRule::Options options;
   options.patience_train = reader.integer("patience_train", options.patience_train);
   if (options.patience_train < 1) throw reader.invalid("patience_train", "must be at least 1");
@@ -227,13 +227,13 @@ RuleSpec OvertrainingRule::spec() {
        "how much a window mean must fall below the best one to count as an improvement"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("Overtraining", parameters);
-    const Options options = read_options(reader);
+    const Options options = read_overtraining_options(reader);
     reader.finish();
     return std::unique_ptr<Rule>(new OvertrainingRule(context.base_trial, options));
   };
   spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
     ParameterReader reader("Overtraining", parameters);
-    const Options options = read_options(reader);
+    const Options options = read_overtraining_options(reader);
     reader.finish();
     return std::make_shared<OvertrainingSeries>(options);
   };

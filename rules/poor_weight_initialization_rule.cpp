@@ -24,7 +24,7 @@ const TensorSelection& gradients() {
   return selection;
 }
 
-const TensorSelection& losses() {
+const TensorSelection& loss_tensors() {
   static const TensorSelection selection{.collections = {"losses"}};
   return selection;
 }
@@ -172,7 +172,7 @@ void PoorWeightInitializationRule::check_loss_progress(std::int64_t step, std::i
                                                        Finding& finding,
                                                        std::vector<std::string>& reasons) {
   const Trial& trial = base_trial();
-  for (const std::string& name : losses().tensor_refs(trial, step)) {
+  for (const std::string& name : loss_tensors().tensor_refs(trial, step)) {
     const auto value = value_at(trial, name, step);
     if (!value || value->size() != 1 || !is_real_numeric(value->dtype())) continue;
     const double loss = value->as_double(0);

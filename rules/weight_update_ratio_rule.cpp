@@ -21,6 +21,13 @@
 #include "trial/api/tensor.hpp"
 
 namespace rulestream {
+// A weight's update measured: a member of the rule's state (Measured), so not in an anonymous
+// namespace.
+struct WeightUpdateNorms {
+  double update = 0.0;   // ||current - previous||_2
+  double weights = 0.0;  // ||previous||_2
+};
+
 namespace {
 
 const TensorSelection& weights() {
@@ -28,17 +35,12 @@ const TensorSelection& weights() {
   return selection;
 }
 
-struct UpdateNorms {
-  double update = 0.0;   // ||current - previous||_2
-  double weights = 0.0;  // ||previous||_2
-};
-
 // Both sums in double, over kLanes interleaved partial sums added up at the end. One running sum
 // waits for each add to finish before the next can start; independent lanes keep the adders busy
 // and fill vector registers. Elements are loaded with memcpy: a value's bytes sit at any
 // alignment inside its record.
 template <typename T>
-RULESTREAM_INLINE_LAMBDA inline UpdateNorms lane_norms(const std::byte* before,
+RULESTREAM_INLINE_LAMBDA inline WeightUpdateNorms lane_norms(const std::byte* before,
                                                        const std::byte* after, std::size_t count) {
   constexpr std::size_t kLanes = 8;
   const auto load = [](const std::byte* data, std::size_t i) RULESTREAM_INLINE_LAMBDA {
@@ -69,7 +71,7 @@ RULESTREAM_INLINE_LAMBDA inline UpdateNorms lane_norms(const std::byte* before,
     update_sum += update[lane];
     weights_sum += weights[lane];
   }
-  return UpdateNorms{std::sqrt(update_sum), std::sqrt(weights_sum)};
+  return WeightUpdateNorms{std::sqrt(update_sum), std::sqrt(weights_sum)};
 }
 
 }  // namespace
@@ -79,12 +81,12 @@ RULESTREAM_INLINE_LAMBDA inline UpdateNorms lane_norms(const std::byte* before,
 namespace weight_update_kernels {
 
 RULESTREAM_KERNEL_CLONES
-UpdateNorms float32_norms(const std::byte* before, const std::byte* after, std::size_t count) {
+WeightUpdateNorms float32_norms(const std::byte* before, const std::byte* after, std::size_t count) {
   return lane_norms<float>(before, after, count);
 }
 
 RULESTREAM_KERNEL_CLONES
-UpdateNorms float64_norms(const std::byte* before, const std::byte* after, std::size_t count) {
+WeightUpdateNorms float64_norms(const std::byte* before, const std::byte* after, std::size_t count) {
   return lane_norms<double>(before, after, count);
 }
 
@@ -92,7 +94,7 @@ UpdateNorms float64_norms(const std::byte* before, const std::byte* after, std::
 
 namespace {
 
-std::optional<UpdateNorms> update_norms(const TensorValue& previous, const TensorValue& current) {
+std::optional<WeightUpdateNorms> update_norms(const TensorValue& previous, const TensorValue& current) {
   if (previous.shape() != current.shape()) return std::nullopt;
   const auto count = static_cast<std::size_t>(current.size());
   if (previous.dtype() == DType::Float32 && current.dtype() == DType::Float32) {
@@ -217,7 +219,7 @@ struct WeightUpdateRatioRule::Reading final : StepReading {
 // `norms` is set when the weight's update was measured, from `previous_step`.
 struct WeightUpdateRatioRule::Measured {
   std::int64_t previous_step = 0;
-  std::optional<UpdateNorms> norms;
+  std::optional<WeightUpdateNorms> norms;
   std::exception_ptr failure;  // what moving it on threw
   // Its previous value was not held: read (by previous step) before it is measured.
   bool needs_previous = false;

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build -j2
+# The program alone first, so that the demo comes as soon as it can; the tests, examples and
+# benchmarks are built by the test command (scripts/test.sh).
+cmake --build build -j2 --target rulestream
 
 bash scripts/demo.sh build/rulestream
