@@ -41,7 +41,8 @@ const TensorSelection& weights() {
 // alignment inside its record.
 template <typename T>
 RULESTREAM_INLINE_LAMBDA inline WeightUpdateNorms lane_norms(const std::byte* before,
-                                                       const std::byte* after, std::size_t count) {
+                                                             const std::byte* after,
+                                                             std::size_t count) {
   constexpr std::size_t kLanes = 8;
   const auto load = [](const std::byte* data, std::size_t i) RULESTREAM_INLINE_LAMBDA {
     T value;
@@ -81,12 +82,14 @@ RULESTREAM_INLINE_LAMBDA inline WeightUpdateNorms lane_norms(const std::byte* be
 namespace weight_update_kernels {
 
 RULESTREAM_KERNEL_CLONES
-WeightUpdateNorms float32_norms(const std::byte* before, const std::byte* after, std::size_t count) {
+WeightUpdateNorms float32_norms(const std::byte* before, const std::byte* after,
+                                std::size_t count) {
   return lane_norms<float>(before, after, count);
 }
 
 RULESTREAM_KERNEL_CLONES
-WeightUpdateNorms float64_norms(const std::byte* before, const std::byte* after, std::size_t count) {
+WeightUpdateNorms float64_norms(const std::byte* before, const std::byte* after,
+                                std::size_t count) {
   return lane_norms<double>(before, after, count);
 }
 
@@ -94,7 +97,8 @@ WeightUpdateNorms float64_norms(const std::byte* before, const std::byte* after,
 
 namespace {
 
-std::optional<WeightUpdateNorms> update_norms(const TensorValue& previous, const TensorValue& current) {
+std::optional<WeightUpdateNorms> update_norms(const TensorValue& previous,
+                                              const TensorValue& current) {
   if (previous.shape() != current.shape()) return std::nullopt;
   const auto count = static_cast<std::size_t>(current.size());
   if (previous.dtype() == DType::Float32 && current.dtype() == DType::Float32) {

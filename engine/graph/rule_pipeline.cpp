@@ -756,6 +756,8 @@ PipelineReport RulePipeline::Impl::run_in_arena() {
   }
   report.late_landings = static_cast<std::int64_t>(assembler_.late_landings());
   report.index_files = progress_.index_files;
+  report.value_cache_budget = store_->cache().value_budget();
+  report.value_cache_peak = store_->cache().peak_value_bytes();
   report.tensors_decoded = progress_.tensors_decoded;
   report.event_bytes = progress_.event_bytes;
   {

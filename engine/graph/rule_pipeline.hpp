@@ -47,6 +47,10 @@ struct PipelineReport : JobOutcome {
   // A replay stopped early (request_stop, `interrupted`): the steps it had begun were
   // finished, and these index files of later steps were never read.
   std::int64_t index_files_unread = 0;
+  // The trial's cache of decoded values kept as copies (from S3, or compressed files): its
+  // budget (--max-memory, shared by the trials) and the most it held at once.
+  std::size_t value_cache_budget = 0;
+  std::size_t value_cache_peak = 0;
 };
 
 // The streaming engine of DESIGN.md: a source finds index files (a local folder, scanned once

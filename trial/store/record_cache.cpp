@@ -103,12 +103,23 @@ void RecordCache::put_value(RecordKey key, const TensorValue& value) {
   stripe.value_index[key] = stripe.values.begin();
   stripe.value_bytes += bytes;
   values_held_.fetch_add(1, std::memory_order_relaxed);
+  std::size_t evicted = 0;
   while (stripe.value_bytes > stripe_budget && !stripe.values.empty()) {
     auto& oldest = stripe.values.back();
-    stripe.value_bytes -= bytes_of(oldest.second);
+    const std::size_t oldest_bytes = bytes_of(oldest.second);
+    stripe.value_bytes -= oldest_bytes;
+    evicted += oldest_bytes;
     stripe.value_index.erase(oldest.first);
     stripe.values.pop_back();
     values_held_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // The total after this put (each stripe within its share, so never above the budget), and its
+  // peak: what --max-memory's cap on decoded copies is checked by.
+  const std::size_t total =
+      value_bytes_total_.fetch_add(bytes, std::memory_order_relaxed) + bytes - evicted;
+  value_bytes_total_.fetch_sub(evicted, std::memory_order_relaxed);
+  std::size_t peak = peak_value_bytes_.load(std::memory_order_relaxed);
+  while (total > peak && !peak_value_bytes_.compare_exchange_weak(peak, total)) {
   }
 }
 

@@ -49,6 +49,8 @@ class RecordCache {
 
   std::size_t value_bytes() const;
   std::size_t value_budget() const { return budget_; }
+  // The most the values held have taken at once (as bytes_of counts them): at most the budget.
+  std::size_t peak_value_bytes() const { return peak_value_bytes_.load(); }
 
  private:
   struct KeyHash {
@@ -73,6 +75,8 @@ class RecordCache {
   // as it stays for a local replay, whose values are all read straight from local files
   // (put_value).
   std::atomic<std::size_t> values_held_{0};
+  std::atomic<std::size_t> value_bytes_total_{0};  // over the stripes (peak_value_bytes)
+  std::atomic<std::size_t> peak_value_bytes_{0};
 
   // Event file names and handles by FileId, read without a lock (every record read asks for its
   // file's): files_'s keys and values (map nodes never move) in chunks that are never moved or

@@ -175,6 +175,30 @@ TEST(RulePipeline, AnEndMarkerThatLandsBeforeTheJobIsReadWithWhatFollows) {
   EXPECT_FALSE(sink->steps_fired("ET").empty());
 }
 
+// --max-memory bounds the decoded values a replay keeps as copies (those of compressed event
+// files; a local file's are read again from its mapping): the trial's cache gets the whole budget
+// (one trial), keeps values, and never holds more than it.
+TEST(RulePipeline, DecodedCopiesStayWithinMaxMemory) {
+  TempDir dir;
+  auto options = job(dir.path() / "gzipped", JobScenario::Healthy, 40, 0);
+  options.tensor_size = 256;  // 1 KiB values: many fit in a stripe of the budget
+  options.compression = Compression::Gzip;
+  JobSimulator(options).run();
+  for (const std::size_t budget : {std::size_t{64} << 10, std::size_t{256} << 10}) {
+    SCOPED_TRACE(budget);
+    auto config = config_for(dir.path() / "gzipped", {{"WUR", "WeightUpdateRatio", {}}});
+    config.max_memory = budget;
+    RecordingSink* sink = nullptr;
+    RulePipeline pipeline(std::move(config), sinks_with(sink));
+    const PipelineReport report = pipeline.run();
+    EXPECT_EQ(report.statuses.at(0).status, RuleStatus::NoIssuesFound)
+        << report.statuses.at(0).message;
+    EXPECT_EQ(report.value_cache_budget, budget);
+    EXPECT_GT(report.value_cache_peak, 0U) << "no value was kept: the test reads none as copies";
+    EXPECT_LE(report.value_cache_peak, budget);
+  }
+}
+
 // One thread (--threads 1, or a container held to one CPU, where oneTBB gives no worker): the
 // source is followed beside the run's one thread, which decodes and evaluates meanwhile. Before,
 // following took that thread, nothing was decoded, and the watch never ended.
