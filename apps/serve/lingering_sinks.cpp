@@ -1,13 +1,19 @@
 #include "apps/serve/lingering_sinks.hpp"
 
+#include <algorithm>
 #include <thread>
 
 namespace rulestream {
 
 LingeringSinks::~LingeringSinks() {
+  // At most kLettingGoThreads at once, each letting go of every kLettingGoThreads-th sink: a
+  // thousand jobs' webhooks to one dead peer must not become a thousand threads.
+  constexpr std::size_t kLettingGoThreads = 16;
   std::vector<std::jthread> letting_go;
-  for (Kept& kept : kept_) {
-    letting_go.emplace_back([sink = std::move(kept.sink)]() mutable { sink.reset(); });
+  for (std::size_t first = 0; first < std::min(kLettingGoThreads, kept_.size()); ++first) {
+    letting_go.emplace_back([this, first] {
+      for (std::size_t i = first; i < kept_.size(); i += kLettingGoThreads) kept_[i].sink.reset();
+    });
   }
 }  // joined here
 

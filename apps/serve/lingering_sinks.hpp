@@ -21,8 +21,8 @@ namespace rulestream {
 class LingeringSinks {
  public:
   LingeringSinks() = default;
-  // Lets go of every sink at once, side by side: each dead-letters within its own bound, and
-  // one dead peer's wait does not add to another's.
+  // Lets go of every sink side by side (16 threads at most): each dead-letters within its own
+  // bound, and one dead peer's wait does not add to the next's.
   ~LingeringSinks();
   LingeringSinks(const LingeringSinks&) = delete;
   LingeringSinks& operator=(const LingeringSinks&) = delete;
