@@ -493,9 +493,12 @@ void RulePipeline::Impl::settle_after_end_marker(IndexFilesOnDisk before) {
   end_timer_->async_wait([this, before](const boost::system::error_code& error) {
     if (error) return;
     const IndexFilesOnDisk now = index_files_on_disk();
-    const bool still_landing = now.count < 0 || now != before;
-    const bool nothing_yet =
-        now.count <= 0 && std::chrono::steady_clock::now() - end_marker_at_ < kSettleForAnEmptyJob;
+    // A listing that fails, or finds nothing yet, is looked at again for kSettleForAnEmptyJob at
+    // most: storage that stays away must not keep the watch for ever.
+    const bool within_settle =
+        std::chrono::steady_clock::now() - end_marker_at_ < kSettleForAnEmptyJob;
+    const bool still_landing = now.count >= 0 && now != before;
+    const bool nothing_yet = now.count <= 0 && within_settle;
     if (still_landing || nothing_yet) {
       settle_after_end_marker(now);
       return;
