@@ -149,15 +149,29 @@ class Session : public std::enable_shared_from_this<Session> {
   // Sends `answered`; reads the next request when `keep_alive`, else closes. A HEAD request's
   // answer says the length of the body GET would get, and sends none.
   void answer(HttpResponse answered, unsigned version, bool keep_alive, bool head) {
+    if (head) {
+      // No body, and the Content-Length GET's body would have.
+      auto response = std::make_shared<http::response<http::empty_body>>(
+          static_cast<http::status>(answered.status), version);
+      response->content_length(answered.body.size());
+      send(std::move(response), answered, keep_alive);
+      return;
+    }
     auto response = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(answered.status), version);
+    response->body() = std::move(answered.body);
+    response->prepare_payload();
+    send(std::move(response), answered, keep_alive);
+  }
+
+  // Sets the headers `answered` names, sends `response`, then reads the next request or closes.
+  template <typename Body>
+  void send(std::shared_ptr<http::response<Body>> response, const HttpResponse& answered,
+            bool keep_alive) {
     response->set(http::field::server, "rulestream");
     response->set(http::field::content_type, answered.content_type);
     for (const auto& [name, value] : answered.headers) response->set(name, value);
     response->keep_alive(keep_alive);
-    response->body() = std::move(answered.body);
-    response->prepare_payload();
-    if (head) response->body().clear();  // Content-Length stays that of the body
     http::async_write(
         stream_, *response,
         [self = shared_from_this(), response](beast::error_code write_error, std::size_t) {
