@@ -36,6 +36,9 @@ TBB_SUITES+=':LiveBlockChecks*:RecordSizes/ValuesKeptForRules.*:ReplayAndWatch/R
 TBB_SUITES+=':RuleActions*:RulePipeline*:RuleReadAhead.*:RuleStage.*:Samples/*'
 TBB_SUITES+=':StalledTrainingInThePipeline*:TensorBoardPipelineTest.*:Trial.*:TrialStoreIngest.*:TrialValues*'
 TBB_SUITES+=':FilteredTensorNames.*:StatefulRulesAcrossThreads.*:TrialStepListing.*:TrialRefresh.*'
+# The real TensorBoard samples replayed through the pipeline (2026-11-29): its runs are read in a
+# parallel_for, as TensorBoardPipelineTest's are.
+TBB_SUITES+=':TensorBoardSamplesJudged.*'
 TBB_SUITES+=':PinnedForStepTest.*:TrialPinnedForStep.*'
 # A job of each format through open_job (2026-11-29): the smdebug one runs the pipeline's graph.
 TBB_SUITES+=':Job.*'
