@@ -2,6 +2,7 @@
 // stderr, events on stdout.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "apps/cli/cli.hpp"
@@ -100,6 +101,32 @@ TEST(StreamTensorBoardCli, ARulesFileStopActionRunsWhenTheRuleFires) {
                              "- ran `echo"),
             std::string::npos)
       << outcome.err;
+}
+
+// A reader that goes away (`| head -1`) does not kill the replay: SIGPIPE is ignored, stdout's
+// closing is said once, and the file sink still gets every event. Before, the process died of
+// SIGPIPE (status 141) with most events unwritten.
+TEST(StreamTensorBoardCli, AClosedStdoutLosesNoEventOfTheOtherSinks) {
+  TempDir dir;
+  {
+    TensorBoardWriter writer(dir.path() / "logdir" / "events.out.tfevents.1.host");
+    for (int tag = 0; tag < 200; ++tag) {  // one NonFinite event each
+      writer.add_scalar("metric_" + std::to_string(tag), 0, std::nanf(""), 1.0);
+    }
+  }
+  const auto events = dir.path() / "events.jsonl";
+  const std::string command = "bash -c \"'" + testing::rulestream_binary().string() + "' replay '" +
+                              (dir.path() / "logdir").string() +
+                              "' --rule NonFinite --sink stdout --sink file:'" + events.string() +
+                              "' 2>'" + (dir.path() / "err.txt").string() +
+                              "' | head -1 >/dev/null; exit \\${PIPESTATUS[0]}\"";
+  const testing::CommandResult result = testing::run_command(command);
+  EXPECT_EQ(result.exit_code, cli::kExitRuleFired) << command;
+  // 200 firings, each incident's resolution when the job ended (200), and NonFinite's status.
+  const std::string written = testing::read_text_file(events);
+  EXPECT_EQ(std::count(written.begin(), written.end(), '\n'), 401);
+  EXPECT_NE(testing::read_text_file(dir.path() / "err.txt").find("stdout was closed by its reader"),
+            std::string::npos);
 }
 
 }  // namespace
