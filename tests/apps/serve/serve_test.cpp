@@ -57,6 +57,21 @@ void write_vanishing_job(const std::filesystem::path& folder, std::int64_t steps
   JobSimulator(job).run();
 }
 
+// A finished VanishingGradients job of `steps` at `folder` whose end marker's time is set an
+// hour back, as a job that ended long before serve looked; returns its fault step.
+std::int64_t write_job_ended_an_hour_ago(const std::filesystem::path& folder, std::int64_t steps) {
+  JobSimulatorOptions options;
+  options.output = folder;
+  options.scenario = JobScenario::VanishingGradients;
+  options.steps = steps;
+  const JobSimulator simulator(options);
+  simulator.run();
+  const auto marker = folder / "training_job_end.ts";
+  std::filesystem::last_write_time(
+      marker, std::filesystem::last_write_time(marker) - std::chrono::hours(1));
+  return simulator.fault_step();
+}
+
 // A rules file running VanishingGradient with one sink.
 void write_vanishing_rules(const std::filesystem::path& rules, json::object sink) {
   testing::write_text_file(
@@ -508,22 +523,13 @@ TEST(Serve, AJobsOwnRulesFileReplacesTheRulesAndAJobWithoutEndMarkerEndsWhenIdle
   EXPECT_EQ(serve.stop(), 0);
 }
 
-// Two jobs without their end markers, one running at a time (--max-running 1): the second
-// waits, Queued, until the first has been idle for the timeout.
 // A job that had ended an hour before serve found it (its end marker's time set back) is
 // replayed rather than followed: the same statuses, firings and steps read as a follow gives
 // (every gradient tiny from the fault step on, each of the 40 steps read once).
 TEST(Serve, AnArchivedJobIsReplayedWithWhatAFollowFinds) {
   TempDir root;
-  JobSimulatorOptions options;
-  options.output = root.path() / "archived";
-  options.scenario = JobScenario::VanishingGradients;
-  options.steps = 40;
-  const JobSimulator simulator(options);
-  simulator.run();
-  const auto marker = options.output / "training_job_end.ts";
-  std::filesystem::last_write_time(
-      marker, std::filesystem::last_write_time(marker) - std::chrono::hours(1));
+  constexpr std::int64_t kSteps = 40;
+  const std::int64_t fault_step = write_job_ended_an_hour_ago(root.path() / "archived", kSteps);
   ServeProcess serve({"--jobs", root.path().string(), "--rule", "VanishingGradient", "--rule",
                       "NonFinite", "--idle-timeout", "60", "--poll-interval", "0.2"});
   ASSERT_NE(serve.port(), 0);
@@ -534,14 +540,13 @@ TEST(Serve, AnArchivedJobIsReplayedWithWhatAFollowFinds) {
       << serve.log();
   const json::value jobs = serve.get_json("/api/jobs");
   const json::object& job = *find_job(jobs, "archived");
-  EXPECT_EQ(job.at("last_step").as_int64(), options.steps - 1);
+  EXPECT_EQ(job.at("last_step").as_int64(), kSteps - 1);
   EXPECT_EQ(rule_of(job, "VanishingGradient").at("status").as_string(), "IssuesFound");
-  EXPECT_EQ(rule_of(job, "VanishingGradient").at("firings").as_int64(),
-            options.steps - simulator.fault_step());
+  EXPECT_EQ(rule_of(job, "VanishingGradient").at("firings").as_int64(), kSteps - fault_step);
   EXPECT_EQ(rule_of(job, "NonFinite").at("status").as_string(), "NoIssuesFound");
   EXPECT_EQ(testing::parse_prometheus_text(serve.get("/metrics").body)
                 .value("rulestream_steps_read_total", {{"format", "smdebug"}}),
-            options.steps);
+            kSteps);
   EXPECT_EQ(serve.stop(), 0);
 }
 
@@ -551,15 +556,10 @@ TEST(Serve, AnArchivedJobIsReplayedWithWhatAFollowFinds) {
 TEST(Serve, AJobCopiedMarkerFirstIsReadWhenTheRestLands) {
   TempDir source;
   TempDir root;
-  JobSimulatorOptions options;
-  options.output = source.path() / "copied";
-  options.scenario = JobScenario::VanishingGradients;
-  options.steps = 20;
-  const JobSimulator simulator(options);
-  simulator.run();
-  const auto marker = options.output / "training_job_end.ts";
-  std::filesystem::last_write_time(
-      marker, std::filesystem::last_write_time(marker) - std::chrono::hours(1));
+  constexpr std::int64_t kSteps = 20;
+  const auto finished = source.path() / "copied";
+  write_job_ended_an_hour_ago(finished, kSteps);
+  const auto marker = finished / "training_job_end.ts";
   ServeProcess serve({"--jobs", root.path().string(), "--rule", "VanishingGradient",
                       "--idle-timeout", "60", "--poll-interval", "0.2"});
   ASSERT_NE(serve.port(), 0);
@@ -571,7 +571,7 @@ TEST(Serve, AJobCopiedMarkerFirstIsReadWhenTheRestLands) {
                                    std::filesystem::last_write_time(marker));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past a grace of 1 s
   for (const char* folder : {"collections", "events", "index"}) {
-    std::filesystem::copy(options.output / folder, copy / folder,
+    std::filesystem::copy(finished / folder, copy / folder,
                           std::filesystem::copy_options::recursive);
   }
   ASSERT_TRUE(serve.wait_for_jobs(
@@ -581,11 +581,13 @@ TEST(Serve, AJobCopiedMarkerFirstIsReadWhenTheRestLands) {
       << serve.log();
   const json::value jobs = serve.get_json("/api/jobs");
   const json::object& job = *find_job(jobs, "copied");
-  EXPECT_EQ(job.at("last_step").as_int64(), options.steps - 1);
+  EXPECT_EQ(job.at("last_step").as_int64(), kSteps - 1);
   EXPECT_EQ(rule_of(job, "VanishingGradient").at("status").as_string(), "IssuesFound");
   EXPECT_EQ(serve.stop(), 0);
 }
 
+// Two jobs without their end markers, one running at a time (--max-running 1): the second
+// waits, Queued, until the first has been idle for the timeout.
 TEST(Serve, JobsBeyondMaxRunningWaitQueuedAndRunInTurn) {
   TempDir root;
   for (const std::string name : {"a", "b"}) {
