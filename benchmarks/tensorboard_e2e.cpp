@@ -23,7 +23,7 @@
 
 #include "apps/simulator/tensorboard_simulator.hpp"
 #include "benchmarks/child_phase.hpp"
-#include "engine/graph/tensorboard_pipeline.hpp"
+#include "engine/graph/series_pipeline.hpp"
 #include "stages/format/tensorboard_writer.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
 
@@ -142,9 +142,9 @@ int phase_replay(const Args& args) {
   auto* counting = sink.get();
   std::vector<std::unique_ptr<Sink>> sinks;
   sinks.push_back(std::move(sink));
-  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  SeriesPipeline pipeline(std::move(config), std::move(sinks));
   const auto started = SteadyClock::now();
-  const TensorBoardReport report = pipeline.run();
+  const SeriesReport report = pipeline.run();
   const double seconds = seconds_since(started);
   if (!report.source_failure.empty()) throw std::runtime_error(report.source_failure);
   std::cout << "seconds=" << seconds << " values=" << report.values
@@ -169,7 +169,7 @@ int phase_latency(const Args& args) {
   auto* counting = sink.get();
   std::vector<std::unique_ptr<Sink>> sinks;
   sinks.push_back(std::move(sink));
-  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  SeriesPipeline pipeline(std::move(config), std::move(sinks));
   std::thread runner([&] { pipeline.run(); });
   std::vector<SteadyClock::time_point> written(static_cast<std::size_t>(points));
   {

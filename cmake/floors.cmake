@@ -32,6 +32,7 @@ rulestream_floor(open sources/open USES model source_common local s3)
 rulestream_floor(load stages/load USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(assemble stages/assemble USES model memory reduce)
 rulestream_floor(tensorboard stages/tensorboard USES model format)
+rulestream_floor(metrics stages/metrics USES model format tensorboard)
 
 rulestream_floor(store trial/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
 rulestream_floor(trial trial/api USES model memory reduce store open)
@@ -41,13 +42,13 @@ rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
 
 rulestream_floor(graph engine/graph
   USES model memory format reduce load assemble source_common s3 open store trial rules sinks
-       tensorboard
+       tensorboard metrics
   PRIVATE_DEPS TBB::tbb ${CMAKE_DL_LIBS})
 
 # One HTML page per job (issue 26): the job replayed with its rules, its curves and where the
 # rules fired. Below the commands so that `report` and a later `serve` build the same page.
 rulestream_floor(report apps/report
-  USES model format reduce open store trial rules sinks graph tensorboard)
+  USES model format reduce open store trial rules sinks graph tensorboard metrics)
 
 # Scale-out on Redis (issue 24): a hiredis connection, job leases with fencing tokens and
 # their heartbeat. On the model floor alone (its errors), below the service that uses it, so
@@ -63,7 +64,7 @@ rulestream_floor(serve apps/serve
 rulestream_floor(simulator apps/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(commands apps/cli
   USES model format reduce source_common s3 open store trial rules sinks graph simulator
-       tensorboard report serve coordination
+       tensorboard metrics report serve coordination
   PRIVATE_DEPS Boost::program_options)
 
 # The top floor: the Python module's bindings (python/src; its entry point, module.cpp, is the
@@ -72,7 +73,7 @@ rulestream_floor(commands apps/cli
 # their reading (python/src/tensorboard_logdir.*) uses the internal headers of open (a path's
 # storage), format and tensorboard (the logdir reader) and graph (what a path holds).
 if(RULESTREAM_WITH_PYTHON)
-  rulestream_floor(python python/src USES model store trial rules open format tensorboard graph
+  rulestream_floor(python python/src USES model store trial rules open format tensorboard metrics graph
                    PUBLIC_DEPS pybind11::pybind11)
   set_target_properties(rulestream_python PROPERTIES CXX_VISIBILITY_PRESET hidden)
 endif()

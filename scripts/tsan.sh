@@ -34,10 +34,10 @@ FLAGS=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 TBB_SUITES='S3ReplayTest.*:S3TensorBoardTest.*:CombinedReductions*:JobSimulatorTest.*'
 TBB_SUITES+=':LiveBlockChecks*:RecordSizes/ValuesKeptForRules.*:ReplayAndWatch/RewrittenEventFile.*'
 TBB_SUITES+=':RuleActions*:RulePipeline*:RuleReadAhead.*:RuleStage.*:Samples/*'
-TBB_SUITES+=':StalledTrainingInThePipeline*:TensorBoardPipelineTest.*:Trial.*:TrialStoreIngest.*:TrialValues*'
+TBB_SUITES+=':StalledTrainingInThePipeline*:SeriesPipelineTest.*:Trial.*:TrialStoreIngest.*:TrialValues*'
 TBB_SUITES+=':FilteredTensorNames.*:StatefulRulesAcrossThreads.*:TrialStepListing.*:TrialRefresh.*'
 # The real TensorBoard samples replayed through the pipeline (2026-11-29): its runs are read in a
-# parallel_for, as TensorBoardPipelineTest's are.
+# parallel_for, as SeriesPipelineTest's are.
 TBB_SUITES+=':TensorBoardSamplesJudged.*'
 TBB_SUITES+=':PinnedForStepTest.*:TrialPinnedForStep.*'
 # A job of each format through open_job (2026-11-29): the smdebug one runs the pipeline's graph.

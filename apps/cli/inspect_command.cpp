@@ -11,6 +11,7 @@
 #include "apps/cli/tensorboard_inspect.hpp"
 #include "core/model/exceptions.hpp"
 #include "core/model/python_json.hpp"
+#include "engine/graph/job.hpp"
 #include "engine/graph/trial_presence.hpp"
 #include "sources/open/storage_factory.hpp"
 #include "stages/reduce/reductions.hpp"
@@ -275,16 +276,17 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
     trial_options.auto_refresh = false;  // one consistent look at the trial
     const auto storage = open_storage(path, storage_options_from(options));
     const bool json = options.count("json") > 0;
-    if (require_known_format(*storage) == TrialFormat::TensorBoard) {
+    if (const TrialFormat format = require_known_format(*storage); format != TrialFormat::Smdebug) {
       if (options.count("tensor")) {
         throw std::invalid_argument("--tensor is for smdebug trials; " + storage->describe() +
-                                    " is a TensorBoard logdir: use --tag (and --run)");
+                                    " is a " + std::string(series_format_of(format).job_name) +
+                                    ": use --tag (and --run)");
       }
       TensorBoardInspectRequest request;
       request.json = json;
       if (options.count("run")) request.run = options["run"].as<std::string>();
       if (options.count("tag")) request.tag = options["tag"].as<std::string>();
-      inspect_tensorboard(*storage, request, out);
+      inspect_series(*storage, format, request, out);
       return kExitOk;
     }
     if (options.count("tag") || options.count("run")) {

@@ -9,6 +9,7 @@
 
 #include "apps/cli/json_values.hpp"
 #include "core/model/python_json.hpp"
+#include "engine/graph/job.hpp"
 #include "stages/tensorboard/logdir_reader.hpp"
 
 namespace rulestream::cli {
@@ -84,7 +85,7 @@ boost::json::object point_json(const Point& point) {
   return entry;
 }
 
-boost::json::object summary_json(const Storage& storage, const LogdirRead& read,
+boost::json::object summary_json(const Storage& storage, TrialFormat format, const LogdirRead& read,
                                  const InspectSink& sink) {
   boost::json::object runs;
   for (const std::string& run : read.runs) {
@@ -105,18 +106,22 @@ boost::json::object summary_json(const Storage& storage, const LogdirRead& read,
   for (const auto& problem : read.problems)
     problems.push_back(boost::json::string(problem.message));
   boost::json::object document;
-  document["format"] = "tensorboard";
+  document["format"] = std::string(trial_format_name(format));
   document["path"] = storage.describe();
   document["runs"] = std::move(runs);
   document["problems"] = std::move(problems);
   return document;
 }
 
-void print_summary(const Storage& storage, const LogdirRead& read, const InspectSink& sink,
-                   std::ostream& out) {
-  out << "logdir     " << storage.describe() << " (TensorBoard)\n";
-  out << "runs       " << read.runs.size() << ", " << read.files << " event files, " << read.bytes
-      << " bytes\n";
+void print_summary(const Storage& storage, TrialFormat format, const LogdirRead& read,
+                   const InspectSink& sink, std::ostream& out) {
+  if (format == TrialFormat::TextMetrics) {
+    out << "folder     " << storage.describe() << " (text metrics)\n";
+  } else {
+    out << "logdir     " << storage.describe() << " (TensorBoard)\n";
+  }
+  out << "runs       " << read.runs.size() << ", " << read.files << " "
+      << series_format_of(format).file_noun << ", " << read.bytes << " bytes\n";
   for (const std::string& run : read.runs) {
     const auto& tags = sink.tags_of(run);
     out << "run " << run << ": " << tags.size() << " tags\n";
@@ -186,17 +191,18 @@ void print_points(const std::string& run, const std::vector<Point>& points,
 
 }  // namespace
 
-void inspect_tensorboard(const Storage& storage, const TensorBoardInspectRequest& request,
-                         std::ostream& out) {
+void inspect_series(const Storage& storage, TrialFormat format,
+                    const TensorBoardInspectRequest& request, std::ostream& out) {
   if (request.run && !request.tag) throw std::invalid_argument("--run needs --tag");
   InspectSink sink(request);
-  const LogdirRead read = read_logdir(storage, sink);
+  const LogdirRead read = read_logdir(storage, sink, {}, series_format_of(format));
   if (!request.tag) {
     if (request.json) {
-      out << dump_python_json(summary_json(storage, read, sink), InvalidUtf8::SurrogateEscape)
+      out << dump_python_json(summary_json(storage, format, read, sink),
+                              InvalidUtf8::SurrogateEscape)
           << "\n";
     } else {
-      print_summary(storage, read, sink, out);
+      print_summary(storage, format, read, sink, out);
     }
     return;
   }

@@ -14,14 +14,15 @@ void add_smdebug_sections(const Trial& trial, std::span<const std::int64_t> firi
   report.charts = smdebug_charts(trial, firing_steps);
 }
 
-void add_tensorboard_sections(const PipelineConfig& config, const Storage& storage,
-                              std::span<const std::int64_t> firing_steps, JobReport& report) {
+// A job of a series format (a TensorBoard logdir, a folder of text metrics): its series charted.
+void add_series_sections(const PipelineConfig& config, const Storage& storage, TrialFormat format,
+                         std::span<const std::int64_t> firing_steps, JobReport& report) {
   SeriesNaming naming = SeriesNaming::defaults();
   for (const auto& [key, patterns] : config.tensorboard_names) naming.replace(key, patterns);
   TensorBoardSeriesCollector collector;
-  const LogdirRead read = read_logdir(storage, collector);
+  const LogdirRead read = read_logdir(storage, collector, {}, series_format_of(format));
   report.job.path = config.paths.front();
-  report.job.format = "TensorBoard";
+  report.job.format = format == TrialFormat::TextMetrics ? "text metrics" : "TensorBoard";
   report.job.workers = read.runs;
   collector.summarize(naming, report.job);
   report.charts = collector.charts(naming, firing_steps);
@@ -36,7 +37,8 @@ void add_format_sections(const Job& job, const PipelineConfig& config, const Sto
       add_smdebug_sections(*job.trial(), firing_steps, report);
       return;
     case TrialFormat::TensorBoard:
-      add_tensorboard_sections(config, storage, firing_steps, report);
+    case TrialFormat::TextMetrics:
+      add_series_sections(config, storage, job.format(), firing_steps, report);
       return;
   }
 }

@@ -10,8 +10,9 @@
 namespace rulestream {
 
 std::vector<RuleConfig> default_report_rules(TrialFormat format) {
-  // A logdir: the default set every command judges it by. A trial: smdebug's usual rules.
-  if (format == TrialFormat::TensorBoard) return default_rule_configs();
+  // A logdir or text metrics: the default set every command judges them by. A trial: smdebug's
+  // usual rules.
+  if (format != TrialFormat::Smdebug) return default_rule_configs();
   std::vector<RuleConfig> rules;
   for (const std::string name :
        {"VanishingGradient", "ExplodingTensor", "LossNotDecreasing", "AllZero"}) {

@@ -18,10 +18,6 @@ std::string_view job_state_name(JobState state) {
   return "Unknown";
 }
 
-std::string_view trial_format_name(TrialFormat format) {
-  return format == TrialFormat::Smdebug ? "smdebug" : "tensorboard";
-}
-
 JobRegistry::JobRegistry(std::size_t history_limit, std::size_t events_per_job)
     : history_limit_(history_limit), events_per_job_(std::max<std::size_t>(1, events_per_job)) {}
 

@@ -27,8 +27,7 @@ namespace rulestream {
 enum class JobState { Queued, Running, Finished, Error };
 inline constexpr JobState kAllJobStates[] = {JobState::Queued, JobState::Running,
                                              JobState::Finished, JobState::Error};
-std::string_view job_state_name(JobState state);         // "Queued", ...
-std::string_view trial_format_name(TrialFormat format);  // "smdebug", "tensorboard"
+std::string_view job_state_name(JobState state);  // "Queued", ...
 
 // One rule of a job, as SageMaker's DescribeTrainingJob lists rule evaluation statuses.
 struct RuleProgress {

@@ -10,7 +10,7 @@
 // and rules run as tasks in TBB's shared worker pool; a logdir's follow reads on the runner's
 // thread). So a job costs a thread (and an smdebug job its watcher's io_context on it) while it
 // runs: JobService bounds how many run at once. A thread per job rather than runners sharing a
-// few threads: a job's pipeline blocks in run() by design (RulePipeline, TensorBoardPipeline),
+// few threads: a job's pipeline blocks in run() by design (RulePipeline, SeriesPipeline),
 // and a sleeping thread costs its stack's touched pages and kernel state, ~0.1 MiB, and no CPU:
 // 1,000 jobs measured at 1,005 threads and 377 MiB in all (docs/decisions.md).
 

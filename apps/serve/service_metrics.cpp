@@ -33,7 +33,8 @@ template <typename Count>
 void by_format(std::ostream& out, std::string_view name, std::string_view help,
                const std::map<TrialFormat, Count>& counts) {
   header(out, name, "counter", help);
-  for (const TrialFormat format : {TrialFormat::Smdebug, TrialFormat::TensorBoard}) {
+  for (const TrialFormat format :
+       {TrialFormat::Smdebug, TrialFormat::TensorBoard, TrialFormat::TextMetrics}) {
     const auto found = counts.find(format);
     out << name << "{format=\"" << trial_format_name(format) << "\"} "
         << (found == counts.end() ? Count{0} : found->second) << '\n';

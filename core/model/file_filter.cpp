@@ -52,7 +52,23 @@ std::optional<TrialFile::Kind> event_file_kind(std::string_view path) {
   return TrialFile::Kind::EventFile;
 }
 
+std::optional<TrialFile::Kind> metrics_file_kind(std::string_view path) {
+  if (!is_text_metrics_file(path)) return std::nullopt;
+  return TrialFile::Kind::MetricsFile;
+}
+
 }  // namespace
+
+std::optional<TextMetricsKind> text_metrics_kind(std::string_view path) {
+  const std::string_view name = basename_of(path);
+  if (name == "trainer_state.json") return TextMetricsKind::TrainerState;
+  if (name.size() > 4 && name.ends_with(".csv")) return TextMetricsKind::Csv;
+  if ((name.size() > 6 && name.ends_with(".jsonl")) || name == "scalars.json" ||
+      (name.size() > 9 && name.ends_with(".log.json"))) {
+    return TextMetricsKind::JsonLines;
+  }
+  return std::nullopt;
+}
 
 bool is_tensorboard_event_file(std::string_view path) {
   return basename_of(path).find("tfevents") != std::string_view::npos &&
@@ -68,6 +84,12 @@ FileFilter FileFilter::smdebug_trial() {
 FileFilter FileFilter::tensorboard_logdir() {
   return {
       .kind_of = event_file_kind, .follows_folder = follows_every_folder, .announces_growth = true};
+}
+
+FileFilter FileFilter::text_metrics() {
+  return {.kind_of = metrics_file_kind,
+          .follows_folder = follows_every_folder,
+          .announces_growth = true};
 }
 
 }  // namespace rulestream

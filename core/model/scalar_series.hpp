@@ -32,6 +32,11 @@ struct SeriesInfo {
   // validation series: "train/loss" and "eval/loss" of a run, Keras' "epoch_loss" of the runs
   // "train" and "validation" of one job): what Overfit pairs. Empty where there is none.
   std::string group;
+  // For the "wall_time" figure (the wall time of each new step): when the run started, in the
+  // same clock as its values, where the files say (a TensorBoard run's first record, a metrics
+  // file's elapsed-time column, which starts at 0); nullopt where they do not. What
+  // MaxInitializationTime measures the first step against.
+  std::optional<double> run_started;
 
   // How events name it: the tag, prefixed with its run unless the run is the logdir itself,
   // and the figure of a histogram ("validation: epoch_loss", "grad/fc1 (abs_mean)").

@@ -15,7 +15,8 @@ namespace rulestream {
 // (file_filter.hpp): an smdebug trial's index, collections and end-marker files, once each; a
 // TensorBoard event file each time it has grown, `size` then saying how much of it there is.
 struct TrialFile {
-  enum class Kind { Index, Collections, EndMarker, EventFile };
+  // EventFile: a TensorBoard event file; MetricsFile: a text metrics file (file_filter.hpp).
+  enum class Kind { Index, Collections, EndMarker, EventFile, MetricsFile };
   Kind kind = Kind::Index;
   std::string path;  // relative to the trial root, '/'-separated
   std::uint64_t size = 0;

@@ -1,7 +1,8 @@
 #include "engine/graph/job.hpp"
 
 #include "engine/graph/rule_pipeline.hpp"
-#include "engine/graph/tensorboard_pipeline.hpp"
+#include "engine/graph/series_pipeline.hpp"
+#include "stages/metrics/metrics_runs.hpp"
 
 namespace rulestream {
 namespace {
@@ -25,12 +26,15 @@ class SmdebugJob final : public Job {
   RulePipeline pipeline_;
 };
 
-// A TensorBoard logdir: its runs' series fed to the series rules (TensorBoardPipeline).
-class TensorBoardJob final : public Job {
+// A job of a series format (a TensorBoard logdir, a folder of text metrics): its runs' series
+// fed to the series rules (SeriesPipeline).
+class SeriesJob final : public Job {
  public:
-  TensorBoardJob(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
-                 const RuleRegistry& registry)
-      : pipeline_(std::move(config), std::move(sinks), SeriesNaming::defaults(), registry) {}
+  SeriesJob(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
+            const RuleRegistry& registry, TrialFormat format)
+      : format_(format),
+        pipeline_(std::move(config), std::move(sinks), SeriesNaming::defaults(), registry,
+                  series_format_of(format)) {}
 
   JobOutcome run() override { return static_cast<JobOutcome>(pipeline_.run()); }
   void request_stop() override { pipeline_.request_stop(); }
@@ -38,18 +42,24 @@ class TensorBoardJob final : public Job {
   void on_notice(std::function<void(const std::string&)> notice) override {
     pipeline_.on_notice(std::move(notice));
   }
-  TrialFormat format() const override { return TrialFormat::TensorBoard; }
+  TrialFormat format() const override { return format_; }
 
  private:
-  TensorBoardPipeline pipeline_;
+  TrialFormat format_;
+  SeriesPipeline pipeline_;
 };
 
 }  // namespace
 
+const SeriesFormat& series_format_of(TrialFormat format) {
+  return format == TrialFormat::TextMetrics ? text_metrics_series_format()
+                                            : tensorboard_series_format();
+}
+
 std::unique_ptr<Job> open_job(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
                               TrialFormat format, const RuleRegistry& registry) {
-  if (format == TrialFormat::TensorBoard) {
-    return std::make_unique<TensorBoardJob>(std::move(config), std::move(sinks), registry);
+  if (format != TrialFormat::Smdebug) {
+    return std::make_unique<SeriesJob>(std::move(config), std::move(sinks), registry, format);
   }
   return std::make_unique<SmdebugJob>(std::move(config), std::move(sinks), registry);
 }

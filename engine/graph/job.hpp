@@ -17,6 +17,7 @@
 #include "engine/graph/trial_presence.hpp"
 #include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"
+#include "stages/tensorboard/series_format.hpp"
 #include "trial/api/trial.hpp"
 
 namespace rulestream {
@@ -48,6 +49,10 @@ class Job {
   // charts, the service's event times); nullopt for a format rules read as series only.
   virtual std::optional<Trial> trial() const { return std::nullopt; }
 };
+
+// The loader stage and file filter of a series format (TensorBoard, TextMetrics; smdebug is no
+// series format: TensorBoard's is returned for it).
+const SeriesFormat& series_format_of(TrialFormat format);
 
 // Builds the pipeline of `format` over config.paths (RuleConfigError for a bad configuration;
 // StorageError for an smdebug path that is no trial folder). Nothing is read yet.

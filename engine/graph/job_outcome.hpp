@@ -2,8 +2,8 @@
 
 // What every job reports, whatever its format: how far its reading has got while it runs
 // (JobProgress), and what its run ended with (JobOutcome). A format's pipeline reports more for
-// its own tests and benchmarks (RulePipeline's PipelineReport, TensorBoardPipeline's
-// TensorBoardReport, both a JobOutcome); commands, the service and the report read only this.
+// its own tests and benchmarks (RulePipeline's PipelineReport, SeriesPipeline's
+// SeriesReport, both a JobOutcome); commands, the service and the report read only this.
 
 #include <atomic>
 #include <cstdint>

@@ -321,7 +321,8 @@ void RulePipeline::Impl::load(const TrialFile& file, Loader::output_ports_type& 
         });
       }
       return;
-    case TrialFile::Kind::EventFile:  // an smdebug trial's filter never announces one
+    case TrialFile::Kind::EventFile:  // an smdebug trial's filter never announces these
+    case TrialFile::Kind::MetricsFile:
       return;
     case TrialFile::Kind::Index:
       break;

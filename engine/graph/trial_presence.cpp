@@ -1,6 +1,7 @@
 #include "engine/graph/trial_presence.hpp"
 
 #include "core/model/exceptions.hpp"
+#include "core/model/file_filter.hpp"
 #include "core/model/trial_layout.hpp"
 #include "sources/s3/s3_storage.hpp"
 #include "stages/tensorboard/logdir_runs.hpp"
@@ -35,17 +36,33 @@ void require_trial_files(const Storage& storage) {
 
 std::optional<TrialFormat> detect_format(const Storage& storage) {
   if (holds_trial_files(storage)) return TrialFormat::Smdebug;
+  bool metrics = false;
   for (const auto& object : storage.list("")) {
     if (is_event_file(object.path)) return TrialFormat::TensorBoard;
+    metrics = metrics || is_text_metrics_file(object.path);
   }
+  if (metrics) return TrialFormat::TextMetrics;
   return std::nullopt;
+}
+
+std::string_view trial_format_name(TrialFormat format) {
+  switch (format) {
+    case TrialFormat::Smdebug:
+      return "smdebug";
+    case TrialFormat::TensorBoard:
+      return "tensorboard";
+    case TrialFormat::TextMetrics:
+      return "metrics";
+  }
+  return "smdebug";
 }
 
 TrialFormat require_known_format(const Storage& storage) {
   if (!storage.root_exists()) throw StorageError(storage.describe() + ": no such trial folder");
   if (const auto format = detect_format(storage)) return *format;
   throw StorageError(storage.describe() + ": " + no_trial_files(storage) +
-                     ", nor a TensorBoard logdir (no file named *tfevents*)");
+                     ", nor a TensorBoard logdir (no file named *tfevents*), nor a folder of "
+                     "text metrics (no trainer_state.json, *.csv or JSON lines)");
 }
 
 }  // namespace rulestream

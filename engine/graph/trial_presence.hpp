@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/model/storage.hpp"
 
@@ -21,8 +22,14 @@ std::string no_trial_files(const Storage& storage);
 void require_trial_files(const Storage& storage);
 
 // What a path holds: an smdebug trial (any trial file, as holds_trial_files), else a
-// TensorBoard logdir (a file whose basename contains "tfevents", at any depth).
-enum class TrialFormat { Smdebug, TensorBoard };
+// TensorBoard logdir (a file whose basename contains "tfevents", at any depth), else a folder
+// of text metrics (trainer_state.json, *.csv, JSON lines: is_text_metrics_file, at any depth).
+// A folder with event files and text logs both (Lightning with two loggers) is a logdir: the
+// same values are not judged twice.
+enum class TrialFormat { Smdebug, TensorBoard, TextMetrics };
+
+// "smdebug", "tensorboard", "metrics": how metrics, the service's API and messages name it.
+std::string_view trial_format_name(TrialFormat format);
 
 // What the root holds now, nullopt while it holds neither kind of file (a job that has not
 // written yet, or a folder that is no job). Storage errors propagate (StorageError).

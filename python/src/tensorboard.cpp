@@ -61,13 +61,14 @@ py::dict series_dict(const TensorBoardSeries& series) {
   return result;
 }
 
-// The logdir at `path`, or None where the path holds an smdebug trial or nothing yet (then it
-// is opened as an smdebug trial, which says what is wrong).
+// The logdir (or folder of text metrics) at `path`, or None where the path holds an smdebug
+// trial or nothing yet (then it is opened as an smdebug trial, which says what is wrong).
 std::optional<std::shared_ptr<const TensorBoardLogdir>> open_logdir(const std::string& path) {
   const py::gil_scoped_release unlocked;
   const std::shared_ptr<const Storage> storage = open_storage(path);
-  if (!holds_tensorboard_logdir(*storage)) return std::nullopt;
-  return std::make_shared<const TensorBoardLogdir>(*storage);
+  const std::optional<TrialFormat> format = series_format_held(*storage);
+  if (!format) return std::nullopt;
+  return std::make_shared<const TensorBoardLogdir>(*storage, *format);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <map>
 #include <utility>
 
+#include "engine/graph/job.hpp"
 #include "engine/graph/trial_presence.hpp"
 #include "stages/tensorboard/logdir_reader.hpp"
 #include "stages/tensorboard/restart_rule.hpp"
@@ -60,17 +61,20 @@ class SeriesCollector final : public TensorBoardValueSink {
 
 }  // namespace
 
-TensorBoardLogdir::TensorBoardLogdir(const Storage& storage) : path_(storage.describe()) {
+TensorBoardLogdir::TensorBoardLogdir(const Storage& storage, TrialFormat format)
+    : path_(storage.describe()) {
   SeriesCollector collector;
-  const LogdirRead read = read_logdir(storage, collector);
+  const LogdirRead read = read_logdir(storage, collector, {}, series_format_of(format));
   runs_ = read.runs;
   series_ = std::move(collector.series_);
   other_tags_ = std::move(collector.other_tags_);
   for (const TensorBoardProblem& problem : read.problems) problems_.push_back(problem.message);
 }
 
-bool holds_tensorboard_logdir(const Storage& storage) {
-  return detect_format(storage) == TrialFormat::TensorBoard;
+std::optional<TrialFormat> series_format_held(const Storage& storage) {
+  const std::optional<TrialFormat> format = detect_format(storage);
+  if (format == TrialFormat::Smdebug) return std::nullopt;
+  return format;
 }
 
 }  // namespace rulestream::python

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/model/storage.hpp"
+#include "engine/graph/trial_presence.hpp"
 #include "stages/format/tensorboard_values.hpp"
 
 namespace rulestream::python {
@@ -38,16 +39,17 @@ struct TensorBoardOtherTag {
   TagKind kind = TagKind::Other;
 };
 
-// A TensorBoard logdir read once, as it is when read, for the Python module's TensorBoardTrial
+// A TensorBoard logdir (or a folder of text metrics, read the same way: docs/text-metrics.md)
+// read once, as it is when read, for the Python module's TensorBoardTrial
 // (rulestream/tensorboard.py). Runs and files as `rulestream inspect` reads them
 // (stages/tensorboard/logdir_reader.hpp, docs/tensorboard.md). A value whose own kind is not its
 // tag's (a "scalars" tensor of two elements) is left out, as TensorBoard leaves it out.
 // Immutable once read: safe to read from any thread.
 class TensorBoardLogdir {
  public:
-  // Reads every event file under `storage`'s root. A listing that fails throws StorageError;
-  // anything wrong with a file is one of problems().
-  explicit TensorBoardLogdir(const Storage& storage);
+  // Reads every file of `format` (TensorBoard or TextMetrics) under `storage`'s root. A listing
+  // that fails throws StorageError; anything wrong with a file is one of problems().
+  explicit TensorBoardLogdir(const Storage& storage, TrialFormat format = TrialFormat::TensorBoard);
 
   const std::string& path() const { return path_; }
   const std::vector<std::string>& runs() const { return runs_; }  // run-name order
@@ -65,9 +67,9 @@ class TensorBoardLogdir {
   std::vector<std::string> problems_;
 };
 
-// Whether `path` (a folder or an s3:// prefix) holds a TensorBoard logdir rather than an
-// smdebug trial: no smdebug trial file, and an event file somewhere. False for an smdebug trial
-// and for a path that holds neither yet (opened as an smdebug trial, which says what is wrong).
-bool holds_tensorboard_logdir(const Storage& storage);
+// The series format `path` (a folder or an s3:// prefix) holds, rather than an smdebug trial: a
+// TensorBoard logdir, or a folder of text metrics. nullopt for an smdebug trial and for a path
+// that holds nothing yet (opened as an smdebug trial, which says what is wrong).
+std::optional<TrialFormat> series_format_held(const Storage& storage);
 
 }  // namespace rulestream::python

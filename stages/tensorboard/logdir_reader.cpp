@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/model/exceptions.hpp"
-#include "stages/tensorboard/logdir_runs.hpp"
 
 namespace rulestream {
 
@@ -28,12 +27,12 @@ SharedBytes read_window(const Storage& storage, const std::string& path,
 
 }  // namespace
 
-void read_run_file(const Storage& storage, const StoredObject& file, RunReader& reader,
+void read_run_file(const Storage& storage, const StoredObject& file, RunLoader& reader,
                    TensorBoardValueSink& sink, bool final_size, const LogdirReadOptions& options,
                    std::vector<TensorBoardProblem>& problems) {
   std::uint64_t window =
       std::max<std::uint64_t>(std::min(options.window_bytes, options.max_record_bytes), 64);
-  reader.check_replaced(file.path, file.size, file.identity);
+  reader.before_read(storage, file);
   if (reader.resume_offset(file.path) >= file.size || reader.file_dead(file.path)) return;
   const std::unique_ptr<RandomAccessFile> random_access = storage.open_random_access(file.path);
   std::shared_ptr<std::vector<std::byte>> buffer;
@@ -46,7 +45,8 @@ void read_run_file(const Storage& storage, const StoredObject& file, RunReader& 
     const std::uint64_t length = std::min(window, file.size - offset);
     const SharedBytes bytes =
         read_window(storage, file.path, random_access.get(), offset, length, buffer);
-    reader.read(file.path, bytes, offset, sink);
+    reader.read_bytes(file.path, bytes, offset, final_size && offset + bytes.size() >= file.size,
+                      sink);
     if (reader.file_dead(file.path)) return;
     if (reader.resume_offset(file.path) > offset) continue;
     if (bytes.size() < window) {
@@ -74,12 +74,13 @@ void read_run_file(const Storage& storage, const StoredObject& file, RunReader& 
 }
 
 LogdirRead read_logdir(const Storage& storage, TensorBoardValueSink& sink,
-                       const LogdirReadOptions& options) {
+                       const LogdirReadOptions& options, const SeriesFormat& format) {
   LogdirRead result;
   const auto listing = storage.list("");
-  for (const RunFiles& run : group_runs(listing)) {
+  for (const RunFiles& run : format.group_runs(listing)) {
     result.runs.push_back(run.run);
-    RunReader reader(run.run);
+    const std::unique_ptr<RunLoader> loader = format.make_loader(run.run);
+    RunLoader& reader = *loader;
     std::vector<TensorBoardProblem> file_problems;
     for (const StoredObject& file : run.files) {
       ++result.files;

@@ -1,7 +1,8 @@
 #pragma once
 
-// A TensorBoard logdir read once, as it is now: for inspect and for tests. Watching one as it
-// grows goes through the same RunReader.
+// A job of a series format (a TensorBoard logdir, a metrics folder) read once, as it is now: for
+// inspect, the report's charts, Python and tests. Watching one as it grows goes through the same
+// loaders (read_run_file).
 
 #include <cstdint>
 #include <string>
@@ -9,7 +10,8 @@
 
 #include "core/model/storage.hpp"
 #include "stages/format/tfrecord_reader.hpp"
-#include "stages/tensorboard/run_reader.hpp"
+#include "stages/tensorboard/run_loader.hpp"
+#include "stages/tensorboard/series_format.hpp"
 
 namespace rulestream {
 
@@ -32,18 +34,19 @@ struct LogdirRead {
 // Reads what `file` holds past `reader`'s resume offset for it, window by window, up to its
 // listed size or until a checksum ends it. With `final_size`, a file that ends inside a record
 // is a problem (appended to `problems`); otherwise (a file being written) the rest waits for
-// the next call. A file that is no longer the one read so far (RunReader::check_replaced) is
+// the next call. A file that is no longer the one read so far (RunLoader::before_read) is
 // read again from its start. StorageError when the file cannot be read.
-void read_run_file(const Storage& storage, const StoredObject& file, RunReader& reader,
+void read_run_file(const Storage& storage, const StoredObject& file, RunLoader& reader,
                    TensorBoardValueSink& sink, bool final_size, const LogdirReadOptions& options,
                    std::vector<TensorBoardProblem>& problems);
 
-// Reads every event file under `storage`'s root (logdir_runs.hpp says which, and in what
-// order), handing each summary value to `sink`. Nothing wrong with one file stops the others:
+// Reads every file of `format` under `storage`'s root (its group_runs says which, and in what
+// order), handing each value to `sink`. Nothing wrong with one file stops the others:
 // a file that cannot be read, a checksum that fails, an Event that does not decode and a file
 // that ends inside a record are problems naming the file (and offset). A listing that fails
 // throws StorageError.
 LogdirRead read_logdir(const Storage& storage, TensorBoardValueSink& sink,
-                       const LogdirReadOptions& options = {});
+                       const LogdirReadOptions& options = {},
+                       const SeriesFormat& format = tensorboard_series_format());
 
 }  // namespace rulestream

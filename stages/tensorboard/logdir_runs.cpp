@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/model/file_filter.hpp"
+#include "stages/tensorboard/run_reader.hpp"
 
 namespace rulestream {
 
@@ -30,6 +31,20 @@ std::vector<RunFiles> group_runs(std::span<const StoredObject> listing) {
     grouped.push_back({run, std::move(files)});
   }
   return grouped;
+}
+
+const SeriesFormat& tensorboard_series_format() {
+  static const SeriesFormat format{
+      .job_noun = "logdir",
+      .job_name = "TensorBoard logdir",
+      .file_noun = "event files",
+      .filter = FileFilter::tensorboard_logdir(),
+      .run_of = [](std::string_view path) { return run_of(path); },
+      .group_runs = [](std::span<const StoredObject> listing) { return group_runs(listing); },
+      .make_loader = [](std::string run) -> std::unique_ptr<RunLoader> {
+        return std::make_unique<RunReader>(std::move(run));
+      }};
+  return format;
 }
 
 }  // namespace rulestream

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/model/storage.hpp"
+#include "stages/tensorboard/series_format.hpp"
 
 namespace rulestream {
 
@@ -22,12 +23,8 @@ bool is_event_file(std::string_view path);
 // The run of an event file: its folder relative to the logdir, or "." at the top.
 std::string run_of(std::string_view path);
 
-struct RunFiles {
-  std::string run;
-  std::vector<StoredObject> files;  // in file-name order
-};
-
-// The runs of a listing (paths relative to the logdir), in run-name order; files that are not
+// The runs of a listing (paths relative to the logdir), in run-name order, each run's files in
+// file-name order; files that are not
 // event files are left out.
 std::vector<RunFiles> group_runs(std::span<const StoredObject> listing);
 

@@ -58,6 +58,18 @@ bool RunReader::check_replaced(const std::string& file, std::uint64_t size,
   return true;
 }
 
+void RunReader::before_read(const Storage& storage, const StoredObject& file) {
+  static_cast<void>(storage);
+  check_replaced(file.path, file.size, file.identity);
+}
+
+void RunReader::read_bytes(const std::string& file, const SharedBytes& bytes,
+                           std::uint64_t bytes_offset, bool last_bytes,
+                           TensorBoardValueSink& sink) {
+  static_cast<void>(last_bytes);
+  read(file, bytes, bytes_offset, sink);
+}
+
 void RunReader::abandon(const std::string& file, std::uint64_t offset, const std::string& why) {
   FileState& state = files_[file];
   problems_.push_back({file, offset, at_offset(file, offset) + ": " + why});
@@ -113,6 +125,7 @@ void RunReader::deliver(const std::string& file, std::uint64_t offset, const Sha
                         TensorBoardValueSink& sink) {
   try {
     decode_tensorboard_event(payload.span(), file, event_);
+    if (!started_) started_ = event_.wall_time;
   } catch (const FormatError& error) {
     problems_.push_back(
         {file, offset, at_offset(file, offset) + ": not an Event: " + error.detail()});

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,44 +28,21 @@
 #include "core/model/shared_bytes.hpp"
 #include "stages/format/tensorboard_event.hpp"
 #include "stages/format/tensorboard_values.hpp"
+#include "stages/tensorboard/run_loader.hpp"
 
 namespace rulestream {
 
-// One tag of one run. Its address is stable for the reader's life: a sink may key on it.
-struct TensorBoardTag {
-  std::string run;
-  std::string name;
-  TagKind kind = TagKind::Other;  // the kind of its first value
-  std::string plugin_name;        // from its first value's metadata; empty when none
-  std::size_t index = 0;          // in order of first appearance in the run
-};
-
-// Receives each summary value. `reading.kind` is this value's own kind, which may differ from
-// the tag's (a "scalars" tensor of two elements is Other).
-class TensorBoardValueSink {
- public:
-  virtual ~TensorBoardValueSink() = default;
-  virtual void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
-                        const SummaryReading& reading) = 0;
-};
-
-// A problem found in an event file; `message` names the file and the offset.
-struct TensorBoardProblem {
-  std::string file;  // relative to the logdir
-  std::uint64_t offset = 0;
-  std::string message;
-  // Values the file holds were not read: a checksum or a length ended it, a record or a value
-  // did not decode, the file could not be read. What rules found is then no all-clear. False
-  // for what loses nothing written whole: a file that ends inside its last record, a file
-  // replaced and read again.
-  bool values_lost = true;
-};
-
-class RunReader {
+class RunReader final : public RunLoader {
  public:
   explicit RunReader(std::string run);
 
-  const std::string& run() const { return run_; }
+  const std::string& run() const override { return run_; }
+
+  // check_replaced with the file as listed.
+  void before_read(const Storage& storage, const StoredObject& file) override;
+  // read(), whatever `last_bytes` says: a record the file ends inside is never read.
+  void read_bytes(const std::string& file, const SharedBytes& bytes, std::uint64_t bytes_offset,
+                  bool last_bytes, TensorBoardValueSink& sink) override;
 
   // Reads the records of `file` (its path relative to the logdir) held in `bytes`, the file's
   // content from `bytes_offset` on, starting where the last call stopped (resume_offset), which
@@ -82,16 +60,19 @@ class RunReader {
 
   // The rest of `file`, from `offset` (its resume offset), is not read, for `why`: a problem
   // that lost values, and the file is dead.
-  void abandon(const std::string& file, std::uint64_t offset, const std::string& why);
+  void abandon(const std::string& file, std::uint64_t offset, const std::string& why) override;
 
   // Where the next read of `file` starts: past its last whole record.
-  std::uint64_t resume_offset(const std::string& file) const;
+  std::uint64_t resume_offset(const std::string& file) const override;
   // Whether a checksum failure ended `file`: nothing more is read from it.
-  bool file_dead(const std::string& file) const;
+  bool file_dead(const std::string& file) const override;
 
-  const std::deque<TensorBoardTag>& tags() const { return tags_; }
+  const std::deque<TensorBoardTag>& tags() const override { return tags_; }
   // The problems found so far, in the order found.
-  const std::vector<TensorBoardProblem>& problems() const { return problems_; }
+  const std::vector<TensorBoardProblem>& problems() const override { return problems_; }
+  // The wall time of the first Event read (a writer's file_version record, written when it
+  // opened its first file).
+  std::optional<double> started() const override { return started_; }
 
  private:
   struct FileState {
@@ -117,6 +98,7 @@ class RunReader {
   std::deque<TensorBoardTag> tags_;
   std::unordered_map<std::string, std::size_t, TagHash, std::equal_to<>> tag_index_;
   std::vector<TensorBoardProblem> problems_;
+  std::optional<double> started_;
   TensorBoardEvent event_;  // reused: decoding allocates nothing per record
 };
 

@@ -694,7 +694,8 @@ TEST(ReplayBinary, AnEmptyFolderIsAnErrorNotAHang) {
   EXPECT_EQ(result.err,
             "rulestream replay: " + dir.path().string() +
                 ": not an smdebug trial (no collections/, index/ or events/ files), nor a "
-                "TensorBoard logdir (no file named *tfevents*)\n");
+                "TensorBoard logdir (no file named *tfevents*), nor a folder of text metrics (no "
+                "trainer_state.json, *.csv or JSON lines)\n");
 }
 
 // Complete lines only: a line still being written is not an event yet.

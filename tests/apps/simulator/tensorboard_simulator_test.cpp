@@ -8,7 +8,7 @@
 
 #include <set>
 
-#include "engine/graph/tensorboard_pipeline.hpp"
+#include "engine/graph/series_pipeline.hpp"
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -19,7 +19,7 @@ using testing::RecordingSink;
 using testing::TempDir;
 
 struct Replayed {
-  TensorBoardReport report;
+  SeriesReport report;
   std::vector<RuleEvent> fired;
 };
 
@@ -36,7 +36,7 @@ Replayed replay(const std::filesystem::path& logdir) {
   auto* recorded = sink.get();
   std::vector<std::unique_ptr<Sink>> sinks;
   sinks.push_back(std::move(sink));
-  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  SeriesPipeline pipeline(std::move(config), std::move(sinks));
   Replayed replayed;
   replayed.report = pipeline.run();
   for (const auto& event : recorded->events()) {

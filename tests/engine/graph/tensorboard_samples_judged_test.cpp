@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/graph/tensorboard_pipeline.hpp"
+#include "engine/graph/series_pipeline.hpp"
 #include "tests/support/precise_json.hpp"
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/test_support.hpp"
@@ -60,8 +60,8 @@ TEST(TensorBoardSamplesJudged, NonFiniteFiresAtEachSeriesFirstNonFiniteValue) {
     const testing::RecordingSink* sink = recording.get();
     std::vector<std::unique_ptr<Sink>> sinks;
     sinks.push_back(std::move(recording));
-    TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
-    const TensorBoardReport report = pipeline.run();
+    SeriesPipeline pipeline(std::move(config), std::move(sinks));
+    const SeriesReport report = pipeline.run();
 
     std::set<Firing> fired;
     for (const RuleEvent& event : sink->events()) {

@@ -1,4 +1,4 @@
-#include "engine/graph/tensorboard_pipeline.hpp"
+#include "engine/graph/series_pipeline.hpp"
 
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -9,6 +9,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -24,30 +25,34 @@
 #include "sources/open/storage_factory.hpp"
 #include "sources/open/trial_source_factory.hpp"
 #include "stages/tensorboard/logdir_reader.hpp"
-#include "stages/tensorboard/logdir_runs.hpp"
 
 namespace rulestream {
 
 // One run: its reader; a series per scalar tag, three per histogram tag (its figures) and one
 // for its progress (the wall time of its steps); and the conditions met not yet sent, in the
 // order found.
-class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
+class SeriesPipeline::RunState final : public TensorBoardValueSink {
  public:
-  RunState(std::string run, const SeriesNaming& naming,
+  RunState(const SeriesFormat& format, std::string run, const SeriesNaming& naming,
            const std::vector<std::shared_ptr<const SeriesRule>>& rules)
-      : reader(std::move(run)), naming_(naming), rules_(rules) {}
+      : reader(format.make_loader(std::move(run))), naming_(naming), rules_(rules) {}
 
   void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
                 const SummaryReading& reading) override {
     if (!max_step || step > *max_step) {  // a new step: the run's progress series
       max_step = step;
-      if (!progress) {
-        SeriesInfo info;
-        info.run = tag.run;
-        info.figure = "wall_time";
-        progress = std::make_unique<SeriesEvaluator>(std::move(info), rules_);
+      // A step with no time (a CSV log without a time column) is progress, but nothing for
+      // rules on time to judge.
+      if (!std::isnan(wall_time)) {
+        if (!progress) {
+          SeriesInfo info;
+          info.run = tag.run;
+          info.figure = "wall_time";
+          info.run_started = reader->started();
+          progress = std::make_unique<SeriesEvaluator>(std::move(info), rules_);
+        }
+        feed(*progress, step, wall_time);
       }
-      feed(*progress, step, wall_time);
     }
     if (reading.kind == TagKind::Scalar) {
       if (series.size() <= tag.index) series.resize(tag.index + 1);
@@ -69,7 +74,7 @@ class TensorBoardPipeline::RunState final : public TensorBoardValueSink {
   // findings per run however often its rules fire.
   static constexpr std::size_t kFlushEvery = 4096;
 
-  RunReader reader;
+  std::unique_ptr<RunLoader> reader;
   std::vector<std::unique_ptr<SeriesEvaluator>> series;  // by tag index: scalar tags
   // By tag index: histogram tags, a series per figure (kFigures).
   std::vector<std::array<std::unique_ptr<SeriesEvaluator>, 3>> histograms;
@@ -142,11 +147,14 @@ std::vector<SinkLabel> labels_of(const PipelineConfig& config,
 
 }  // namespace
 
-TensorBoardPipeline::TensorBoardPipeline(PipelineConfig config,
-                                         std::vector<std::unique_ptr<Sink>> sinks,
-                                         SeriesNaming naming, const RuleRegistry& registry)
-    : config_(std::move(config)), sinks_(std::move(sinks)), naming_(std::move(naming)) {
-  if (config_.paths.empty()) throw std::invalid_argument("TensorBoardPipeline: no logdir");
+SeriesPipeline::SeriesPipeline(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
+                               SeriesNaming naming, const RuleRegistry& registry,
+                               const SeriesFormat& format)
+    : config_(std::move(config)),
+      format_(format),
+      sinks_(std::move(sinks)),
+      naming_(std::move(naming)) {
+  if (config_.paths.empty()) throw std::invalid_argument("SeriesPipeline: no logdir");
   for (const auto& [key, patterns] : config_.tensorboard_names) naming_.replace(key, patterns);
   std::vector<LedgerRule> ledger_rules;
   for (RuleConfig& rule : config_.rules) {
@@ -172,13 +180,14 @@ TensorBoardPipeline::TensorBoardPipeline(PipelineConfig config,
       });
   for (std::size_t i = 0; i < rules_.size(); ++i) {
     if (!rules_[i])
-      ledger_->fail(i, "reads smdebug tensors: it does not run on TensorBoard logdirs");
+      ledger_->fail(i,
+                    "reads smdebug tensors: it does not run on a " + std::string(format_.job_name));
   }
 }
 
-TensorBoardPipeline::~TensorBoardPipeline() = default;
+SeriesPipeline::~SeriesPipeline() = default;
 
-void TensorBoardPipeline::request_stop() {
+void SeriesPipeline::request_stop() {
   {
     std::lock_guard lock(stop_mutex_);
     stop_ = true;
@@ -187,8 +196,8 @@ void TensorBoardPipeline::request_stop() {
   stop_wake_.notify_all();
 }
 
-TensorBoardReport TensorBoardPipeline::run() {
-  TensorBoardReport report;
+SeriesReport SeriesPipeline::run() {
+  SeriesReport report;
   try {
     const auto storage = open_storage(config_.paths.front(), config_.storage);
     logdir_ = storage->describe();
@@ -213,7 +222,7 @@ TensorBoardReport TensorBoardPipeline::run() {
         if (series) report.restarts += series->restarts();
       }
     }
-    const std::vector<TensorBoardProblem>& read = run->reader.problems();
+    const std::vector<TensorBoardProblem>& read = run->reader->problems();
     for (const auto* problems : {&read, &std::as_const(run->problems)}) {
       for (const TensorBoardProblem& problem : *problems) {
         report.problems.push_back({problem.file, problem.message});
@@ -228,8 +237,9 @@ TensorBoardReport TensorBoardPipeline::run() {
   progress_.values = report.values;
   progress_.event_bytes = report.bytes;
   progress_.last_step = last_step;
-  report.read = std::to_string(report.runs) + " runs, " + std::to_string(report.files) +
-                " event files, " + human_bytes(static_cast<double>(report.bytes)) + ", " +
+  report.read = std::to_string(report.runs) + " runs, " + std::to_string(report.files) + " " +
+                std::string(format_.file_noun) + ", " +
+                human_bytes(static_cast<double>(report.bytes)) + ", " +
                 std::to_string(report.values) + " values" +
                 (report.restarts > 0 ? " (" + std::to_string(report.restarts) + " restarts)" : "");
   report.evaluated_unit = "values";
@@ -237,11 +247,11 @@ TensorBoardReport TensorBoardPipeline::run() {
   return report;
 }
 
-void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& report) {
+void SeriesPipeline::replay(const Storage& storage, SeriesReport& report) {
   const auto listing = storage.list("");
-  const auto runs = group_runs(listing);
+  const auto runs = format_.group_runs(listing);
   for (const RunFiles& run : runs) {
-    runs_.push_back(std::make_unique<RunState>(run.run, naming_, rules_));
+    runs_.push_back(std::make_unique<RunState>(format_, run.run, naming_, rules_));
     for (const auto& file : run.files) {
       ++report.files;
       report.bytes += file.size;
@@ -294,10 +304,11 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
             break;
           }
           try {
-            read_run_file(storage, file, state.reader, state, true, read_options(), state.problems);
+            read_run_file(storage, file, *state.reader, state, true, read_options(),
+                          state.problems);
           } catch (const StorageError& error) {
             state.problems.push_back(
-                {file.path, state.reader.resume_offset(file.path), error.what()});
+                {file.path, state.reader->resume_offset(file.path), error.what()});
           }
         }
         run_done(index);
@@ -307,19 +318,19 @@ void TensorBoardPipeline::replay(const Storage& storage, TensorBoardReport& repo
   report.interrupted = skipped;
 }
 
-TensorBoardPipeline::RunState& TensorBoardPipeline::run_named(const std::string& run) {
+SeriesPipeline::RunState& SeriesPipeline::run_named(const std::string& run) {
   RunState*& state = runs_by_name_[run];
   if (state == nullptr) {
-    runs_.push_back(std::make_unique<RunState>(run, naming_, rules_));
+    runs_.push_back(std::make_unique<RunState>(format_, run, naming_, rules_));
     state = runs_.back().get();
   }
   return *state;
 }
 
-void TensorBoardPipeline::read_followed(const Storage& storage, const StoredObject& file,
-                                        RunState& state) {
+void SeriesPipeline::read_followed(const Storage& storage, const StoredObject& file,
+                                   RunState& state) {
   try {
-    read_run_file(storage, file, state.reader, state, false, read_options(), state.problems);
+    read_run_file(storage, file, *state.reader, state, false, read_options(), state.problems);
   } catch (const StorageError& error) {
     // A file gone between its listing or announcement and the read (renamed, rotated): the
     // next look finds it again or not.
@@ -327,15 +338,14 @@ void TensorBoardPipeline::read_followed(const Storage& storage, const StoredObje
   }
   // A watch says what went wrong as it happens (a file cut short, replaced, corrupt), not only
   // when it ends.
-  const std::vector<TensorBoardProblem>& found = state.reader.problems();
+  const std::vector<TensorBoardProblem>& found = state.reader->problems();
   for (; state.problems_noticed < found.size(); ++state.problems_noticed) {
     if (notice_) notice_(logdir_ + "/" + found[state.problems_noticed].message);
   }
   dispatch(state);
 }
 
-void TensorBoardPipeline::take_stock(std::size_t files, std::uint64_t bytes,
-                                     TensorBoardReport& report) {
+void SeriesPipeline::take_stock(std::size_t files, std::uint64_t bytes, SeriesReport& report) {
   report.files = files;
   report.bytes = bytes;
   if (!noticed_) notice_idle_rules();
@@ -352,8 +362,7 @@ void TensorBoardPipeline::take_stock(std::size_t files, std::uint64_t bytes,
   check_silence(values);
 }
 
-void TensorBoardPipeline::follow(const std::shared_ptr<const Storage>& storage,
-                                 TensorBoardReport& report) {
+void SeriesPipeline::follow(const std::shared_ptr<const Storage>& storage, SeriesReport& report) {
   if (follows_growth(*storage)) {
     follow_announced(storage, report);
   } else {
@@ -361,8 +370,8 @@ void TensorBoardPipeline::follow(const std::shared_ptr<const Storage>& storage,
   }
 }
 
-void TensorBoardPipeline::follow_announced(const std::shared_ptr<const Storage>& storage,
-                                           TensorBoardReport& report) {
+void SeriesPipeline::follow_announced(const std::shared_ptr<const Storage>& storage,
+                                      SeriesReport& report) {
   boost::asio::io_context io;
   {
     const std::lock_guard lock(stop_mutex_);
@@ -370,7 +379,7 @@ void TensorBoardPipeline::follow_announced(const std::shared_ptr<const Storage>&
     following_ = &io;
   }
   struct LetGo {  // however the following ends, request_stop no longer reaches `io`
-    TensorBoardPipeline& pipeline;
+    SeriesPipeline& pipeline;
     ~LetGo() {
       const std::lock_guard lock(pipeline.stop_mutex_);
       pipeline.following_ = nullptr;
@@ -384,8 +393,8 @@ void TensorBoardPipeline::follow_announced(const std::shared_ptr<const Storage>&
     // Training runs first, as a replay reads a job's runs (Overfit pairs them); else in path
     // order, which puts a run's files in the order TensorBoard reads them.
     std::stable_sort(files.begin(), files.end(), [&](const TrialFile& a, const TrialFile& b) {
-      return (naming_.mode_of_run(run_of(a.path)) == Mode::Train) >
-             (naming_.mode_of_run(run_of(b.path)) == Mode::Train);
+      return (naming_.mode_of_run(format_.run_of(a.path)) == Mode::Train) >
+             (naming_.mode_of_run(format_.run_of(b.path)) == Mode::Train);
     });
     for (const TrialFile& file : files) {
       std::uint64_t& size = sizes[file.path];
@@ -396,7 +405,7 @@ void TensorBoardPipeline::follow_announced(const std::shared_ptr<const Storage>&
                                  .size = file.size,
                                  .modified_ns = file.modified_ns,
                                  .identity = file.identity},
-                    run_named(run_of(file.path)));
+                    run_named(format_.run_of(file.path)));
     }
     take_stock(sizes.size(), bytes, report);
   };
@@ -408,7 +417,7 @@ void TensorBoardPipeline::follow_announced(const std::shared_ptr<const Storage>&
       .rescan_while_watching = config_.poll_interval_chosen
                                    ? config_.poll_interval
                                    : std::max(config_.poll_interval, kLogdirRescan),
-      .filter = FileFilter::tensorboard_logdir(),
+      .filter = format_.filter,
       .inotify_hub = config_.inotify_hub};
   const auto source = make_trial_source(io, storage, std::move(options), on_files);
   // Between announcements, a tick that lists nothing: progress, the first notice, and rules
@@ -427,16 +436,18 @@ void TensorBoardPipeline::follow_announced(const std::shared_ptr<const Storage>&
   io.run();  // until request_stop
   source->stop();
   if (std::string problem = source->current_problem(); !problem.empty()) {
-    report.source_failure = "the latest look at the logdir failed: " + std::move(problem);
+    report.source_failure = "the latest look at the " + std::string(format_.job_noun) +
+                            " failed: " + std::move(problem);
   }
 }
 
-void TensorBoardPipeline::follow_by_listing(const Storage& storage, TensorBoardReport& report) {
+void SeriesPipeline::follow_by_listing(const Storage& storage, SeriesReport& report) {
   std::string current_problem;  // why the latest listing failed; empty when it did not
   for (;;) {
     if (stop_) {
       if (!current_problem.empty()) {
-        report.source_failure = "the latest look at the logdir failed: " + current_problem;
+        report.source_failure = "the latest look at the " + std::string(format_.job_noun) +
+                                " failed: " + current_problem;
       }
       return;
     }
@@ -457,7 +468,7 @@ void TensorBoardPipeline::follow_by_listing(const Storage& storage, TensorBoardR
       current_problem = error.what();
     }
     // Training runs first, as a replay reads a job's runs (Overfit pairs them).
-    auto listed = group_runs(listing);
+    auto listed = format_.group_runs(listing);
     std::stable_sort(listed.begin(), listed.end(), [&](const RunFiles& a, const RunFiles& b) {
       return (naming_.mode_of_run(a.run) == Mode::Train) >
              (naming_.mode_of_run(b.run) == Mode::Train);
@@ -477,7 +488,7 @@ void TensorBoardPipeline::follow_by_listing(const Storage& storage, TensorBoardR
   }
 }
 
-void TensorBoardPipeline::dispatch(RunState& state) {
+void SeriesPipeline::dispatch(RunState& state) {
   for (std::size_t i = 0; i < state.findings.size(); ++i) {
     SeriesFinding& found = state.findings[i];  // sent once, then forgotten: moved from
     if (found.cleared) {
@@ -492,7 +503,7 @@ void TensorBoardPipeline::dispatch(RunState& state) {
   state.finding_series.clear();
 }
 
-void TensorBoardPipeline::check_silence(std::int64_t values) {
+void SeriesPipeline::check_silence(std::int64_t values) {
   const auto now = std::chrono::steady_clock::now();
   if (values != silence_.values) {  // something new: silences end, and are due again
     silence_.values = values;
@@ -511,13 +522,14 @@ void TensorBoardPipeline::check_silence(std::int64_t values) {
     const auto threshold = rules_[i]->silence_threshold();
     if (!threshold || seconds <= static_cast<double>(threshold->count())) continue;
     silence_.reported[i] = true;
+    Finding finding = rules_[i]->silence(last_step, seconds, logdir_);
+    if (finding.message.empty()) continue;  // this silence is nothing the rule reports
     const std::int64_t step = last_step.value_or(0);
-    ledger_->fire(i, RuleLedger::condition(rules_[i]->silence(last_step, seconds, logdir_), step,
-                                           Mode::Global, step));
+    ledger_->fire(i, RuleLedger::condition(std::move(finding), step, Mode::Global, step));
   }
 }
 
-std::vector<std::int64_t> TensorBoardPipeline::evaluations() const {
+std::vector<std::int64_t> SeriesPipeline::evaluations() const {
   std::vector<std::int64_t> evaluated(rules_.size(), 0);
   for (const auto& run : runs_) {
     if (run->progress) run->progress->count_evaluations(evaluated);
@@ -533,13 +545,14 @@ std::vector<std::int64_t> TensorBoardPipeline::evaluations() const {
   return evaluated;
 }
 
-void TensorBoardPipeline::notice_idle_rules() {
+void SeriesPipeline::notice_idle_rules() {
   if (!notice_) return;
   const std::vector<std::int64_t> evaluated = evaluations();
   for (std::size_t i = 0; i < rules_.size(); ++i) {
     const std::string& name = config_.rules[i].configuration_name;
     if (!rules_[i]) {
-      notice_(name + ": reads smdebug tensors; it does not run on TensorBoard logdirs");
+      notice_(name + ": reads smdebug tensors; it does not run on a " +
+              std::string(format_.job_name));
     } else if (evaluated[i] == 0) {
       notice_(name + ": nothing to judge in " + logdir_ + " yet: it looks for " +
               rules_[i]->looks_for());
@@ -547,11 +560,11 @@ void TensorBoardPipeline::notice_idle_rules() {
   }
 }
 
-std::string TensorBoardPipeline::values_not_read() const {
+std::string SeriesPipeline::values_not_read() const {
   std::size_t count = 0;
   const TensorBoardProblem* first = nullptr;
   for (const auto& run : runs_) {
-    const std::vector<TensorBoardProblem>& read = run->reader.problems();
+    const std::vector<TensorBoardProblem>& read = run->reader->problems();
     for (const auto* problems : {&read, &std::as_const(run->problems)}) {
       for (const TensorBoardProblem& problem : *problems) {
         if (!problem.values_lost) continue;
@@ -560,11 +573,12 @@ std::string TensorBoardPipeline::values_not_read() const {
     }
   }
   if (count == 0) return "";
-  return "could not read all of the logdir: " + std::to_string(count) +
-         (count == 1 ? " problem" : " problems") + " lost values (first, " + first->message + ")";
+  return "could not read all of the " + std::string(format_.job_noun) + ": " +
+         std::to_string(count) + (count == 1 ? " problem" : " problems") + " lost values (first, " +
+         first->message + ")";
 }
 
-void TensorBoardPipeline::finish(TensorBoardReport& report) {
+void SeriesPipeline::finish(SeriesReport& report) {
   const std::vector<std::int64_t> evaluated = evaluations();
   for (std::size_t i = 0; i < rules_.size(); ++i) ledger_->evaluated(i, evaluated[i]);
   // Values the logdir holds that were not read (a corrupt record ended a file, an Event did not
@@ -575,8 +589,9 @@ void TensorBoardPipeline::finish(TensorBoardReport& report) {
       [&](std::size_t rule) {
         RuleAccount account{.caveat = lost, .why_silent = lost};
         if (rules_[rule] && evaluated[rule] == 0) {
-          const std::string nothing =
-              "had nothing to evaluate: the logdir has no " + rules_[rule]->looks_for();
+          const std::string nothing = "had nothing to evaluate: the " +
+                                      std::string(format_.job_noun) + " has no " +
+                                      rules_[rule]->looks_for();
           // What was not read may have held it: then it is not known to be missing.
           account.nothing_to_evaluate = lost.empty();
           account.why_silent = lost.empty() ? nothing : lost + "; " + nothing;

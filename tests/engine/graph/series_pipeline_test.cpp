@@ -1,7 +1,7 @@
 // The TensorBoard pipeline on logdirs written here: where rules fire in a replay (the same at
 // any thread count), statuses for rules that cannot run or found nothing, problems, and a watch
 // that follows files as they grow.
-#include "engine/graph/tensorboard_pipeline.hpp"
+#include "engine/graph/series_pipeline.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -51,7 +51,7 @@ PipelineConfig config_for(const std::filesystem::path& logdir,
 }
 
 struct PipelineRun {
-  TensorBoardReport report;
+  SeriesReport report;
   std::vector<RuleEvent> events;
 };
 
@@ -60,7 +60,7 @@ PipelineRun run_pipeline(PipelineConfig config) {
   auto* recorded = sink.get();
   std::vector<std::unique_ptr<Sink>> sinks;
   sinks.push_back(std::move(sink));
-  TensorBoardPipeline pipeline(std::move(config), std::move(sinks));
+  SeriesPipeline pipeline(std::move(config), std::move(sinks));
   PipelineRun run;
   run.report = pipeline.run();
   run.events = recorded->events();
@@ -78,7 +78,7 @@ class Watch {
     recorded_ = sink.get();
     std::vector<std::unique_ptr<Sink>> sinks;
     sinks.push_back(std::move(sink));
-    pipeline_ = std::make_unique<TensorBoardPipeline>(std::move(config), std::move(sinks));
+    pipeline_ = std::make_unique<SeriesPipeline>(std::move(config), std::move(sinks));
     runner_ = std::thread([this] { report_ = pipeline_->run(); });
   }
   ~Watch() {
@@ -87,7 +87,7 @@ class Watch {
   const RecordingSink& recorded() const { return *recorded_; }
   // Values the watch has read so far (its progress after its latest look).
   std::int64_t progress_values() const { return pipeline_->progress().values; }
-  TensorBoardReport stop() {
+  SeriesReport stop() {
     pipeline_->request_stop();
     runner_.join();
     return report_;
@@ -95,8 +95,8 @@ class Watch {
 
  private:
   RecordingSink* recorded_ = nullptr;
-  std::unique_ptr<TensorBoardPipeline> pipeline_;
-  TensorBoardReport report_;
+  std::unique_ptr<SeriesPipeline> pipeline_;
+  SeriesReport report_;
   std::thread runner_;
 };
 
@@ -122,7 +122,7 @@ std::vector<std::string> in_run_order(std::vector<std::string> lines) {
   return lines;
 }
 
-TEST(TensorBoardPipelineTest, ADivergingRunFiresWhereTheCurveSaysSo) {
+TEST(SeriesPipelineTest, ADivergingRunFiresWhereTheCurveSaysSo) {
   TempDir dir;
   write_diverging(dir.path());
   const PipelineRun run = run_pipeline(config_for(
@@ -148,7 +148,7 @@ TEST(TensorBoardPipelineTest, ADivergingRunFiresWhereTheCurveSaysSo) {
   EXPECT_EQ(run.report.conditions_met, 7);
 }
 
-TEST(TensorBoardPipelineTest, EachRunsEventsComeInItsOrderAtAnyThreadCount) {
+TEST(SeriesPipelineTest, EachRunsEventsComeInItsOrderAtAnyThreadCount) {
   TempDir dir;
   for (int run = 0; run < 6; ++run) write_diverging(dir.path() / ("job" + std::to_string(run)));
   auto one = config_for(dir.path(), {"NonFinite", "LossSpike"});
@@ -171,7 +171,7 @@ TEST(TensorBoardPipelineTest, EachRunsEventsComeInItsOrderAtAnyThreadCount) {
 
 // A sink that throws (a plugin's, broken) on a TensorBoard job, as on an smdebug one: the
 // ledger reports and counts it, and the job, its other sink and its statuses go on.
-TEST(TensorBoardPipelineTest, ASinkThatThrowsIsAProblemNotTheEndOfTheJob) {
+TEST(SeriesPipelineTest, ASinkThatThrowsIsAProblemNotTheEndOfTheJob) {
   class ThrowingSink final : public Sink {
    public:
     std::string describe() const override { return "throwing"; }
@@ -185,9 +185,9 @@ TEST(TensorBoardPipelineTest, ASinkThatThrowsIsAProblemNotTheEndOfTheJob) {
   std::vector<std::unique_ptr<Sink>> sinks;
   sinks.push_back(std::make_unique<ThrowingSink>());
   sinks.push_back(std::move(recording));
-  TensorBoardPipeline pipeline(config_for(dir.path(), {"NonFinite"}), std::move(sinks));
+  SeriesPipeline pipeline(config_for(dir.path(), {"NonFinite"}), std::move(sinks));
 
-  const TensorBoardReport report = pipeline.run();
+  const SeriesReport report = pipeline.run();
 
   // NonFinite fires once (the NaN at step 410); the throwing sink refused it, the resolution of
   // its incident at the end, and the status.
@@ -202,14 +202,14 @@ TEST(TensorBoardPipelineTest, ASinkThatThrowsIsAProblemNotTheEndOfTheJob) {
   EXPECT_EQ(refused, 3U);
 }
 
-TEST(TensorBoardPipelineTest, RulesThatCannotRunOrFindNothingEndInError) {
+TEST(SeriesPipelineTest, RulesThatCannotRunOrFindNothingEndInError) {
   TempDir dir;
   write_diverging(dir.path());
   const PipelineRun run =
       run_pipeline(config_for(dir.path(), {"DeadRelu", "GradNormSpike", "VanishingGradient"}));
   ASSERT_EQ(run.report.statuses.size(), 3U);
   EXPECT_EQ(run.report.statuses[0].status, RuleStatus::Error);
-  EXPECT_THAT(run.report.statuses[0].message, HasSubstr("does not run on TensorBoard logdirs"));
+  EXPECT_THAT(run.report.statuses[0].message, HasSubstr("does not run on a TensorBoard logdir"));
   EXPECT_EQ(run.report.statuses[1].status, RuleStatus::Error);
   EXPECT_THAT(run.report.statuses[1].message, HasSubstr("no gradient_norm series"));
   EXPECT_EQ(run.report.statuses[2].status, RuleStatus::Error);
@@ -217,7 +217,7 @@ TEST(TensorBoardPipelineTest, RulesThatCannotRunOrFindNothingEndInError) {
   EXPECT_TRUE(run.report.rule_errors);
 }
 
-TEST(TensorBoardPipelineTest, ABrokenFileIsAProblemAndTheRestIsJudged) {
+TEST(SeriesPipelineTest, ABrokenFileIsAProblemAndTheRestIsJudged) {
   TempDir dir;
   write_diverging(dir.path());
   TensorBoardWriter broken(dir.path() / "train" / "events.out.tfevents.2.host");
@@ -232,7 +232,7 @@ TEST(TensorBoardPipelineTest, ABrokenFileIsAProblemAndTheRestIsJudged) {
 // A corrupt record in the middle of a file ends that file, as in TensorBoard: the values after
 // it were never judged, so silence is no all-clear (Error, as on an smdebug job), and a rule
 // that fired on what was read says what was not.
-TEST(TensorBoardPipelineTest, ACorruptRecordMidFileIsNoAllClear) {
+TEST(SeriesPipelineTest, ACorruptRecordMidFileIsNoAllClear) {
   TempDir dir;
   const auto path = dir.path() / "events.out.tfevents.1.host";
   std::uintmax_t corrupt_at = 0;
@@ -268,7 +268,7 @@ TEST(TensorBoardPipelineTest, ACorruptRecordMidFileIsNoAllClear) {
 
 // A record larger than the memory budget is not read whole into a window as large as it: its
 // file ends there with a problem, and silence is no all-clear.
-TEST(TensorBoardPipelineTest, ARecordLargerThanTheMemoryBudgetEndsItsFile) {
+TEST(SeriesPipelineTest, ARecordLargerThanTheMemoryBudgetEndsItsFile) {
   TempDir dir;
   {
     TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
@@ -291,7 +291,7 @@ TEST(TensorBoardPipelineTest, ARecordLargerThanTheMemoryBudgetEndsItsFile) {
 
 // A file that merely ends inside its last record (a writer killed mid-write) loses nothing
 // written whole: the rules' silence on the rest is an all-clear, and the problem is listed.
-TEST(TensorBoardPipelineTest, AFileCutInsideItsLastRecordLosesNothingWrittenWhole) {
+TEST(SeriesPipelineTest, AFileCutInsideItsLastRecordLosesNothingWrittenWhole) {
   TempDir dir;
   const auto path = dir.path() / "events.out.tfevents.1.host";
   {
@@ -309,7 +309,7 @@ TEST(TensorBoardPipelineTest, AFileCutInsideItsLastRecordLosesNothingWrittenWhol
 // An event file replaced under a running watch, by rename or by cutting and rewriting it, is
 // read again from its start: the NaN the replacement holds is found, and a problem says the
 // file was replaced.
-TEST(TensorBoardPipelineTest, AFileReplacedUnderAWatchIsReadAgainFromItsStart) {
+TEST(SeriesPipelineTest, AFileReplacedUnderAWatchIsReadAgainFromItsStart) {
   for (const bool renamed : {true, false}) {
     SCOPED_TRACE(renamed ? "renamed over" : "cut and rewritten");
     TempDir dir;
@@ -336,7 +336,7 @@ TEST(TensorBoardPipelineTest, AFileReplacedUnderAWatchIsReadAgainFromItsStart) {
     }
     const bool found = testing::eventually(
         [&] { return !fired(watch.recorded().events()).empty(); }, std::chrono::seconds(10));
-    const TensorBoardReport report = watch.stop();
+    const SeriesReport report = watch.stop();
     ASSERT_TRUE(found);
     EXPECT_EQ(fired(watch.recorded().events()), std::vector<std::string>{"NonFinite@50 loss"});
     ASSERT_EQ(report.problems.size(), 1U);
@@ -348,15 +348,14 @@ TEST(TensorBoardPipelineTest, AFileReplacedUnderAWatchIsReadAgainFromItsStart) {
 
 // A replay stopped before it read its runs (Ctrl-C) judged nothing: its rules say so (Error,
 // "interrupted"), never NoIssuesFound.
-TEST(TensorBoardPipelineTest, AReplayStoppedBeforeItsEndIsNoAllClear) {
+TEST(SeriesPipelineTest, AReplayStoppedBeforeItsEndIsNoAllClear) {
   TempDir dir;
   write_diverging(dir.path());
   std::vector<std::unique_ptr<Sink>> sinks;
   sinks.push_back(std::make_unique<RecordingSink>());
-  TensorBoardPipeline pipeline(config_for(dir.path(), {"NonFinite", "LossSpike"}),
-                               std::move(sinks));
+  SeriesPipeline pipeline(config_for(dir.path(), {"NonFinite", "LossSpike"}), std::move(sinks));
   pipeline.request_stop();
-  const TensorBoardReport report = pipeline.run();
+  const SeriesReport report = pipeline.run();
   EXPECT_TRUE(report.interrupted);
   ASSERT_EQ(report.statuses.size(), 2U);
   for (const RuleEvent& status : report.statuses) {
@@ -365,7 +364,7 @@ TEST(TensorBoardPipelineTest, AReplayStoppedBeforeItsEndIsNoAllClear) {
   }
 }
 
-TEST(TensorBoardPipelineTest, AWatchFollowsFilesAsTheyGrow) {
+TEST(SeriesPipelineTest, AWatchFollowsFilesAsTheyGrow) {
   TempDir dir;
   Watch watch(config_for(dir.path(), {"LossSpike"}));
   {
@@ -379,7 +378,7 @@ TEST(TensorBoardPipelineTest, AWatchFollowsFilesAsTheyGrow) {
   while (fired(watch.recorded().events()).empty() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  const TensorBoardReport report = watch.stop();
+  const SeriesReport report = watch.stop();
   EXPECT_EQ(fired(watch.recorded().events()), std::vector<std::string>{"LossSpike@30 loss"});
   ASSERT_EQ(report.statuses.size(), 1U);
   EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
@@ -389,7 +388,7 @@ TEST(TensorBoardPipelineTest, AWatchFollowsFilesAsTheyGrow) {
 // A watch of a local logdir reads what its source announces (inotify), not what a poll finds:
 // with a poll of an hour, a run that appears after the watch began and the records appended
 // to it are judged as they land.
-TEST(TensorBoardPipelineTest, AWatchOfALocalLogdirReadsRecordsAsTheyLandNotAtItsPoll) {
+TEST(SeriesPipelineTest, AWatchOfALocalLogdirReadsRecordsAsTheyLandNotAtItsPoll) {
   TempDir dir;
   auto config = config_for(dir.path(), {"LossSpike"});
   config.follow = true;
@@ -404,7 +403,7 @@ TEST(TensorBoardPipelineTest, AWatchOfALocalLogdirReadsRecordsAsTheyLandNotAtIts
   }
   const bool fired_in_time = testing::eventually(
       [&] { return !fired(watch.recorded().events()).empty(); }, std::chrono::seconds(10));
-  const TensorBoardReport report = watch.stop();
+  const SeriesReport report = watch.stop();
   ASSERT_TRUE(fired_in_time);
   EXPECT_EQ(fired(watch.recorded().events()),
             std::vector<std::string>{"LossSpike@30 runs/late: loss"});
@@ -415,7 +414,7 @@ TEST(TensorBoardPipelineTest, AWatchOfALocalLogdirReadsRecordsAsTheyLandNotAtIts
   EXPECT_EQ(report.statuses[0].status, RuleStatus::IssuesFound);
 }
 
-TEST(TensorBoardPipelineTest, HistogramRulesJudgeGradientsAndVariances) {
+TEST(SeriesPipelineTest, HistogramRulesJudgeGradientsAndVariances) {
   // grad/fc1: gradients of +-1e-3 for 5 steps, then +-1e-9 (vanished); fc1/weight: values of
   // +-1 (variance 1), then +-10 (variance 100) at step 7, then NaN among them at step 8.
   TempDir dir;
@@ -448,7 +447,7 @@ TEST(TensorBoardPipelineTest, HistogramRulesJudgeGradientsAndVariances) {
   EXPECT_EQ(run.report.values, 20);
 }
 
-TEST(TensorBoardPipelineTest, TheRulesFileCanRenameTheLoss) {
+TEST(SeriesPipelineTest, TheRulesFileCanRenameTheLoss) {
   // A loss logged as "objective": not a loss by the default names, one by the rules file's.
   TempDir dir;
   {
@@ -463,7 +462,7 @@ TEST(TensorBoardPipelineTest, TheRulesFileCanRenameTheLoss) {
   EXPECT_EQ(fired(renamed.events), std::vector<std::string>{"LossSpike@30 objective"});
 }
 
-TEST(TensorBoardPipelineTest, AWatchSaysOnceWhichRulesHaveNothingToJudgeYet) {
+TEST(SeriesPipelineTest, AWatchSaysOnceWhichRulesHaveNothingToJudgeYet) {
   TempDir dir;
   {
     TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
@@ -472,7 +471,7 @@ TEST(TensorBoardPipelineTest, AWatchSaysOnceWhichRulesHaveNothingToJudgeYet) {
   auto config = config_for(dir.path(), {"LossSpike", "DeadRelu", "NonFinite"});
   config.follow = true;
   config.poll_interval = std::chrono::milliseconds(20);
-  TensorBoardPipeline pipeline(std::move(config), {});
+  SeriesPipeline pipeline(std::move(config), {});
   std::mutex mutex;
   std::vector<std::string> notices;
   pipeline.on_notice([&](const std::string& line) {
@@ -489,7 +488,7 @@ TEST(TensorBoardPipelineTest, AWatchSaysOnceWhichRulesHaveNothingToJudgeYet) {
   EXPECT_THAT(notices[1], HasSubstr("DeadRelu: reads smdebug tensors"));
 }
 
-TEST(TensorBoardPipelineTest, StalledTrainingFiresAtTheStepAfterAGapInWallTime) {
+TEST(SeriesPipelineTest, StalledTrainingFiresAtTheStepAfterAGapInWallTime) {
   // Run "a": steps 0..9 a second apart, then step 10 two hours later. Run "b": no gap. Values
   // of two tags at each step: a step's first value counts, not each tag's.
   TempDir dir;
@@ -512,7 +511,7 @@ TEST(TensorBoardPipelineTest, StalledTrainingFiresAtTheStepAfterAGapInWallTime) 
   EXPECT_EQ(run.report.statuses.at(0).steps_evaluated, 22);  // 11 steps in each run
 }
 
-TEST(TensorBoardPipelineTest, AWatchOfASilentLogdirFiresStalledTrainingOnce) {
+TEST(SeriesPipelineTest, AWatchOfASilentLogdirFiresStalledTrainingOnce) {
   TempDir dir;
   {
     TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
@@ -522,14 +521,14 @@ TEST(TensorBoardPipelineTest, AWatchOfASilentLogdirFiresStalledTrainingOnce) {
   config.rules[0].parameters = {{"threshold", "1"}};
   Watch watch(std::move(config));
   std::this_thread::sleep_for(std::chrono::milliseconds(1600));  // one silence, past 1 s
-  const TensorBoardReport report = watch.stop();
+  const SeriesReport report = watch.stop();
   const auto events = fired(watch.recorded().events());
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].substr(0, events[0].find(' ')), "StalledTrainingRule@4");
   EXPECT_EQ(report.statuses.at(0).status, RuleStatus::IssuesFound);
 }
 
-TEST(TensorBoardPipelineTest, ARulesStopActionRunsOnceTheFirstTimeItFires) {
+TEST(SeriesPipelineTest, ARulesStopActionRunsOnceTheFirstTimeItFires) {
   // NaN in two series (steps 3 and 6): NonFinite fires twice; its command runs once, at the
   // first, with the rule and step in its environment.
   TempDir dir;
@@ -555,7 +554,7 @@ TEST(TensorBoardPipelineTest, ARulesStopActionRunsOnceTheFirstTimeItFires) {
   EXPECT_TRUE(run.report.problems.empty());
 }
 
-TEST(TensorBoardPipelineTest, StopTrainingOnFireNeedsAStopActionAndUsesTheDefaultOne) {
+TEST(SeriesPipelineTest, StopTrainingOnFireNeedsAStopActionAndUsesTheDefaultOne) {
   TempDir dir;
   {
     TensorBoardWriter writer(dir.path() / "events.out.tfevents.1.host");
@@ -565,7 +564,7 @@ TEST(TensorBoardPipelineTest, StopTrainingOnFireNeedsAStopActionAndUsesTheDefaul
   auto config = config_for(dir.path(), {"StalledTrainingRule"});
   config.rules[0].parameters = {{"threshold", "60"}, {"stop_training_on_fire", "True"}};
   try {
-    TensorBoardPipeline refused(config, {});
+    SeriesPipeline refused(config, {});
     ADD_FAILURE() << "a rule asking to stop training with no stop action was accepted";
   } catch (const RuleConfigError& error) {
     EXPECT_THAT(error.what(), HasSubstr("stop_training_on_fire is True, but no stop action"));

@@ -1,9 +1,11 @@
 #pragma once
 
-// Rules over a TensorBoard logdir, replayed or followed: each run's event files are read in
-// file-name order (stages/tensorboard), each scalar tag becomes a series with a role and a mode
-// (SeriesNaming), each histogram tag three (its abs_mean, variance and sum), each run one more
-// (the wall time of its steps), and the series rules that watch a series judge each value
+// Rules over a job of a series format (SeriesFormat: a TensorBoard logdir, a folder of text
+// metrics), replayed or followed. The format is a loader stage and a file filter; all the rest
+// is this one engine. Each run's files are read in the format's order by its loader
+// (stages/tensorboard, stages/metrics), each scalar tag (or column) becomes a series with a role
+// and a mode (SeriesNaming), each histogram tag three (its abs_mean, variance and sum), each run
+// one more (the wall time of its steps), and the series rules that watch a series judge each value
 // once, restarts handled as TensorBoard handles them (SeriesEvaluator). A replay reads jobs in
 // parallel on `config.threads` threads: a job is a run, or the runs named for modes under one
 // folder (Keras' train/ and validation/), read together on one thread, training runs first, so
@@ -43,7 +45,8 @@
 #include "rules/series_rule.hpp"
 #include "sinks/sink.hpp"
 #include "stages/tensorboard/logdir_reader.hpp"
-#include "stages/tensorboard/run_reader.hpp"
+#include "stages/tensorboard/run_loader.hpp"
+#include "stages/tensorboard/series_format.hpp"
 #include "stages/tensorboard/series_naming.hpp"
 
 namespace rulestream {
@@ -51,7 +54,7 @@ namespace rulestream {
 // What every job reports (JobOutcome; its problems name the file, relative to the logdir), and
 // what a logdir's reading counts besides. `interrupted`: a replay stopped before it read every
 // run.
-struct TensorBoardReport : JobOutcome {
+struct SeriesReport : JobOutcome {
   std::size_t runs = 0;
   std::size_t files = 0;
   std::uint64_t bytes = 0;    // of event files, as listed
@@ -59,18 +62,19 @@ struct TensorBoardReport : JobOutcome {
   std::int64_t restarts = 0;  // times a series went back to an earlier step
 };
 
-class TensorBoardPipeline {
+class SeriesPipeline {
  public:
   // config.paths.front() is the logdir. RuleConfigError for a bad rule configuration (a rule
   // asking to stop training with no stop action to run among them).
-  TensorBoardPipeline(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
-                      SeriesNaming naming = SeriesNaming::defaults(),
-                      const RuleRegistry& registry = RuleRegistry::builtin());
-  ~TensorBoardPipeline();
+  SeriesPipeline(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
+                 SeriesNaming naming = SeriesNaming::defaults(),
+                 const RuleRegistry& registry = RuleRegistry::builtin(),
+                 const SeriesFormat& format = tensorboard_series_format());
+  ~SeriesPipeline();
 
   // Reads the logdir to its end (replay) or until request_stop (watch), sends every rule's
   // status to the sinks, and reports. Call once.
-  TensorBoardReport run();
+  SeriesReport run();
 
   // From any thread: a watch stops after its current poll; a replay reads no further run.
   void request_stop();
@@ -86,21 +90,21 @@ class TensorBoardPipeline {
  private:
   class RunState;
 
-  void replay(const Storage& storage, TensorBoardReport& report);
+  void replay(const Storage& storage, SeriesReport& report);
   // A watch: a local logdir through its source's announcements (follow_announced), anything
   // else (S3) by listing it at every poll (follow_by_listing).
-  void follow(const std::shared_ptr<const Storage>& storage, TensorBoardReport& report);
+  void follow(const std::shared_ptr<const Storage>& storage, SeriesReport& report);
   // Event files are read as the source announces them, new or grown (inotify, a rescan as the
   // safety net), on the calling thread: no listing at a steady poll.
-  void follow_announced(const std::shared_ptr<const Storage>& storage, TensorBoardReport& report);
-  void follow_by_listing(const Storage& storage, TensorBoardReport& report);
+  void follow_announced(const std::shared_ptr<const Storage>& storage, SeriesReport& report);
+  void follow_by_listing(const Storage& storage, SeriesReport& report);
   // The run of that name, made at its first file. On the watch's thread.
   RunState& run_named(const std::string& run);
   // What `file` gained since it was last read, judged and sent. On the watch's thread.
   void read_followed(const Storage& storage, const StoredObject& file, RunState& state);
   // After a look (a listing, an announcement, a tick): the report's files and bytes, progress,
   // the first notice, and rules about silence.
-  void take_stock(std::size_t files, std::uint64_t bytes, TensorBoardReport& report);
+  void take_stock(std::size_t files, std::uint64_t bytes, SeriesReport& report);
   // For a watch, after each poll: rules about silence (StalledTrainingRule) fire once a silence
   // passes their threshold (`values`: how many values the runs hold now).
   void check_silence(std::int64_t values);
@@ -109,7 +113,7 @@ class TensorBoardPipeline {
   // finished), and calls for different runs one at a time (the ledger's contract: a rule's
   // findings come from one thread at a time).
   void dispatch(RunState& run);
-  void finish(TensorBoardReport& report);
+  void finish(SeriesReport& report);
   // How event files are read: no record larger than the memory budget.
   LogdirReadOptions read_options() const { return {.max_record_bytes = config_.max_memory}; }
   // What the runs' problems say was not read (values_lost), for every rule's status; empty when
@@ -120,6 +124,7 @@ class TensorBoardPipeline {
   void notice_idle_rules();
 
   PipelineConfig config_;
+  const SeriesFormat& format_;
   std::vector<std::unique_ptr<Sink>> sinks_;
   SeriesNaming naming_;
   std::vector<std::shared_ptr<const SeriesRule>> rules_;  // null: no series form
