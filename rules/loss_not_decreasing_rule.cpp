@@ -22,7 +22,7 @@ TensorSelection loss_selection(const LossNotDecreasingRule::Options& options) {
   return selection;
 }
 
-LossNotDecreasingRule::Options read_options(ParameterReader& reader) {
+LossNotDecreasingRule::Options read_loss_not_decreasing_options(ParameterReader& reader) {
   LossNotDecreasingRule::Options options;
   options.selection = TensorSelection::read(reader, options.selection);
   options.use_losses_collection =
@@ -72,7 +72,7 @@ RuleSpec LossNotDecreasingRule::spec() {
       {"mode", "string", "GLOBAL", "steps to compare: GLOBAL, TRAIN, EVAL or PREDICT"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("LossNotDecreasing", parameters);
-    Options options = read_options(reader);
+    Options options = read_loss_not_decreasing_options(reader);
     reader.finish();
     return std::unique_ptr<Rule>(new LossNotDecreasingRule(context.base_trial, std::move(options)));
   };
@@ -80,7 +80,7 @@ RuleSpec LossNotDecreasingRule::spec() {
   // than `losses` names no series (a logdir has no collections).
   spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
     ParameterReader reader("LossNotDecreasing", parameters);
-    const Options options = read_options(reader);
+    const Options options = read_loss_not_decreasing_options(reader);
     reader.finish();
     const bool losses =
         options.use_losses_collection ||

@@ -140,7 +140,7 @@ class OverfitSeries final : public SeriesRule {
   mutable std::map<std::string, std::shared_ptr<Pair>> pairs_;
 };
 
-OverfitRule::Options read_options(ParameterReader& reader) {
+OverfitRule::Options read_overfit_options(ParameterReader& reader) {
   OverfitRule::Options options;
   options.tensor_regex = reader.regex_list("tensor_regex", options.tensor_regex);
   options.start_step = reader.integer("start_step", options.start_step);
@@ -181,13 +181,13 @@ RuleSpec OverfitRule::spec() {
        "largest allowed (mean validation - mean training) / mean training loss"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("Overfit", parameters);
-    Options options = read_options(reader);
+    Options options = read_overfit_options(reader);
     reader.finish();
     return std::unique_ptr<Rule>(new OverfitRule(context.base_trial, std::move(options)));
   };
   spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
     ParameterReader reader("Overfit", parameters);
-    Options options = read_options(reader);
+    Options options = read_overfit_options(reader);
     reader.finish();
     return std::make_shared<OverfitSeries>(std::move(options));
   };

@@ -17,6 +17,7 @@
 #include "rules/feature_importance_overweight_rule.hpp"
 #include "rules/gradient_norm_rules.hpp"
 #include "rules/loss_not_decreasing_rule.hpp"
+#include "rules/max_initialization_time_rule.hpp"
 #include "rules/nlp_sequence_ratio_rule.hpp"
 #include "rules/non_finite_rule.hpp"
 #include "rules/overfit_rule.hpp"
@@ -28,6 +29,7 @@
 #include "rules/series_spike_rule.hpp"
 #include "rules/similar_across_runs_rule.hpp"
 #include "rules/stalled_training_rule.hpp"
+#include "rules/step_outlier_rule.hpp"
 #include "rules/tensor_variance_rule.hpp"
 #include "rules/tree_depth_rule.hpp"
 #include "rules/unchanged_tensor_rule.hpp"
@@ -242,6 +244,9 @@ RuleRegistry& RuleRegistry::builtin() {
     built.add(ConfusionRule::spec());
     built.add(FeatureImportanceOverweightRule::spec());
     built.add(TreeDepthRule::spec());
+    // SageMaker's profiler rules on step times (smdebug trials and series formats alike).
+    built.add(StepOutlierRule::spec());
+    built.add(MaxInitializationTimeRule::spec());
     // Rules over series of scalars (TensorBoard logdirs, smdebug losses), rulestream's own.
     built.add(NonFiniteRule::spec());
     built.add(SeriesSpikeRule::loss_spike_spec());

@@ -46,12 +46,21 @@ class SeriesState {
   // their incidents end after a quiet span, or with the job (engine/graph/incident_book.hpp).
   bool take_cleared() { return std::exchange(cleared_, false); }
 
+  // True once, after a value the rule did not judge (a rule on time given a step without a
+  // time, or one that judges a run's first step only given a later one): the caller does not
+  // count it as evaluated, so a series none of whose values could be judged claims nothing
+  // (NotApplicable, Error), never NoIssuesFound.
+  bool take_unjudged() { return std::exchange(unjudged_, false); }
+
  protected:
   // For add(): the condition last fired for has cleared at this value.
   void mark_cleared() { cleared_ = true; }
+  // For add(): this value was not judged.
+  void mark_unjudged() { unjudged_ = true; }
 
  private:
   bool cleared_ = false;
+  bool unjudged_ = false;
 };
 
 // A configured series rule: which series it watches and a fresh state for each. Immutable once
@@ -83,7 +92,9 @@ class SeriesRule {
   // step before silence() is asked for a finding; nullopt (the default): never.
   virtual std::optional<std::chrono::seconds> silence_threshold() const { return std::nullopt; }
   // The finding for `seconds` without a new step since `last_step` (nullopt: none yet), in the
-  // logdir `where`. Called by a watch, once per silence, from one thread.
+  // logdir `where`. Called by a watch, once per silence, from one thread. A finding without a
+  // message: the rule has nothing to say about this silence (MaxInitializationTime, once a step
+  // has come).
   virtual Finding silence(std::optional<std::int64_t> last_step, double seconds,
                           const std::string& where) const {
     static_cast<void>(last_step);

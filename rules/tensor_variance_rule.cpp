@@ -14,7 +14,7 @@ TensorVarianceRule::TensorVarianceRule(Trial base_trial, Options options)
 
 namespace {
 
-TensorVarianceRule::Options read_options(ParameterReader& reader) {
+TensorVarianceRule::Options read_tensor_variance_options(ParameterReader& reader) {
   TensorVarianceRule::Options options;
   options.selection = TensorSelection::read(reader, options.selection);
   options.max_threshold = reader.optional_number("max_threshold");
@@ -47,7 +47,7 @@ RuleSpec TensorVarianceRule::spec() {
                       "fires when a variance is below this (set this or max_threshold)"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("TensorVariance", parameters);
-    Options options = read_options(reader);
+    Options options = read_tensor_variance_options(reader);
     reader.finish();
     return std::unique_ptr<Rule>(new TensorVarianceRule(context.base_trial, std::move(options)));
   };
@@ -55,7 +55,7 @@ RuleSpec TensorVarianceRule::spec() {
   // it finds), from sum and sum_squares (a [k,3] histogram tensor carries no sum of squares).
   spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
     ParameterReader reader("TensorVariance", parameters);
-    const Options options = read_options(reader);
+    const Options options = read_tensor_variance_options(reader);
     reader.finish();
     return std::make_shared<HistogramFigureRule>(
         HistogramFigureRule::Options{.rule = "TensorVariance",

@@ -16,7 +16,7 @@
 namespace rulestream {
 namespace {
 
-UnchangedTensorRule::Options read_options(ParameterReader& reader) {
+UnchangedTensorRule::Options read_unchanged_tensor_options(ParameterReader& reader) {
   UnchangedTensorRule::Options options;
   options.selection = TensorSelection::read(reader, options.selection);
   options.num_steps = reader.integer("num_steps", options.num_steps);
@@ -158,13 +158,13 @@ RuleSpec UnchangedTensorRule::spec() {
       {"equal_nan", "bool", "False", "True: NaN compares equal to NaN"}};
   spec.create = [](const RuleContext& context, const RuleParameters& parameters) {
     ParameterReader reader("UnchangedTensor", parameters);
-    Options options = read_options(reader);
+    Options options = read_unchanged_tensor_options(reader);
     reader.finish();
     return std::unique_ptr<Rule>(new UnchangedTensorRule(context.base_trial, std::move(options)));
   };
   spec.create_series = [](const RuleParameters& parameters) -> std::shared_ptr<SeriesRule> {
     ParameterReader reader("UnchangedTensor", parameters);
-    Options options = read_options(reader);
+    Options options = read_unchanged_tensor_options(reader);
     reader.finish();
     return std::make_shared<UnchangedSeries>(std::move(options));
   };

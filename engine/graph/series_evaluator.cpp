@@ -33,6 +33,7 @@ void SeriesEvaluator::restart_at(std::int64_t step) {
       watch.state->add(kept_step, kept_value, ignored);  // judged before: not reported again
     }
     watch.state->take_cleared();
+    watch.state->take_unjudged();
   }
 }
 
@@ -41,10 +42,12 @@ void SeriesEvaluator::add(std::int64_t step, double value, std::vector<SeriesFin
   last_step_ = step;
   for (Watch& watch : watches_) {
     Finding finding;
-    ++watch.evaluated;
     if (watch.state->add(step, value, finding)) {
       findings.push_back({watch.rule, step, std::move(finding)});
     }
+    // A value the rule could not judge (a step with no time) is no evaluation: a series none of
+    // whose values were judged claims no all-clear.
+    if (!watch.state->take_unjudged()) ++watch.evaluated;
     if (watch.state->take_cleared()) {
       Finding series;
       series.tensors = {info_.display_name()};

@@ -68,8 +68,10 @@ std::string compact(const Steps& steps) {
 // every step, where its loop finds nothing to skip for: the pipeline's status then says it
 // read nothing, see rule_runner.cpp); or none (ClassImbalance, Confusion
 // and TreeDepth read XGBoost's labels, predictions and trees, which no sample has). Rules that
-// read tensors a sample lacks still evaluate every step, and stay quiet.
-enum Evaluates { kEveryStep, kGradientSteps, kNoStep };
+// read tensors a sample lacks still evaluate every step, and stay quiet. StepOutlier judges the
+// steps it has a duration for after its warm-up (step_outlier_judged, below);
+// MaxInitializationTime judges none in a replay (smdebug's files do not say when the job began).
+enum Evaluates { kEveryStep, kGradientSteps, kNoStep, kTimedSteps };
 
 struct Expected {
   std::string fired;
@@ -105,6 +107,8 @@ const Expectations& expectations() {
         {"SimilarAcrossRuns", {"quiet", kEveryStep}},
         {"TensorVariance", {"quiet", kEveryStep}},
         {"StalledTrainingRule", {"quiet", kEveryStep}},
+        {"StepOutlier", {"quiet", kTimedSteps}},
+        {"MaxInitializationTime", {"quiet", kNoStep}},
         {"TreeDepth", {"quiet", kNoStep}},
         {"UnchangedTensor", {"quiet", kEveryStep}},
         {"VanishingGradient", {"quiet", kGradientSteps}},
@@ -126,6 +130,8 @@ const Expectations& expectations() {
         {"SimilarAcrossRuns", {"quiet", kEveryStep}},
         {"TensorVariance", {"quiet", kEveryStep}},
         {"StalledTrainingRule", {"quiet", kEveryStep}},
+        {"StepOutlier", {"quiet", kTimedSteps}},
+        {"MaxInitializationTime", {"quiet", kNoStep}},
         {"TreeDepth", {"quiet", kNoStep}},
         {"UnchangedTensor", {"quiet", kEveryStep}},
         {"VanishingGradient", {"quiet", kGradientSteps}},
@@ -147,6 +153,8 @@ const Expectations& expectations() {
         {"SimilarAcrossRuns", {"quiet", kEveryStep}},
         {"TensorVariance", {"quiet", kEveryStep}},
         {"StalledTrainingRule", {"quiet", kEveryStep}},
+        {"StepOutlier", {"quiet", kTimedSteps}},
+        {"MaxInitializationTime", {"quiet", kNoStep}},
         {"TreeDepth", {"quiet", kNoStep}},
         {"UnchangedTensor", {"quiet", kEveryStep}},
         {"VanishingGradient", {"quiet", kGradientSteps}},
@@ -168,6 +176,8 @@ const Expectations& expectations() {
         {"SimilarAcrossRuns", {"quiet", kEveryStep}},  // NaN equals NaN across runs
         {"TensorVariance", {"0, 2, 4, 6, 8, 10, 12, 14, 16", kEveryStep}},  // dt_int32, dt_int64
         {"StalledTrainingRule", {"quiet", kEveryStep}},
+        {"StepOutlier", {"quiet", kTimedSteps}},
+        {"MaxInitializationTime", {"quiet", kNoStep}},
         {"TreeDepth", {"quiet", kNoStep}},
         {"UnchangedTensor",
          {"4, 6, 8", kEveryStep}},  // dt_allzero, dt_float32_naninf before step 10
@@ -190,6 +200,8 @@ const Expectations& expectations() {
         {"SimilarAcrossRuns", {"quiet", kEveryStep}},  // NaN equals NaN across runs
         {"TensorVariance", {"1-3", kEveryStep}},  // then NaN variances, which compare with nothing
         {"StalledTrainingRule", {"quiet", kEveryStep}},
+        {"StepOutlier", {"quiet", kTimedSteps}},
+        {"MaxInitializationTime", {"quiet", kNoStep}},
         {"TreeDepth", {"quiet", kNoStep}},
         {"UnchangedTensor", {"quiet", kEveryStep}},
         {"VanishingGradient", {"quiet", kGradientSteps}},
@@ -211,6 +223,8 @@ const Expectations& expectations() {
         {"SimilarAcrossRuns", {"quiet", kEveryStep}},
         {"TensorVariance", {"quiet", kEveryStep}},
         {"StalledTrainingRule", {"quiet", kEveryStep}},
+        {"StepOutlier", {"quiet", kTimedSteps}},
+        {"MaxInitializationTime", {"quiet", kNoStep}},
         {"TreeDepth", {"quiet", kNoStep}},
         {"UnchangedTensor", {"2-59", kEveryStep}},
         {"VanishingGradient", {"quiet", kGradientSteps}},
@@ -284,6 +298,21 @@ Outcome non_finite_from_data(const Trial& trial) {
   return {compact(fired), evaluated};
 }
 
+// The steps StepOutlier judges, read off the data: a duration is measured between consecutive
+// steps of one mode (the samples' arrival times increase with the step), and the first ten
+// durations of each mode only make its level.
+std::int64_t step_outlier_judged(const Trial& trial) {
+  std::map<Mode, std::int64_t> durations;
+  std::optional<Mode> previous;
+  std::int64_t judged = 0;
+  for (const std::int64_t step : trial.steps()) {
+    const Mode mode = trial.mode(step).value_or(Mode::Global);
+    if (previous == mode && ++durations[mode] > 10) ++judged;
+    previous = mode;
+  }
+  return judged;
+}
+
 // rulestream's own series rules are not in the table: NonFinite's row is read off the data
 // (above); the others are checked on jobs and series whose values give their firing steps by
 // hand (series_rule_on_trial_test.cpp, series_rules_test.cpp, judgement_rules_test.cpp) and on
@@ -322,6 +351,7 @@ TEST_P(BuiltinRulesSamplesTest, EveryBuiltinRuleFiresExactlyWhereExpected) {
     const Expected& row = expected->second;
     const std::int64_t evaluated = row.evaluates == kEveryStep       ? every_step
                                    : row.evaluates == kGradientSteps ? gradient_steps
+                                   : row.evaluates == kTimedSteps    ? step_outlier_judged(trial)
                                                                      : 0;
     EXPECT_EQ(actual, (Outcome{row.fired, evaluated}));
   }

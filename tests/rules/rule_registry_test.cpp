@@ -80,6 +80,7 @@ TEST_F(RuleRegistryTest, ListsTheBuiltinsSortedWithTheirParameters) {
                                              "GradientVanishing",
                                              "LossNotDecreasing",
                                              "LossSpike",
+                                             "MaxInitializationTime",
                                              "NLPSequenceRatio",
                                              "NonFinite",
                                              "Overfit",
@@ -90,6 +91,7 @@ TEST_F(RuleRegistryTest, ListsTheBuiltinsSortedWithTheirParameters) {
                                              "SaturatedActivation",
                                              "SimilarAcrossRuns",
                                              "StalledTrainingRule",
+                                             "StepOutlier",
                                              "TensorVariance",
                                              "TreeDepth",
                                              "UnchangedTensor",
@@ -261,10 +263,10 @@ TEST_F(RuleRegistryTest, RejectsUnknownRulesAndParametersNamingThem) {
             "unknown rule \"Vanishing\" (known: AllZero, CheckInputImages, ClassImbalance, "
             "Confusion, DeadRelu, Divergence, ExplodingTensor, FeatureImportanceOverweight, "
             "GradNormSpike, GradientExplosion, GradientVanishing, "
-            "LossNotDecreasing, LossSpike, NLPSequenceRatio, NonFinite, Overfit, OverfittingTrend, "
-            "Overtraining, Plateau, "
-            "PoorWeightInitialization, "
-            "SaturatedActivation, SimilarAcrossRuns, StalledTrainingRule, TensorVariance, "
+            "LossNotDecreasing, LossSpike, MaxInitializationTime, NLPSequenceRatio, NonFinite, "
+            "Overfit, OverfittingTrend, Overtraining, Plateau, PoorWeightInitialization, "
+            "SaturatedActivation, SimilarAcrossRuns, StalledTrainingRule, StepOutlier, "
+            "TensorVariance, "
             "TreeDepth, UnchangedTensor, VanishingGradient, WeightUpdateRatio)");
   EXPECT_EQ(create_error("VanishingGradient", {{"treshold", "1e-5"}}),
             "rule VanishingGradient: unknown parameter \"treshold\" (known: threshold)");
