@@ -894,9 +894,11 @@ def tx07(out, name):
 
 
 # ================================================================= main
-def main(argv):
+def generate(runs, argv, usage, name_width=44):
+    """Writes `runs` (name -> function(out, name) returning the label) under the folder argv
+    names: `--only NAME[,NAME]` for some, `--list` to list them. Shared by the text corpus."""
     if "--list" in argv:
-        for n in RUNS:
+        for n in runs:
             print(n)
         return 0
     only = None
@@ -906,7 +908,7 @@ def main(argv):
         if argv[i] == "--only":
             only = set()
             for part in argv[i + 1].split(","):
-                m = [n for n in RUNS if n == part or n.startswith(part + "-") or n == part]
+                m = [n for n in runs if n == part or n.startswith(part + "-")]
                 if not m:
                     sys.exit("no run %s" % part)
                 only.update(m)
@@ -915,11 +917,11 @@ def main(argv):
         args.append(argv[i])
         i += 1
     if len(args) != 1:
-        sys.exit(__doc__)
+        sys.exit(usage)
     root = args[0]
     os.makedirs(root, exist_ok=True)
     t_all = time.time()
-    for name, fn in RUNS.items():
+    for name, fn in runs.items():
         if only and name not in only:
             continue
         out = os.path.join(root, name)
@@ -929,12 +931,16 @@ def main(argv):
         t = time.time()
         lab = fn(out, name)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
-        print("%-44s %-9s %-16s onset %-5s window %-12s %6.1f KB %5.1f s"
-              % (name, lab["convention"], lab["fault"], lab["onset_step"],
+        print("%-*s %-9s %-16s onset %-5s window %-12s %6.1f KB %5.1f s"
+              % (name_width, name, lab["convention"], lab["fault"], lab["onset_step"],
                  "-" if lab["window"] is None else "%d-%d" % tuple(lab["window"]), size / 1024,
                  time.time() - t), flush=True)
     print("total %.1f s (torch %s)" % (time.time() - t_all, torch.__version__))
     return 0
+
+
+def main(argv):
+    return generate(RUNS, argv, __doc__)
 
 
 if __name__ == "__main__":

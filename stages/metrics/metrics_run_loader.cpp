@@ -330,10 +330,20 @@ void MetricsRunLoader::read_json_lines(const std::string& file, std::string_view
       time = members[*keys.time].value.number;
       if (keys.time_kind == MetricsTimeKind::SinceStart) started_ = 0.0;
     }
+    // OpenMMLab writes a training line with its iteration (`iter`) and a validation line
+    // without, its step then counting epochs or validations: once a file has shown `iter`, a
+    // line without it is validation, its series named "val/<key>" (a mode of their own, not
+    // steps of another unit in the training series of the same name).
+    const bool has_iter = std::any_of(members.begin(), members.end(), [](const JsonMember& member) {
+      return member.key == "iter";
+    });
+    state.iterations_seen = state.iterations_seen || has_iter;
+    const std::string_view prefix = state.iterations_seen && !has_iter ? "val/" : "";
     for (std::size_t i = 0; i < members.size(); ++i) {
       if (i == keys.step || i == keys.time) continue;
       if (members[i].value.kind != JsonScalar::Kind::Number) continue;
-      value(tag_named(members[i].key), *step, time, members[i].value.number, sink);
+      value(tag_named(std::string(prefix) + members[i].key), *step, time, members[i].value.number,
+            sink);
     }
   }
 }

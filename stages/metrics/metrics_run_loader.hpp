@@ -11,6 +11,8 @@
 //   from the start, the rows already read skipped. A CSV without a step column is not a metrics
 //   file: a problem says so and it is not read.
 // - JSON lines (OpenMMLab's scalars.json) grow by lines, each an object; its numbers are values.
+//   Once a file has shown OpenMMLab's `iter`, a line without it is a validation line: its series
+//   are named "val/<key>".
 // - trainer_state.json (Hugging Face Trainer, also TRL and axolotl) is rewritten at each
 //   checkpoint: each entry of its log_history is a step's values, and each series takes a step
 //   once, the first time it is read (a rewrite adds only the steps beyond).
@@ -72,6 +74,8 @@ class MetricsRunLoader final : public RunLoader {
     // problems; the rest are counted in one).
     std::uint64_t rows_without_step = 0;
     std::uint64_t bad_lines = 0;
+    // JSON lines: a line with an `iter` key was read (OpenMMLab's training lines).
+    bool iterations_seen = false;
     // trainer_state.json
     StatePhase phase = StatePhase::Start;
     std::uint64_t done_size = 0;  // its size and time when read to its end

@@ -44,6 +44,17 @@ std::string without_cadence(std::string tag) {
   return tag;
 }
 
+// What names a group: `tag` without its mode word and cadence, and without the separators they
+// left at its ends ("train/loss", "val_loss", "loss" and "Loss/test" name "loss" and "Loss").
+std::string group_name(const SeriesNaming& naming, const std::string& tag) {
+  const std::string name = without_cadence(without_mode(naming, tag));
+  constexpr std::string_view kSeparators = " _/.-";
+  const auto first = name.find_first_not_of(kSeparators);
+  if (first == std::string::npos) return name;
+  const auto last = name.find_last_not_of(kSeparators);
+  return name.substr(first, last - first + 1);
+}
+
 std::optional<Mode> mode_in(const SeriesNaming& naming, const std::string& text) {
   if (any_found_in(naming.train, text)) return Mode::Train;
   if (any_found_in(naming.eval, text)) return Mode::Eval;
@@ -54,7 +65,10 @@ std::optional<Mode> mode_in(const SeriesNaming& naming, const std::string& text)
 
 SeriesNaming SeriesNaming::defaults() {
   SeriesNaming naming;
-  naming.gradient_norm = compile_name_regexes({"(?i)grad(?:ient)?s?[ _/.-]?norm"});
+  // Lightning's grad_norm helper names the total grad_2.0_norm_total (its per-parameter norms,
+  // grad_2.0_norm/<name>, are not the model's).
+  naming.gradient_norm = compile_name_regexes(
+      {"(?i)grad(?:ient)?s?[ _/.-]?norm", "(?i)grad_\\d+(?:\\.\\d+)?_norm_total"});
   // "loss" as a word, not a loss scale (mixed precision's, which is no loss).
   naming.loss =
       compile_name_regexes({std::string("(?i)") + kWordStart + "loss(?![A-Za-z]|[ _/.-]?scale)"});
@@ -100,8 +114,10 @@ SeriesInfo SeriesNaming::describe(const std::string& run, const std::string& tag
   }
   const auto mode = mode_in(*this, tag);
   info.mode = mode ? *mode : mode_in(*this, last_folder(run)).value_or(Mode::Global);
-  if (info.mode != Mode::Global)
-    info.group = job_of(run) + "\n" + without_cadence(without_mode(*this, tag));
+  // A loss named for no mode, in a run named for none, is the training loss: Keras' and Hugging
+  // Face's `loss` beside `val_loss` and `eval_loss`, a training loop's `loss`.
+  if (info.mode == Mode::Global && info.role == SeriesRole::Loss) info.mode = Mode::Train;
+  if (info.mode != Mode::Global) info.group = job_of(run) + "\n" + group_name(*this, tag);
   return info;
 }
 

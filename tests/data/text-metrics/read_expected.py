@@ -218,6 +218,7 @@ def read_csv(rel, text):
 def read_jsonl(rel, text):
     run = new_run(rel, "jsonl")
     tags = Tags()
+    seen_iter = False
     pieces = text.split("\n")
     pos = 0
     for n, line in enumerate(pieces):
@@ -251,12 +252,16 @@ def read_jsonl(rel, text):
         t = json_number(obj[time_key]) if time_key is not None else None
         if time_key is not None and run["time_key"] is None:
             run["time_key"], run["time_kind"] = time_key, time_kind
+        # OpenMMLab: once a line has shown "iter" (a training line), a line without it is a
+        # validation line, and its series are named "val/<key>".
+        seen_iter = seen_iter or "iter" in obj
+        prefix = "val/" if seen_iter and "iter" not in obj else ""
         for k, v in obj.items():
             if k in (step_key, time_key):
                 continue
             x = json_number(v)
             if x is not None:
-                tags.tag(k)["points"].append([step, t, x])
+                tags.tag(prefix + k)["points"].append([step, t, x])
     run["tags"] = tags.out()
     return run
 

@@ -237,7 +237,9 @@ TEST_F(MetricsFolder, JsonLinesOfTrainingAndValidation) {
   EXPECT_EQ(tags.at("loss"), (Values{{10, kNoTime, 2.5}, {20, kNoTime, kNoTime}}));
   EXPECT_EQ(tags.at("time"), (Values{{10, kNoTime, 0.25}, {20, kNoTime, 0.5}}));
   EXPECT_EQ(tags.at("iter"), (Values{{10, kNoTime, 10.0}, {20, kNoTime, 20.0}}));
-  EXPECT_EQ(tags.at("accuracy/top1"), (Values{{1, kNoTime, 41.5}}));
+  // A line without OpenMMLab's `iter`, after lines with it, is a validation line.
+  EXPECT_EQ(tags.at("val/accuracy/top1"), (Values{{1, kNoTime, 41.5}}));
+  EXPECT_EQ(tags.count("accuracy/top1"), 0U);
   EXPECT_EQ(tags.count("mode"), 0U);  // a string is no value
 
   // Written a few bytes at a time, it reads the same.

@@ -42,6 +42,15 @@ TEST(SeriesNamingTest, RolesAndModesFromTheNamesPeopleUse) {
   }
 }
 
+TEST(SeriesNamingTest, LightningsTotalGradientNormIsAGradientNorm) {
+  const SeriesNaming naming = SeriesNaming::defaults();
+  EXPECT_EQ(naming.describe(".", "grad_2.0_norm_total").role, SeriesRole::GradientNorm);
+  EXPECT_EQ(naming.describe(".", "grad_2_norm_total").role, SeriesRole::GradientNorm);
+  // Its per-parameter norms are not the model's.
+  EXPECT_EQ(naming.describe(".", "grad_2.0_norm/layer.0.weight").role, SeriesRole::Other);
+  EXPECT_EQ(naming.describe(".", "train/grad_norm").role, SeriesRole::GradientNorm);
+}
+
 TEST(SeriesNamingTest, PatternsCanBeReplaced) {
   SeriesNaming naming = SeriesNaming::defaults();
   naming.loss = compile_name_regexes({"^objective$"});
@@ -64,7 +73,15 @@ TEST(SeriesNamingTest, ALossesTrainingAndValidationSeriesShareAGroup) {
   EXPECT_EQ(group(".", "Loss/train"), group(".", "Loss/test"));  // PyTorch
   EXPECT_NE(group("runs/x", "train/loss"), group("runs/y", "eval/loss"));
   EXPECT_NE(group(".", "train/loss"), group(".", "eval/accuracy"));
-  EXPECT_EQ(group(".", "loss"), "");  // no mode: nothing to pair with
+  // A loss named for no mode is the training loss: Keras' and Hugging Face's `loss` pair with
+  // `val_loss` and `eval_loss`, also in a run named for training (Keras' training_log.csv).
+  EXPECT_EQ(naming.describe(".", "loss").mode, Mode::Train);
+  EXPECT_EQ(group(".", "loss"), group(".", "val_loss"));
+  EXPECT_EQ(group("trainer_state.json", "loss"), group("trainer_state.json", "eval_loss"));
+  EXPECT_EQ(group("training_log.csv", "loss"), group("training_log.csv", "val_loss"));
+  // Anything else named for no mode has nothing to pair with.
+  EXPECT_EQ(naming.describe(".", "accuracy").mode, Mode::Global);
+  EXPECT_EQ(group(".", "accuracy"), "");
   EXPECT_EQ(naming.job_of("exp/validation"), "exp");
   EXPECT_EQ(naming.job_of("train"), ".");
   EXPECT_EQ(naming.job_of("runs/x"), "runs/x");
