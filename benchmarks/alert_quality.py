@@ -5,10 +5,11 @@ usage: python3 benchmarks/alert_quality.py [RULESTREAM_BIN] [--corpus DIR]... [-
 
 Scores RULESTREAM_BIN (default build/rulestream) with the alert corpus's own scorer
 (../shared/alert-corpus/score.py, the Numenta-style scoring its README describes) on each corpus
-given (default: ../shared/alert-corpus and benchmarks/alert-corpus), with no rule named, so
-that each logdir is judged by the default set (`rulestream rules --defaults`), or with the rule
-arguments after `--`. It prints the scorer's summary for each corpus, then both corpora together
-against issue 42's targets: per fault kind the share of runs detected within their window
+given (default: ../shared/alert-corpus, benchmarks/alert-corpus and benchmarks/alert-corpus-text,
+the last one written as text metrics: trainer_state.json, CSV logs, JSON lines), with no rule
+named, so that each job is judged by the default set (`rulestream rules --defaults`), or with the
+rule arguments after `--`. It prints the scorer's summary for each corpus, then all of them
+together against issue 42's targets: per fault kind the share of runs detected within their window
 (target 95%), false incidents on healthy runs (at most 1 in 20 runs), false incidents after a
 transient spike recovered (none), the median delay per kind in steps and in logged values of the
 series that detected it, and firings per true incident. Exit status 0: it measures.
@@ -41,7 +42,8 @@ def parse(argv):
         else:
             binary = argv[i]
             i += 1
-    return binary, corpora or [SHARED, os.path.join(HERE, "alert-corpus")], rule_args
+    return binary, corpora or [SHARED, os.path.join(HERE, "alert-corpus"),
+                               os.path.join(HERE, "alert-corpus-text")], rule_args
 
 
 def score(binary, corpus, rule_args):
@@ -91,7 +93,9 @@ def main():
             runs.append(run)
     faults = [r for r in runs if r["fault"] != "healthy"]
     healthy = [r for r in runs if r["fault"] == "healthy"]
-    print("\nboth corpora: %d runs (%d healthy)\n" % (len(runs), len(healthy)))
+    print("\n%s: %d runs (%d healthy)\n" % (
+        "both corpora" if len(corpora) == 2 else "the %d corpora together" % len(corpora),
+        len(runs), len(healthy)))
     print("%-17s %8s %9s %14s %16s  %s" % ("fault kind", "detected", "share", "median delay",
                                            "in logged values", "runs missed"))
     for kind in sorted({r["fault"] for r in faults}):
