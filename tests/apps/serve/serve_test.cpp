@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/json.hpp>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "apps/simulator/job_simulator.hpp"
@@ -243,6 +244,46 @@ TEST(Serve, FollowsJobsWrittenLiveAndAnswersWhereEachStands) {
   EXPECT_EQ(testing::http_request(serve.port(), "HEAD", "/api/jobs").status, 200u);
 
   EXPECT_EQ(serve.stop(), 0) << serve.log();
+}
+
+TEST(Serve, FollowsAJobOfTextMetricsLikeAnyOther) {
+  // A Lightning-style CSV log written row by row while serve runs, its loss NaN at step 30: a
+  // job of the third format, found, followed, judged and reported as the others are.
+  TempDir root;
+  ServeProcess serve({"--jobs", root.path().string(), "--rule", "NonFinite", "--idle-timeout", "2",
+                      "--poll-interval", "0.2"});
+  ASSERT_NE(serve.port(), 0);
+  const auto log = root.path() / "csv-job" / "lightning_logs" / "version_0" / "metrics.csv";
+  std::filesystem::create_directories(log.parent_path());
+  {
+    std::ofstream out(log);
+    out << "epoch,step,train_loss\n" << std::flush;
+    for (int step = 0; step < 40; ++step) {
+      out << step / 10 << "," << step << ","
+          << (step == 30 ? "nan" : std::to_string(2.0 / (step + 1))) << "\n"
+          << std::flush;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) { return state_of(jobs, "csv-job") == "Finished"; },
+      std::chrono::seconds(60)))
+      << serve.get("/api/jobs").body << "\n"
+      << serve.log();
+  const json::value jobs = serve.get_json("/api/jobs");
+  const json::object& job = *find_job(jobs, "csv-job");
+  EXPECT_EQ(job.at("format").as_string(), "metrics");
+  EXPECT_EQ(job.at("last_step").as_int64(), 39);
+  EXPECT_EQ(rule_of(job, "NonFinite").at("status").as_string(), "IssuesFound");
+  EXPECT_EQ(rule_of(job, "NonFinite").at("firings").as_int64(), 1);
+  EXPECT_EQ(rule_of(job, "NonFinite").at("last_finding_step").as_int64(), 30);
+  const testing::PrometheusText metrics =
+      testing::parse_prometheus_text(serve.get("/metrics").body);
+  // 40 rows of two series (epoch, train_loss).
+  EXPECT_EQ(metrics.value("rulestream_values_read_total", {{"format", "metrics"}}), 80);
+  const auto report = serve.get("/jobs/csv-job/report");
+  EXPECT_EQ(report.status, 200u) << report.body;
+  EXPECT_NE(report.body.find("train_loss"), std::string::npos);
 }
 
 TEST(Serve, ABearerTokenGuardsEverythingButTheProbes) {
