@@ -1,5 +1,6 @@
 #include "stages/metrics/json_scan.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -53,6 +54,17 @@ ScanStatus JsonScanner::invalid(std::string message) {
 }
 
 ScanStatus JsonScanner::string(std::string& out) {
+  // Most keys hold no escape: taken whole up to their closing quote.
+  const std::size_t close = text_.find('"', position_ + 1);
+  if (close == std::string_view::npos) return ScanStatus::Incomplete;
+  const std::string_view plain = text_.substr(position_ + 1, close - position_ - 1);
+  if (plain.find('\\') == std::string_view::npos &&
+      std::none_of(plain.begin(), plain.end(),
+                   [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
+    out.assign(plain);
+    position_ = close + 1;
+    return ScanStatus::Complete;
+  }
   out.clear();
   std::size_t at = position_ + 1;  // past the opening quote
   while (at < text_.size()) {
@@ -145,15 +157,22 @@ ScanStatus JsonScanner::number(JsonScalar& out) {
   }
   // A number that reaches the end of the text may go on in the file.
   if (end == text_.size()) return ScanStatus::Incomplete;
-  const std::string_view token = text_.substr(position_, end - position_);
-  const auto parsed = parse_python_float(token);
-  // JSON's own grammar is narrower than float()'s: no leading '+', no bare '.5'.
-  if (!parsed || token.front() == '+' || token.front() == '.' ||
-      (token.front() == '-' && (token.size() < 2 || token[1] < '0' || token[1] > '9'))) {
-    return invalid("not a number: '" + std::string(token) + "'");
+  // from_chars takes what JSON writes, and a little more (a leading zero, "1."), as Python's
+  // json takes what it wrote; what JSON refuses that from_chars would read ("+1", ".5") never
+  // gets here (value() sends only '-' and digits), and "-" must be followed by a digit.
+  const char* const begin = text_.data() + position_;
+  const char* const stop = text_.data() + end;
+  double value = 0.0;
+  const auto [parsed_to, error] = std::from_chars(begin, stop, value);
+  if (error == std::errc::result_out_of_range && parsed_to == stop) {
+    value = parse_python_float(std::string_view(begin, static_cast<std::size_t>(stop - begin)))
+                .value_or(value);  // past double's range: +-inf or 0, as Python gives
+  } else if (error != std::errc() || parsed_to != stop ||
+             (*begin == '-' && (stop - begin < 2 || begin[1] < '0' || begin[1] > '9'))) {
+    return invalid("not a number: '" + std::string(begin, stop) + "'");
   }
   out.kind = JsonScalar::Kind::Number;
-  out.number = *parsed;
+  out.number = value;
   position_ = end;
   return ScanStatus::Complete;
 }
@@ -230,10 +249,13 @@ ScanStatus JsonScanner::value(JsonScalar& out) {
 }
 
 ScanStatus JsonScanner::flat_object(std::vector<JsonMember>& members) {
-  members.clear();
+  // Members are written over the vector's old ones, so their keys' buffers are reused from
+  // object to object; the vector is cut to size at the end.
+  std::size_t used = 0;
   const std::size_t start = position_;
   const auto fail = [&](ScanStatus status) {
     position_ = start;
+    members.clear();
     return status;
   };
   auto next = peek();
@@ -244,13 +266,15 @@ ScanStatus JsonScanner::flat_object(std::vector<JsonMember>& members) {
   if (!next) return fail(ScanStatus::Incomplete);
   if (*next == '}') {
     advance();
+    members.clear();
     return ScanStatus::Complete;
   }
   for (;;) {
     next = peek();
     if (!next) return fail(ScanStatus::Incomplete);
     if (*next != '"') return fail(invalid("a key that is not a string"));
-    JsonMember member;
+    if (used == members.size()) members.emplace_back();
+    JsonMember& member = members[used++];
     ScanStatus status = string(member.key);
     if (status != ScanStatus::Complete) return fail(status);
     next = peek();
@@ -259,12 +283,14 @@ ScanStatus JsonScanner::flat_object(std::vector<JsonMember>& members) {
     advance();
     status = value(member.value);
     if (status != ScanStatus::Complete) return fail(status);
-    members.push_back(std::move(member));
     next = peek();
     if (!next) return fail(ScanStatus::Incomplete);
     if (*next != '}' && *next != ',') return fail(invalid("no ',' between members"));
     advance();
-    if (*next == '}') return ScanStatus::Complete;
+    if (*next == '}') {
+      members.resize(used);
+      return ScanStatus::Complete;
+    }
   }
 }
 

@@ -184,6 +184,13 @@ const TensorBoardTag& MetricsRunLoader::tag_named(const std::string& name) {
   return tags_.back();
 }
 
+const TensorBoardTag& MetricsRunLoader::tag_at(std::size_t position, const std::string& name) {
+  if (position >= tags_by_position_.size()) tags_by_position_.resize(position + 1, nullptr);
+  const TensorBoardTag*& tag = tags_by_position_[position];
+  if (tag == nullptr || tag->name != name) tag = &tag_named(name);
+  return *tag;
+}
+
 void MetricsRunLoader::value(const TensorBoardTag& tag, std::int64_t step, double time,
                              double value, TensorBoardValueSink& sink) {
   SummaryReading reading;
@@ -342,8 +349,9 @@ void MetricsRunLoader::read_json_lines(const std::string& file, std::string_view
     for (std::size_t i = 0; i < members.size(); ++i) {
       if (i == keys.step || i == keys.time) continue;
       if (members[i].value.kind != JsonScalar::Kind::Number) continue;
-      value(tag_named(std::string(prefix) + members[i].key), *step, time, members[i].value.number,
-            sink);
+      value(prefix.empty() ? tag_at(i, members[i].key)
+                           : tag_named(std::string(prefix) + members[i].key),
+            *step, time, members[i].value.number, sink);
     }
   }
 }
@@ -435,6 +443,7 @@ void MetricsRunLoader::read_trainer_state(const std::string& file, std::string_v
         const auto found =
             std::find_if(members.begin(), members.end(),
                          [](const JsonMember& member) { return member.key == "step"; });
+        const std::size_t step_at = static_cast<std::size_t>(found - members.begin());
         const auto step = found != members.end() && found->value.kind == JsonScalar::Kind::Number
                               ? integral_step(found->value.number)
                               : std::nullopt;
@@ -444,9 +453,10 @@ void MetricsRunLoader::read_trainer_state(const std::string& file, std::string_v
                       "not read");
           continue;
         }
-        for (const JsonMember& member : members) {
-          if (&member == &*found || member.value.kind != JsonScalar::Kind::Number) continue;
-          const TensorBoardTag& tag = tag_named(member.key);
+        for (std::size_t i = 0; i < members.size(); ++i) {
+          const JsonMember& member = members[i];
+          if (i == step_at || member.value.kind != JsonScalar::Kind::Number) continue;
+          const TensorBoardTag& tag = tag_at(i, member.key);
           std::optional<std::int64_t>& last = last_step_[tag.index];
           if (last && *step <= *last) continue;  // taken when the file was read before
           last = *step;

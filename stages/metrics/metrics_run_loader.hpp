@@ -92,6 +92,9 @@ class MetricsRunLoader final : public RunLoader {
   void read_trainer_state(const std::string& file, std::string_view text, std::uint64_t offset,
                           FileState& state, TensorBoardValueSink& sink);
   const TensorBoardTag& tag_named(const std::string& name);
+  // tag_named for the member at `position` of an object: objects of one log mostly hold the
+  // same keys in the same order, so the tag found there last time is tried first.
+  const TensorBoardTag& tag_at(std::size_t position, const std::string& name);
   void value(const TensorBoardTag& tag, std::int64_t step, double time, double value,
              TensorBoardValueSink& sink);
   // A row with no step, a line that is no JSON object: said for the first few of a file.
@@ -102,6 +105,7 @@ class MetricsRunLoader final : public RunLoader {
   std::map<std::string, FileState, std::less<>> files_;
   std::deque<TensorBoardTag> tags_;
   std::unordered_map<std::string, std::size_t> tag_index_;
+  std::vector<const TensorBoardTag*> tags_by_position_;  // tag_at's memory
   // trainer_state.json: the last step each tag took, by tag index.
   std::vector<std::optional<std::int64_t>> last_step_;
   std::vector<TensorBoardProblem> problems_;
