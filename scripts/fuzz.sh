@@ -63,6 +63,9 @@ if [ -d "$tensorboard_samples/logdirs" ]; then
   mapfile -t logs < <(find "$tensorboard_samples/logdirs" -name '*tfevents*' -size -1024k | sort | head -n 12)
   seed tensorboard_fuzz "${logs[@]}"
 fi
+# Text metrics: the real samples beside the tests (trainer_state.json, CSV logs, JSON lines).
+mapfile -t text_metrics < <(find tests/data/text-metrics/jobs -type f \( -name '*.csv' -o -name '*.json' -o -name '*.jsonl' \) -size -256k | sort)
+seed text_metrics_fuzz "${text_metrics[@]}"
 mkdir -p build-fuzz/corpus/rules_file_fuzz build-fuzz/corpus/s3_xml_fuzz
 printf '%s' '{"rules": [{"RuleConfigurationName": "VG", "RuleParameters": {"rule_to_invoke": "VanishingGradient", "threshold": "1e-7"}, "Actions": [{"type": "stop", "pid": 1}]}], "sinks": [{"type": "file", "path": "e.jsonl"}, {"type": "webhook", "url": "http://127.0.0.1:9/x", "slack": true, "name": "n"}]}' \
   >build-fuzz/corpus/rules_file_fuzz/seed-rules
