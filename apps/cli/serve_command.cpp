@@ -147,9 +147,6 @@ int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostr
         base.sinks.push_back(parse_sink_argument(argument));
       }
     }
-    if (base.rules.empty()) {
-      throw std::invalid_argument("no rules: give --rule NAME or --rules FILE");
-    }
     base.storage = storage_options_from(options);
     base.max_memory = options["max-memory"].as<std::size_t>() << 20;
     base.poll_interval = seconds_option(options, "poll-interval");

@@ -9,22 +9,10 @@
 
 namespace rulestream {
 
-std::vector<RuleConfig> default_report_rules(TrialFormat format) {
-  // A logdir or text metrics: the default set every command judges them by. A trial: smdebug's
-  // usual rules.
-  if (format != TrialFormat::Smdebug) return default_rule_configs();
-  std::vector<RuleConfig> rules;
-  for (const std::string name :
-       {"VanishingGradient", "ExplodingTensor", "LossNotDecreasing", "AllZero"}) {
-    rules.push_back({.configuration_name = name, .rule = name});
-  }
-  return rules;
-}
-
 JobReport build_job_report(PipelineConfig config) {
   const auto storage = open_storage(config.paths.front(), config.storage);
   const TrialFormat format = require_known_format(*storage);
-  if (config.rules.empty()) config.rules = default_report_rules(format);
+  if (config.rules.empty()) config.rules = default_rules_for(format);
   config.follow = false;
   config.progress = false;
   config.sinks.clear();

@@ -12,16 +12,12 @@
 
 namespace rulestream {
 
-// The rules a report runs when none are given: those the demo runs on each format
-// (smdebug: VanishingGradient, ExplodingTensor, LossNotDecreasing, AllZero; TensorBoard:
-// NonFinite, LossSpike, LossNotDecreasing).
-std::vector<RuleConfig> default_report_rules(TrialFormat format);
-
 // Replays config.paths (the first is the job; others are there for rules that compare runs)
-// with config.rules (default_report_rules when empty) and collects the report. A report is a
+// with config.rules (default_rules_for its format when empty, engine/graph/job.hpp) and collects
+// the report. A report is a
 // look back: it never follows, never stops training and notifies no one, so the rules' stop
 // and notify actions and the configured sinks are set aside. Throws StorageError for a path
-// that holds neither an smdebug trial nor a TensorBoard logdir, RuleConfigError for a bad rule
+// that holds no job of a known format, RuleConfigError for a bad rule
 // configuration; a job that cannot be read to the end is reported (its problems, the rules'
 // Error statuses), not thrown.
 JobReport build_job_report(PipelineConfig config);

@@ -63,7 +63,8 @@ std::shared_ptr<const PipelineConfig> job_pipeline_config(const FoundJob& job,
     if (!context.state_dir.empty()) place_dead_letters(file.sinks, context.state_dir);
     for (auto& sink : file.sinks) config->sinks.push_back(std::move(sink));
   }
-  if (config->rules.empty()) throw RuleConfigError("no rules to run on " + job.path.string());
+  // No rule named by the service or the job: the job's format's defaults.
+  if (config->rules.empty()) config->rules = default_rules_for(job.format);
   return config;
 }
 

@@ -1,6 +1,7 @@
 #include "engine/graph/job.hpp"
 
 #include "engine/graph/rule_pipeline.hpp"
+#include "engine/graph/rules_file.hpp"
 #include "engine/graph/series_pipeline.hpp"
 #include "stages/metrics/metrics_runs.hpp"
 
@@ -54,6 +55,16 @@ class SeriesJob final : public Job {
 const SeriesFormat& series_format_of(TrialFormat format) {
   return format == TrialFormat::TextMetrics ? text_metrics_series_format()
                                             : tensorboard_series_format();
+}
+
+std::vector<RuleConfig> default_rules_for(TrialFormat format) {
+  if (format != TrialFormat::Smdebug) return default_rule_configs();
+  std::vector<RuleConfig> rules;
+  for (const std::string name :
+       {"VanishingGradient", "ExplodingTensor", "LossNotDecreasing", "AllZero"}) {
+    rules.push_back({.configuration_name = name, .rule = name});
+  }
+  return rules;
 }
 
 std::unique_ptr<Job> open_job(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,

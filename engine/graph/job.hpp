@@ -54,6 +54,11 @@ class Job {
 // series format: TensorBoard's is returned for it).
 const SeriesFormat& series_format_of(TrialFormat format);
 
+// What a job of `format` is judged by when no rule is named (report, serve): a logdir's or text
+// metrics' default set (default_rule_configs, `rulestream rules --defaults`), or for an smdebug
+// trial smdebug's usual four (VanishingGradient, ExplodingTensor, LossNotDecreasing, AllZero).
+std::vector<RuleConfig> default_rules_for(TrialFormat format);
+
 // Builds the pipeline of `format` over config.paths (RuleConfigError for a bad configuration;
 // StorageError for an smdebug path that is no trial folder). Nothing is read yet.
 std::unique_ptr<Job> open_job(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,

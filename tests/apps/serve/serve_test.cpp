@@ -11,6 +11,7 @@
 
 #include "apps/simulator/job_simulator.hpp"
 #include "apps/simulator/tensorboard_simulator.hpp"
+#include "engine/graph/rules_file.hpp"
 #include "tests/support/alertmanager_receiver.hpp"
 #include "tests/support/cli_runner.hpp"
 #include "tests/support/http_receiver.hpp"
@@ -284,6 +285,43 @@ TEST(Serve, FollowsAJobOfTextMetricsLikeAnyOther) {
   const auto report = serve.get("/jobs/csv-job/report");
   EXPECT_EQ(report.status, 200u) << report.body;
   EXPECT_NE(report.body.find("train_loss"), std::string::npos);
+}
+
+TEST(Serve, WithNoRuleNamedEachJobGetsItsFormatsDefaults) {
+  // No --rule: a CSV log is judged by the default set (`rulestream rules --defaults`), an smdebug
+  // job by smdebug's usual four, each job by what its format calls for.
+  TempDir root;
+  write_vanishing_job(root.path() / "vg", 12, 6);
+  std::filesystem::create_directories(root.path() / "csv");
+  testing::write_text_file(root.path() / "csv" / "metrics.csv",
+                           "step,loss\n0,2.0\n1,1.5\n2,nan\n3,1.0\n");
+  ServeProcess serve(
+      {"--jobs", root.path().string(), "--idle-timeout", "1", "--poll-interval", "0.2"});
+  ASSERT_NE(serve.port(), 0);
+  ASSERT_TRUE(serve.wait_for_jobs(
+      [](const json::value& jobs) {
+        return state_of(jobs, "vg") == "Finished" && state_of(jobs, "csv") == "Finished";
+      },
+      std::chrono::seconds(60)))
+      << serve.get("/api/jobs").body << "\n"
+      << serve.log();
+  const json::value jobs = serve.get_json("/api/jobs");
+  const auto rule_names = [&](const std::string& id) {
+    std::vector<std::string> names;
+    for (const auto& rule : find_job(jobs, id)->at("rules").as_array()) {
+      names.emplace_back(rule.at("rule_configuration").as_string());
+    }
+    return names;
+  };
+  EXPECT_EQ(rule_names("vg"), (std::vector<std::string>{"VanishingGradient", "ExplodingTensor",
+                                                        "LossNotDecreasing", "AllZero"}));
+  std::vector<std::string> defaults;
+  for (const RuleConfig& rule : default_rule_configs()) defaults.push_back(rule.configuration_name);
+  EXPECT_EQ(rule_names("csv"), defaults);
+  EXPECT_EQ(rule_of(*find_job(jobs, "vg"), "VanishingGradient").at("status").as_string(),
+            "IssuesFound");
+  EXPECT_EQ(rule_of(*find_job(jobs, "csv"), "NonFinite").at("status").as_string(), "IssuesFound");
+  EXPECT_EQ(rule_of(*find_job(jobs, "csv"), "NonFinite").at("last_finding_step").as_int64(), 2);
 }
 
 TEST(Serve, ABearerTokenGuardsEverythingButTheProbes) {
@@ -692,9 +730,6 @@ TEST(Serve, RefusesWhatItCannotServe) {
   auto outcome = serve({"--rule", "NonFinite"});
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_NE(outcome.err.find("missing --jobs"), std::string::npos) << outcome.err;
-  outcome = serve({"--jobs", root.path().string()});
-  EXPECT_EQ(outcome.exit_code, 2);
-  EXPECT_NE(outcome.err.find("no rules"), std::string::npos) << outcome.err;
   outcome = serve({"--jobs", (root.path() / "absent").string(), "--rule", "NonFinite"});
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_NE(outcome.err.find("absent: no such folder of jobs"), std::string::npos) << outcome.err;
