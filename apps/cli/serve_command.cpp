@@ -73,11 +73,12 @@ std::chrono::milliseconds seconds_option(const po::variables_map& options, const
 int run_serve(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const std::string prefix = "rulestream serve: ";
   po::options_description visible(
-      "rulestream serve --jobs ROOT... (--rules FILE | --rule NAME...) [options]\n\n"
+      "rulestream serve --jobs ROOT... [--rules FILE | --rule NAME...] [options]\n\n"
       "Follows every job under each ROOT (a local folder whose sub-folders, or an\n"
-      "s3://bucket/prefix whose sub-prefixes, are smdebug trials or TensorBoard logdirs), new\n"
-      "ones as they appear, with the rules given (a job's own rulestream-rules.json replaces\n"
-      "them), and answers HTTP: /healthz, /readyz, /metrics\n"
+      "s3://bucket/prefix whose sub-prefixes, are smdebug trials, TensorBoard logdirs or text\n"
+      "metrics), new ones as they appear, with the rules given (a job's own\n"
+      "rulestream-rules.json replaces them; none given: each format's defaults), and answers\n"
+      "HTTP: /livez, /readyz, /metrics\n"
       "(Prometheus), /api/jobs, /api/jobs/ID, /api/jobs/ID/events, /jobs/ID/report.\n"
       "With --coordinator, instances sharing a Redis share the jobs: each job runs on one\n"
       "instance (a lease), is taken over when that instance dies, and each of its events is\n"
