@@ -116,10 +116,13 @@ void MetricsRunLoader::csv_before_read(const Storage& storage, const StoredObjec
   if (!state.header_read || state.dead || file.size <= state.resume_offset) return;
   // A writer that meets a new column rewrites the whole file under a longer header (Lightning,
   // stable-baselines3): the header read before is then no longer the file's start.
+  // The header's own bytes first (one small read at each growth); more only when they differ.
+  const SharedBytes header = storage.read_range(
+      file.path, 0, std::min<std::uint64_t>(file.size, state.header_bytes.size()));
+  if (chars_of(header) == state.header_bytes) return;
   const std::uint64_t look = std::min<std::uint64_t>(file.size, kHeaderLook);
   const SharedBytes start = storage.read_range(file.path, 0, look);
   const std::string_view text = chars_of(start);
-  if (text.starts_with(state.header_bytes)) return;
   std::vector<std::string> fields;
   std::size_t end = 0;
   const bool whole =
