@@ -11,9 +11,11 @@
 // folder (Keras' train/ and validation/), read together on one thread, training runs first, so
 // that rules pairing a job's series (Overfit) see them in order. Each run sends its events in
 // its own file order as it finds them (the events of runs read at the same time interleave; a
-// run's own never do). A watch polls the logdir every `config.poll_interval`, reads what each
-// file gained, sends events as they are found, and asks rules about silence
-// (StalledTrainingRule) when nothing new came for their threshold.
+// run's own never do). A watch of a local folder reads each file its source announces, new or
+// grown (inotify through the format's file filter; a rescan as the safety net); on S3 it lists
+// the prefix every `config.poll_interval`. It sends events as they are found, and asks rules
+// about silence (StalledTrainingRule, MaxInitializationTime) when nothing new came for their
+// threshold.
 //
 // What rules find goes to the job's RuleLedger, as on an smdebug job: events to the sinks (a
 // sink that throws is reported, not fatal), stop actions (a rule's own, or
