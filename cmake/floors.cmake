@@ -11,8 +11,11 @@
 # (report, coordination, serve, simulator, cli: the commands floor), and python/src on top. A
 # floor uses floors of its own folder or of the folders below it, never of one above.
 #
-# rulestream_floor(NAME FOLDER [USES floor...] [PUBLIC_DEPS target...] [PRIVATE_DEPS target...])
+# rulestream_floor(NAME FOLDER [SUBFOLDERS sub...] [USES floor...] [PUBLIC_DEPS target...]
+#                  [PRIVATE_DEPS target...])
 #   FOLDER        the folder (relative to the project root) whose *.cpp/*.hpp are the floor
+#   SUBFOLDERS    folders inside FOLDER (one level, named) whose files are the floor's too; a
+#                 sub-folder not named here belongs to no floor (check-includes.py says so)
 #   USES          the floors it may include and links, publicly
 #   PUBLIC_DEPS   libraries its headers need;  PRIVATE_DEPS  libraries only its sources need
 

@@ -5,9 +5,10 @@
   nothing else of ours (the build lets through what those floors use in turn; this does not).
 - A public header (RULESTREAM_PUBLIC_HEADERS) includes public headers only, and examples/
   include public headers (and their own) only, as does include/ (the installed umbrella header).
-- Every C++ file under the floors' top-level folders belongs to a floor, and the folders that
-  hold floors in sub-folders (core/, trial/, engine/, apps/) hold nothing at their top but a
-  README.
+- Every C++ file under the floors' top-level folders belongs to a floor: it lies in a floor's
+  folder or in one of the SUBFOLDERS that floor names (rules/sagemaker/ is the rules floor's),
+  never in a sub-folder the table does not name. The folders that hold floors in sub-folders
+  (core/, trial/, engine/, apps/) hold nothing at their top but a README.
 - Includes are written from the project root: no "../", and the header must exist.
 
 Prints one line per offence, `path:line: what is wrong`, and exits 1 when there is any.
@@ -28,22 +29,25 @@ FLOORS_ONLY = ("core", "trial", "engine", "apps")
 
 
 class Floors:
-    """The floor table: each floor's folder and the floors it USES, and the public headers."""
+    """The floor table: each floor's folders (its folder and its SUBFOLDERS) and the floors it
+    USES, and the public headers."""
 
     def __init__(self, root: pathlib.Path):
         text = re.sub(r"#.*", "", (root / TABLE).read_text())
         self.uses = {}  # floor -> floors it may include
-        self.folder_floor = {}  # folder -> floor
+        self.folder_floor = {}  # folder (a floor's own, or one of its SUBFOLDERS) -> floor
         for call in re.finditer(r"rulestream_floor\(([^)]*)\)", text):
             name, folder, *rest = call.group(1).split()
             uses, section = [], None
+            self.folder_floor[folder] = name
             for word in rest:
-                if word in ("USES", "PUBLIC_DEPS", "PRIVATE_DEPS"):
+                if word in ("SUBFOLDERS", "USES", "PUBLIC_DEPS", "PRIVATE_DEPS"):
                     section = word
                 elif section == "USES":
                     uses.append(word)
+                elif section == "SUBFOLDERS":
+                    self.folder_floor[f"{folder}/{word}"] = name
             self.uses[name] = uses
-            self.folder_floor[folder] = name
         public = re.search(r"set\(RULESTREAM_PUBLIC_HEADERS([^)]*)\)", text)
         self.public_headers = set(public.group(1).split()) if public else set()
 

@@ -14,7 +14,7 @@ SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "check-includ
 TABLE = """
 rulestream_floor(model core/model)
 rulestream_floor(store trial/store USES model PRIVATE_DEPS TBB::tbb)
-rulestream_floor(sinks sinks USES model)
+rulestream_floor(sinks sinks SUBFOLDERS http USES model)
 set(RULESTREAM_PUBLIC_HEADERS
   core/model/mode.hpp
   sinks/sink.hpp)
@@ -100,6 +100,28 @@ class CheckIncludesTest(unittest.TestCase):
             "apps/notes.txt: apps/ holds floors only (and a README)",
             "sinks/extra/b.cpp: belongs to no floor (cmake/floors.cmake names the floors' folders)",
         ]))
+
+    def test_a_floors_named_sub_folders_are_that_floor(self):
+        files = self.base()
+        files["sinks/http/webhook.hpp"] = '#pragma once\n#include "sinks/sink.hpp"\n'
+        files["sinks/http/webhook.cpp"] = ('#include "sinks/http/webhook.hpp"\n'
+                                           '#include "core/model/internal.hpp"\n')
+        files["sinks/sink.cpp"] = '#include "sinks/sink.hpp"\n#include "sinks/http/webhook.hpp"\n'
+        self.assertEqual(self.run_check(self.project(files)), (0, []))
+        files["sinks/http/webhook.cpp"] += '#include "trial/store/store.hpp"\n'
+        code, lines = self.run_check(self.project(files))
+        self.assertEqual(code, 1)
+        self.assertEqual(len(lines), 1)
+        self.assertTrue(lines[0].startswith('sinks/http/webhook.cpp:3: floor sinks includes '
+                                            '"trial/store/store.hpp" of floor store'), lines[0])
+
+    def test_a_sub_folder_of_a_sub_folder_is_not_the_floors(self):
+        files = self.base()
+        files["sinks/http/tls/client.cpp"] = '#include "sinks/sink.hpp"\n'
+        code, lines = self.run_check(self.project(files))
+        self.assertEqual((code, lines), (1, [
+            "sinks/http/tls/client.cpp: belongs to no floor "
+            "(cmake/floors.cmake names the floors' folders)"]))
 
     def test_tests_may_include_any_floor(self):
         files = self.base()
