@@ -40,7 +40,10 @@ rulestream_floor(metrics stages/metrics USES model format tensorboard)
 rulestream_floor(store trial/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
 rulestream_floor(trial trial/api USES model memory reduce store open)
 
-rulestream_floor(rules rules USES model trial)
+# The rules floor, grouped: its top holds the rule API (Rule, RuleRegistry, SeriesRule, the
+# default set, the built-in list); sagemaker/ SageMaker's built-in rules, series/ rulestream's
+# own series rules, support/ what rules share. One floor: they may include one another.
+rulestream_floor(rules rules SUBFOLDERS sagemaker series support USES model trial)
 rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
 
 rulestream_floor(graph engine/graph

@@ -4,8 +4,8 @@
 #include <set>
 
 #include "core/model/exceptions.hpp"
-#include "rules/saved_scalar.hpp"
-#include "rules/tensor_selection.hpp"
+#include "rules/support/saved_scalar.hpp"
+#include "rules/support/tensor_selection.hpp"
 #include "trial/api/tensor.hpp"
 
 namespace rulestream {

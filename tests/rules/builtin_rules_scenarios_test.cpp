@@ -9,8 +9,8 @@
 #include <functional>
 
 #include "apps/simulator/job_simulator.hpp"
-#include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/rule_registry.hpp"
+#include "rules/sagemaker/loss_not_decreasing_rule.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {

@@ -1,5 +1,5 @@
 // CheckInputImages on hand-made image batches whose per-channel means are known.
-#include "rules/check_input_images_rule.hpp"
+#include "rules/sagemaker/check_input_images_rule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // ClassImbalance on labels and predictions named as smdebug's XGBoost hook saves them.
-#include "rules/class_imbalance_rule.hpp"
+#include "rules/sagemaker/class_imbalance_rule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Confusion on labels and predictions named as smdebug's XGBoost hook saves them.
-#include "rules/confusion_rule.hpp"
+#include "rules/sagemaker/confusion_rule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // DeadRelu on hand-made ReLU outputs: which layers have too many units that never fire.
-#include "rules/dead_relu_rule.hpp"
+#include "rules/sagemaker/dead_relu_rule.hpp"
 
 #include <gtest/gtest.h>
 

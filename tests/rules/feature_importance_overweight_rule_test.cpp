@@ -1,6 +1,6 @@
 // FeatureImportanceOverweight on feature importances named as smdebug's XGBoost hook saves them
 // (feature_importance/<type>/<feature>, one normalised scalar per feature).
-#include "rules/feature_importance_overweight_rule.hpp"
+#include "rules/sagemaker/feature_importance_overweight_rule.hpp"
 
 #include <gtest/gtest.h>
 

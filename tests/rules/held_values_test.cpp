@@ -1,5 +1,5 @@
 // HeldValues: what a rule keeps of one step's values for the next.
-#include "rules/held_values.hpp"
+#include "rules/support/held_values.hpp"
 
 #include <gtest/gtest.h>
 

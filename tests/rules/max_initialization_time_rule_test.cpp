@@ -1,7 +1,7 @@
 // MaxInitializationTime fed a run's wall times and start by hand (its series form, what a
 // TensorBoard logdir or a metrics file gives it), asked about a watch's silence, and run over
 // smdebug jobs whose index files carry chosen modification times (its trial form).
-#include "rules/max_initialization_time_rule.hpp"
+#include "rules/sagemaker/max_initialization_time_rule.hpp"
 
 #include <gtest/gtest.h>
 

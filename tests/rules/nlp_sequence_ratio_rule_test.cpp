@@ -1,5 +1,5 @@
 // NLPSequenceRatio on hand-made token-id batches: the share of padding (0) and other tokens.
-#include "rules/nlp_sequence_ratio_rule.hpp"
+#include "rules/sagemaker/nlp_sequence_ratio_rule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Overfit on a loss saved at TRAIN steps and at EVAL passes between them.
-#include "rules/overfit_rule.hpp"
+#include "rules/sagemaker/overfit_rule.hpp"
 
 #include <gtest/gtest.h>
 

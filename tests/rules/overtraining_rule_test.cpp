@@ -1,6 +1,6 @@
 // Overtraining: training goes on after the window means of the training and validation losses
 // stopped beating their best.
-#include "rules/overtraining_rule.hpp"
+#include "rules/sagemaker/overtraining_rule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // (sorted[k + 1] - sorted[k]) * fraction at position q / 100 * (n - 1), k its floor. Equal to
 // the last bit on every kind of tensor, including those where the sampled tails miss and it
 // selects over all the values.
-#include "rules/percentiles.hpp"
+#include "rules/support/percentiles.hpp"
 
 #include <gtest/gtest.h>
 

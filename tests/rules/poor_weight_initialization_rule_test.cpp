@@ -1,5 +1,5 @@
 // PoorWeightInitialization on a hand-made job whose first steps show each sign in turn.
-#include "rules/poor_weight_initialization_rule.hpp"
+#include "rules/sagemaker/poor_weight_initialization_rule.hpp"
 
 #include <gtest/gtest.h>
 

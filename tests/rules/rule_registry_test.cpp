@@ -7,10 +7,10 @@
 
 #include "apps/simulator/job_simulator.hpp"
 #include "examples/custom_gradient_rule.hpp"
-#include "rules/all_zero_rule.hpp"
-#include "rules/exploding_tensor_rule.hpp"
-#include "rules/loss_not_decreasing_rule.hpp"
-#include "rules/vanishing_gradient_rule.hpp"
+#include "rules/sagemaker/all_zero_rule.hpp"
+#include "rules/sagemaker/exploding_tensor_rule.hpp"
+#include "rules/sagemaker/loss_not_decreasing_rule.hpp"
+#include "rules/sagemaker/vanishing_gradient_rule.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {

@@ -1,4 +1,4 @@
-#include "rules/rule_text.hpp"
+#include "rules/support/rule_text.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SaturatedActivation on hand-made tanh and sigmoid inputs: each function has its own extremes.
-#include "rules/saturated_activation_rule.hpp"
+#include "rules/sagemaker/saturated_activation_rule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SimilarAcrossRuns between a base run and other runs given as other trials.
-#include "rules/similar_across_runs_rule.hpp"
+#include "rules/sagemaker/similar_across_runs_rule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,8 @@
 
 #include "core/model/exceptions.hpp"
 #include "examples/custom_gradient_rule.hpp"
-#include "rules/loss_not_decreasing_rule.hpp"
 #include "rules/rule_registry.hpp"
+#include "rules/sagemaker/loss_not_decreasing_rule.hpp"
 #include "tests/support/reference_counts.hpp"
 #include "tests/support/rule_outcomes.hpp"
 #include "tests/support/smdebug_expected.hpp"

@@ -1,4 +1,4 @@
-#include "rules/spike_detector.hpp"
+#include "rules/support/spike_detector.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // StalledTrainingRule on jobs whose index files carry chosen modification times (a replay sees a
 // stall from them), and its clock check (what a live pipeline calls on a timer).
-#include "rules/stalled_training_rule.hpp"
+#include "rules/sagemaker/stalled_training_rule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // StepOutlier fed wall times by hand (its series form, what a TensorBoard logdir or a metrics
 // file gives it) and run over smdebug jobs whose index files carry chosen modification times
 // (its trial form). Every expected step, level and threshold is worked out in the comments.
-#include "rules/step_outlier_rule.hpp"
+#include "rules/sagemaker/step_outlier_rule.hpp"
 
 #include <gtest/gtest.h>
 

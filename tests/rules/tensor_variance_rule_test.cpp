@@ -1,5 +1,5 @@
 // TensorVariance on hand-made tensors whose variance is exactly known.
-#include "rules/tensor_variance_rule.hpp"
+#include "rules/sagemaker/tensor_variance_rule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // TreeDepth on tree dumps named as smdebug's XGBoost hook saves them (trees/Tree, trees/Node).
-#include "rules/tree_depth_rule.hpp"
+#include "rules/sagemaker/tree_depth_rule.hpp"
 
 #include <gtest/gtest.h>
 

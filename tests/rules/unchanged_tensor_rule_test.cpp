@@ -1,5 +1,5 @@
 // UnchangedTensor on a hand-made loss that stalls, and on smdebug's own lr=0 sample.
-#include "rules/unchanged_tensor_rule.hpp"
+#include "rules/sagemaker/unchanged_tensor_rule.hpp"
 
 #include <gtest/gtest.h>
 

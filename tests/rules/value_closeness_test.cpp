@@ -1,7 +1,7 @@
 // numpy.allclose for whole values, and the prefilter on reductions that spares reading values
 // when they certainly differ.
 
-#include "rules/value_closeness.hpp"
+#include "rules/support/value_closeness.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // WeightUpdateRatio on hand-made weights whose updates are known: ||update|| / ||weights||.
-#include "rules/weight_update_ratio_rule.hpp"
+#include "rules/sagemaker/weight_update_ratio_rule.hpp"
 
 #include <gtest/gtest.h>
 
