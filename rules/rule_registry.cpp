@@ -7,34 +7,7 @@
 #include <stdexcept>
 
 #include "core/model/name_regex.hpp"
-#include "rules/sagemaker/all_zero_rule.hpp"
-#include "rules/sagemaker/check_input_images_rule.hpp"
-#include "rules/sagemaker/class_imbalance_rule.hpp"
-#include "rules/sagemaker/confusion_rule.hpp"
-#include "rules/sagemaker/dead_relu_rule.hpp"
-#include "rules/sagemaker/exploding_tensor_rule.hpp"
-#include "rules/sagemaker/feature_importance_overweight_rule.hpp"
-#include "rules/sagemaker/loss_not_decreasing_rule.hpp"
-#include "rules/sagemaker/max_initialization_time_rule.hpp"
-#include "rules/sagemaker/nlp_sequence_ratio_rule.hpp"
-#include "rules/sagemaker/overfit_rule.hpp"
-#include "rules/sagemaker/overtraining_rule.hpp"
-#include "rules/sagemaker/poor_weight_initialization_rule.hpp"
-#include "rules/sagemaker/saturated_activation_rule.hpp"
-#include "rules/sagemaker/similar_across_runs_rule.hpp"
-#include "rules/sagemaker/stalled_training_rule.hpp"
-#include "rules/sagemaker/step_outlier_rule.hpp"
-#include "rules/sagemaker/tensor_variance_rule.hpp"
-#include "rules/sagemaker/tree_depth_rule.hpp"
-#include "rules/sagemaker/unchanged_tensor_rule.hpp"
-#include "rules/sagemaker/vanishing_gradient_rule.hpp"
-#include "rules/sagemaker/weight_update_ratio_rule.hpp"
-#include "rules/series/divergence_rule.hpp"
-#include "rules/series/gradient_norm_rules.hpp"
-#include "rules/series/non_finite_rule.hpp"
-#include "rules/series/overfitting_trend_rule.hpp"
-#include "rules/series/plateau_rule.hpp"
-#include "rules/series/series_spike_rule.hpp"
+#include "rules/builtin_rules.hpp"
 
 namespace rulestream {
 namespace {
@@ -224,39 +197,39 @@ RuleRegistry& RuleRegistry::builtin() {
   static RuleRegistry registry = [] {
     RuleRegistry built;
     // In the order of SageMaker's list of built-in rules.
-    built.add(DeadReluRule::spec());
-    built.add(ExplodingTensorRule::spec());
-    built.add(PoorWeightInitializationRule::spec());
-    built.add(SaturatedActivationRule::spec());
-    built.add(VanishingGradientRule::spec());
-    built.add(WeightUpdateRatioRule::spec());
-    built.add(AllZeroRule::spec());
-    built.add(ClassImbalanceRule::spec());
-    built.add(LossNotDecreasingRule::spec());
-    built.add(OverfitRule::spec());
-    built.add(OvertrainingRule::spec());
-    built.add(SimilarAcrossRunsRule::spec());
-    built.add(StalledTrainingRule::spec());
-    built.add(TensorVarianceRule::spec());
-    built.add(UnchangedTensorRule::spec());
-    built.add(CheckInputImagesRule::spec());
-    built.add(NlpSequenceRatioRule::spec());
-    built.add(ConfusionRule::spec());
-    built.add(FeatureImportanceOverweightRule::spec());
-    built.add(TreeDepthRule::spec());
+    built.add(dead_relu_spec());
+    built.add(exploding_tensor_spec());
+    built.add(poor_weight_initialization_spec());
+    built.add(saturated_activation_spec());
+    built.add(vanishing_gradient_spec());
+    built.add(weight_update_ratio_spec());
+    built.add(all_zero_spec());
+    built.add(class_imbalance_spec());
+    built.add(loss_not_decreasing_spec());
+    built.add(overfit_spec());
+    built.add(overtraining_spec());
+    built.add(similar_across_runs_spec());
+    built.add(stalled_training_rule_spec());
+    built.add(tensor_variance_spec());
+    built.add(unchanged_tensor_spec());
+    built.add(check_input_images_spec());
+    built.add(nlp_sequence_ratio_spec());
+    built.add(confusion_spec());
+    built.add(feature_importance_overweight_spec());
+    built.add(tree_depth_spec());
     // SageMaker's profiler rules on step times (smdebug trials and series formats alike).
-    built.add(StepOutlierRule::spec());
-    built.add(MaxInitializationTimeRule::spec());
+    built.add(step_outlier_spec());
+    built.add(max_initialization_time_spec());
     // Rules over series of scalars (TensorBoard logdirs, smdebug losses), rulestream's own.
-    built.add(NonFiniteRule::spec());
-    built.add(SeriesSpikeRule::loss_spike_spec());
-    built.add(SeriesSpikeRule::grad_norm_spike_spec());
+    built.add(non_finite_spec());
+    built.add(loss_spike_spec());
+    built.add(grad_norm_spike_spec());
     // The judgement for series (rules/default_rules.hpp runs them on logdirs by default).
-    built.add(DivergenceRule::spec());
-    built.add(GradientExplosionRule::spec());
-    built.add(GradientVanishingRule::spec());
-    built.add(OverfittingTrendRule::spec());
-    built.add(PlateauRule::spec());
+    built.add(divergence_spec());
+    built.add(gradient_explosion_spec());
+    built.add(gradient_vanishing_spec());
+    built.add(overfitting_trend_spec());
+    built.add(plateau_spec());
     return built;
   }();
   return registry;

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "rules/builtin_rules.hpp"
 #include "rules/support/rule_text.hpp"
 #include "trial/api/tensor.hpp"
 
@@ -10,7 +11,8 @@ namespace rulestream {
 AllZeroRule::AllZeroRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)), options_(std::move(options)) {}
 
-RuleSpec AllZeroRule::spec() {
+RuleSpec all_zero_spec() {
+  using Options = AllZeroRule::Options;
   RuleSpec spec;
   spec.name = "AllZero";
   spec.aliases = {"all_zero"};

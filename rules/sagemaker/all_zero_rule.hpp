@@ -24,8 +24,6 @@ class AllZeroRule final : public Rule {
 
   AllZeroRule(Trial base_trial, Options options);
 
-  static RuleSpec spec();
-
   std::string_view name() const override { return "AllZero"; }
   bool invoke_at_step(std::int64_t step) override;
   // Each step is judged on its own values alone.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "rules/builtin_rules.hpp"
 #include "rules/series_rule.hpp"
 #include "rules/support/rule_text.hpp"
 #include "trial/api/tensor.hpp"
@@ -67,7 +68,8 @@ class ExplodingTensorSeries final : public SeriesRule {
 ExplodingTensorRule::ExplodingTensorRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)), options_(std::move(options)) {}
 
-RuleSpec ExplodingTensorRule::spec() {
+RuleSpec exploding_tensor_spec() {
+  using Options = ExplodingTensorRule::Options;
   RuleSpec spec;
   spec.name = "ExplodingTensor";
   spec.aliases = {"exploding_tensor"};

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/model/exceptions.hpp"
+#include "rules/builtin_rules.hpp"
 #include "rules/sagemaker/loss_not_decreasing_series.hpp"
 #include "rules/support/rule_text.hpp"
 #include "rules/support/saved_scalar.hpp"
@@ -56,7 +57,8 @@ LossNotDecreasingRule::LossNotDecreasingRule(Trial base_trial, Options options)
       options_(std::move(options)),
       selection_(loss_selection(options_)) {}
 
-RuleSpec LossNotDecreasingRule::spec() {
+RuleSpec loss_not_decreasing_spec() {
+  using Options = LossNotDecreasingRule::Options;
   RuleSpec spec;
   spec.name = "LossNotDecreasing";
   spec.aliases = {"loss_not_decreasing"};

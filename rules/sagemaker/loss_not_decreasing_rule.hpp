@@ -48,8 +48,6 @@ class LossNotDecreasingRule final : public Rule {
 
   LossNotDecreasingRule(Trial base_trial, Options options);
 
-  static RuleSpec spec();
-
   std::string_view name() const override { return "LossNotDecreasing"; }
   bool invoke_at_step(std::int64_t step) override;
   RequiredTensors required_tensors() const override { return selection_.required(); }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/model/exceptions.hpp"
+#include "rules/builtin_rules.hpp"
 #include "rules/series_rule.hpp"
 #include "rules/support/rule_text.hpp"
 
@@ -120,7 +121,7 @@ MaxInitializationTimeRule::MaxInitializationTimeRule(Trial base_trial, Options o
           std::chrono::duration<double>(options_.threshold_minutes * 60.0))),
       created_(std::chrono::system_clock::now()) {}
 
-RuleSpec MaxInitializationTimeRule::spec() {
+RuleSpec max_initialization_time_spec() {
   RuleSpec spec;
   spec.name = "MaxInitializationTime";
   spec.aliases = {"max_initialization_time"};

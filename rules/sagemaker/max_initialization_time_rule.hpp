@@ -34,8 +34,6 @@ class MaxInitializationTimeRule final : public Rule {
 
   MaxInitializationTimeRule(Trial base_trial, Options options);
 
-  static RuleSpec spec();
-
   std::string_view name() const override { return "MaxInitializationTime"; }
   bool invoke_at_step(std::int64_t step) override;
   bool invoke_at_time(std::chrono::system_clock::time_point now) override;

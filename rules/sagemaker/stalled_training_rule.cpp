@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "rules/builtin_rules.hpp"
 #include "rules/series_rule.hpp"
 #include "rules/support/rule_text.hpp"
 
@@ -87,7 +88,8 @@ StalledTrainingRule::StalledTrainingRule(Trial base_trial, Options options)
       threshold_(std::chrono::seconds(options_.threshold_seconds)),
       created_(std::chrono::system_clock::now()) {}
 
-RuleSpec StalledTrainingRule::spec() {
+RuleSpec stalled_training_rule_spec() {
+  using Options = StalledTrainingRule::Options;
   RuleSpec spec;
   spec.name = "StalledTrainingRule";
   spec.aliases = {"stalled_training_rule"};

@@ -39,8 +39,6 @@ class StalledTrainingRule final : public Rule {
 
   StalledTrainingRule(Trial base_trial, Options options);
 
-  static RuleSpec spec();
-
   std::string_view name() const override { return "StalledTrainingRule"; }
   bool invoke_at_step(std::int64_t step) override;
   bool invoke_at_time(std::chrono::system_clock::time_point now) override;

@@ -1,6 +1,7 @@
 #include "rules/sagemaker/vanishing_gradient_rule.hpp"
 
 #include "core/model/exceptions.hpp"
+#include "rules/builtin_rules.hpp"
 #include "rules/sagemaker/histogram_figure_rule.hpp"
 #include "rules/support/rule_text.hpp"
 #include "rules/support/tensor_selection.hpp"
@@ -19,7 +20,8 @@ const TensorSelection& gradients() {
 VanishingGradientRule::VanishingGradientRule(Trial base_trial, Options options)
     : Rule(std::move(base_trial)), options_(options) {}
 
-RuleSpec VanishingGradientRule::spec() {
+RuleSpec vanishing_gradient_spec() {
+  using Options = VanishingGradientRule::Options;
   RuleSpec spec;
   spec.name = "VanishingGradient";
   spec.aliases = {"vanishing_gradient"};

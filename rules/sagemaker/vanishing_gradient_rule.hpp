@@ -20,9 +20,6 @@ class VanishingGradientRule final : public Rule {
 
   VanishingGradientRule(Trial base_trial, Options options);
 
-  // Name, aliases, parameters with their defaults, and the factory from string parameters.
-  static RuleSpec spec();
-
   std::string_view name() const override { return "VanishingGradient"; }
   bool invoke_at_step(std::int64_t step) override;
   // Each step is judged on its own values alone.

@@ -1,9 +1,8 @@
 // CheckInputImages on hand-made image batches whose per-channel means are known.
-#include "rules/sagemaker/check_input_images_rule.hpp"
-
 #include <gtest/gtest.h>
 
 #include "core/model/exceptions.hpp"
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

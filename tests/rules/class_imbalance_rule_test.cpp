@@ -1,8 +1,7 @@
 // ClassImbalance on labels and predictions named as smdebug's XGBoost hook saves them.
-#include "rules/sagemaker/class_imbalance_rule.hpp"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/series_jobs.hpp"
 #include "tests/support/test_support.hpp"

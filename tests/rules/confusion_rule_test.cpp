@@ -1,8 +1,7 @@
 // Confusion on labels and predictions named as smdebug's XGBoost hook saves them.
-#include "rules/sagemaker/confusion_rule.hpp"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/series_jobs.hpp"
 #include "tests/support/test_support.hpp"

@@ -1,8 +1,7 @@
 // DeadRelu on hand-made ReLU outputs: which layers have too many units that never fire.
-#include "rules/sagemaker/dead_relu_rule.hpp"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

@@ -1,9 +1,8 @@
 // FeatureImportanceOverweight on feature importances named as smdebug's XGBoost hook saves them
 // (feature_importance/<type>/<feature>, one normalised scalar per feature).
-#include "rules/sagemaker/feature_importance_overweight_rule.hpp"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/series_jobs.hpp"
 #include "tests/support/test_support.hpp"

@@ -1,7 +1,7 @@
 // The judgement rules for series (Divergence, GradientExplosion, GradientVanishing,
 // OverfittingTrend, Plateau), built from the registry as the TensorBoard pipeline builds them
 // and fed hand-made series. Each firing step is derived beside its test from the rule's
-// definition (rules/*_rule.hpp), not read off the rule's output.
+// definition (the comment on its class in rules/series/), not read off the rule's output.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

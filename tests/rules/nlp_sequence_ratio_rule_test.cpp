@@ -1,8 +1,7 @@
 // NLPSequenceRatio on hand-made token-id batches: the share of padding (0) and other tokens.
-#include "rules/sagemaker/nlp_sequence_ratio_rule.hpp"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

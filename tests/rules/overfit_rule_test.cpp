@@ -1,8 +1,7 @@
 // Overfit on a loss saved at TRAIN steps and at EVAL passes between them.
-#include "rules/sagemaker/overfit_rule.hpp"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/series_jobs.hpp"
 #include "tests/support/test_support.hpp"

@@ -1,11 +1,11 @@
 // Overtraining: training goes on after the window means of the training and validation losses
 // stopped beating their best.
-#include "rules/sagemaker/overtraining_rule.hpp"
-
 #include <gtest/gtest.h>
 
 #include <limits>
 
+#include "rules/rule.hpp"
+#include "rules/rule_registry.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/series_jobs.hpp"
 #include "tests/support/test_support.hpp"

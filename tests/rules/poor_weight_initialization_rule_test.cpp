@@ -1,8 +1,7 @@
 // PoorWeightInitialization on a hand-made job whose first steps show each sign in turn.
-#include "rules/sagemaker/poor_weight_initialization_rule.hpp"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

@@ -7,6 +7,7 @@
 
 #include "apps/simulator/job_simulator.hpp"
 #include "examples/custom_gradient_rule.hpp"
+#include "rules/builtin_rules.hpp"
 #include "rules/sagemaker/all_zero_rule.hpp"
 #include "rules/sagemaker/exploding_tensor_rule.hpp"
 #include "rules/sagemaker/loss_not_decreasing_rule.hpp"
@@ -357,15 +358,15 @@ TEST_F(RuleRegistryTest, TakesUserRulesAndRefusesDuplicateNames) {
   EXPECT_EQ(rule->name(), "CustomGradientRule");
   EXPECT_THROW(registry.add(example::CustomGradientRule::spec()), std::invalid_argument);
 
-  registry.add(VanishingGradientRule::spec());
-  RuleSpec clash = AllZeroRule::spec();
+  registry.add(vanishing_gradient_spec());
+  RuleSpec clash = all_zero_spec();
   clash.name = "Zeros";
   clash.aliases = {"VANISHING_GRADIENT"};
   EXPECT_THROW(registry.add(clash), std::invalid_argument);
-  RuleSpec nameless = AllZeroRule::spec();
+  RuleSpec nameless = all_zero_spec();
   nameless.name = "_";
   EXPECT_THROW(registry.add(nameless), std::invalid_argument);
-  RuleSpec no_factory = AllZeroRule::spec();
+  RuleSpec no_factory = all_zero_spec();
   no_factory.create = nullptr;
   EXPECT_THROW(registry.add(no_factory), std::invalid_argument);
 

@@ -1,8 +1,7 @@
 // SaturatedActivation on hand-made tanh and sigmoid inputs: each function has its own extremes.
-#include "rules/sagemaker/saturated_activation_rule.hpp"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

@@ -1,10 +1,9 @@
 // SimilarAcrossRuns between a base run and other runs given as other trials.
-#include "rules/sagemaker/similar_across_runs_rule.hpp"
-
 #include <gtest/gtest.h>
 
 #include <limits>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/series_jobs.hpp"
 #include "tests/support/test_support.hpp"

@@ -1,8 +1,6 @@
 // StepOutlier fed wall times by hand (its series form, what a TensorBoard logdir or a metrics
 // file gives it) and run over smdebug jobs whose index files carry chosen modification times
 // (its trial form). Every expected step, level and threshold is worked out in the comments.
-#include "rules/sagemaker/step_outlier_rule.hpp"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "rules/rule.hpp"
 #include "rules/rule_registry.hpp"
 #include "rules/series_rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"

@@ -1,8 +1,8 @@
 // TensorVariance on hand-made tensors whose variance is exactly known.
-#include "rules/sagemaker/tensor_variance_rule.hpp"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.hpp"
+#include "rules/rule_registry.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
 

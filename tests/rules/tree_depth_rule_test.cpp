@@ -1,10 +1,9 @@
 // TreeDepth on tree dumps named as smdebug's XGBoost hook saves them (trees/Tree, trees/Node).
-#include "rules/sagemaker/tree_depth_rule.hpp"
-
 #include <gtest/gtest.h>
 
 #include <numeric>
 
+#include "rules/rule.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/series_jobs.hpp"
 #include "tests/support/test_support.hpp"

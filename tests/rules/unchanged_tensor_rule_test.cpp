@@ -1,10 +1,10 @@
 // UnchangedTensor on a hand-made loss that stalls, and on smdebug's own lr=0 sample.
-#include "rules/sagemaker/unchanged_tensor_rule.hpp"
-
 #include <gtest/gtest.h>
 
 #include <limits>
 
+#include "rules/rule.hpp"
+#include "rules/rule_registry.hpp"
 #include "tests/support/one_rule_replay.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"

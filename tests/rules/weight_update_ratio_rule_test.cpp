@@ -1,6 +1,4 @@
 // WeightUpdateRatio on hand-made weights whose updates are known: ||update|| / ||weights||.
-#include "rules/sagemaker/weight_update_ratio_rule.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rules/rule.hpp"
 #include "tests/support/one_rule_replay.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
