@@ -20,6 +20,10 @@ std::string run_label(const std::string& run, const std::string& fallback) {
   return run.empty() || run == "." ? fallback : run;
 }
 
+// Wall times the report takes for dates: 2001-09-09 (1e9 s) to 2100-01-01.
+constexpr double kEarliestDate = 1e9;
+constexpr double kLatestDate = 4102444800.0;
+
 }  // namespace
 
 void TensorBoardSeriesCollector::on_value(const TensorBoardTag& tag, std::int64_t step,
@@ -29,8 +33,13 @@ void TensorBoardSeriesCollector::on_value(const TensorBoardTag& tag, std::int64_
   auto [found, added] = index_[tag.run].try_emplace(tag.name, series_.size());
   if (added) series_.push_back({.run = tag.run, .tag = tag.name});
   TagSeries& series = series_[found->second];
-  if (!first_wall_time_ || wall_time < *first_wall_time_) first_wall_time_ = wall_time;
-  if (!last_wall_time_ || wall_time > *last_wall_time_) last_wall_time_ = wall_time;
+  // The job's time span, from the wall times that are dates: not a value without a time (NaN:
+  // a CSV log without a time column), nor seconds since the run's start (a log's elapsed-time
+  // column), nor a time no clock gives (a corrupt record's).
+  if (wall_time >= kEarliestDate && wall_time <= kLatestDate) {
+    if (!first_wall_time_ || wall_time < *first_wall_time_) first_wall_time_ = wall_time;
+    if (!last_wall_time_ || wall_time > *last_wall_time_) last_wall_time_ = wall_time;
+  }
   if (reading.kind == TagKind::Scalar) {
     keep_by_restart_rule(series.scalars, SeriesPoint{step, reading.scalar});
     return;

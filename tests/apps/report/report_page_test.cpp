@@ -229,18 +229,19 @@ TEST(ReportPageTest, KerasRunsShareTheLossChartAndHistogramsAreBands) {
     TensorBoardWriter validation(dir.path() / "validation" / "events.out.tfevents.1.host");
     for (std::int64_t step = 0; step < 5; ++step) {
       const float scale = static_cast<float>(step + 1);
-      train.add_scalar("epoch_loss", step, 1.0F / scale, 100.0 + static_cast<double>(step));
-      validation.add_scalar("epoch_loss", step, 1.5F / scale, 100.5 + static_cast<double>(step));
+      const double second = 1.7e9 + static_cast<double>(step);
+      train.add_scalar("epoch_loss", step, 1.0F / scale, second);
+      validation.add_scalar("epoch_loss", step, 1.5F / scale, second + 0.5);
       const std::vector<float> values{-scale, 0.0F, 2 * scale, 3 * scale};
-      train.add_histogram("grad/fc1", step, values, 100.0 + static_cast<double>(step));
+      train.add_histogram("grad/fc1", step, values, second);
     }
   }
   const std::string html = report_page(dir.path());
   const HtmlDocument page(html);
   EXPECT_EQ(fact(page, "Runs"), "2: train, validation");
   EXPECT_EQ(fact(page, "Steps"), "EVAL: 5 steps (0 to 4); TRAIN: 5 steps (0 to 4)");
-  // Wall times: train 100..104, validation 100.5..104.5 (whole seconds in the ISO times).
-  EXPECT_EQ(fact(page, "Time span"), "1970-01-01T00:01:40Z to 1970-01-01T00:01:44Z (4.5 s)");
+  // Wall times: train 1.7e9 + 0..4, validation 0.5 s later (whole seconds in the ISO times).
+  EXPECT_EQ(fact(page, "Time span"), "2023-11-14T22:13:20Z to 2023-11-14T22:13:24Z (4.5 s)");
   EXPECT_EQ(page.texts("//section[@id='plots']/section/@data-group"),
             (std::vector<std::string>{"losses", "scalars", "histograms"}));
 
@@ -310,6 +311,28 @@ TEST(ReportPageTest, ARestartedRunIsDrawnAsTensorBoardDrawsIt) {
   EXPECT_EQ(value_at(line, 4), 17.0);   // the first pass: 1 + 4^2
   EXPECT_EQ(value_at(line, 5), 225.0);  // the resumed one: 200 + 5^2
   EXPECT_EQ(value_at(line, 7), 249.0);
+}
+
+// Text metrics are charted as a logdir is. A CSV log's rows have no time (or seconds since the
+// start, which are no dates): the job's time span is unknown, not a span in 1970.
+TEST(ReportPageTest, TextMetricsAreChartedAndTheirTimeSpanIsNoDateTheyDoNotHold) {
+  for (const std::string header : {"step,train_loss", "step,time/time_elapsed,train_loss"}) {
+    TempDir dir;
+    std::string csv = header + "\n";
+    for (int step = 0; step < 5; ++step) {
+      csv += std::to_string(step) + (header.find("time") != std::string::npos ? ",10" : "") + "," +
+             std::to_string(1.0 / (step + 1)) + "\n";
+    }
+    testing::write_text_file(dir.path() / "metrics.csv", csv);
+    const std::string html = report_page(dir.path());
+    const HtmlDocument page(html);
+    EXPECT_EQ(fact(page, "Format"), "text metrics") << header;
+    EXPECT_EQ(fact(page, "Time span"), "unknown") << header;
+    const boost::json::value data = page_data(html);
+    EXPECT_NEAR(*value_at(line_labelled(chart_titled(data, "loss"), "metrics.csv: train_loss"), 4),
+                0.2, 1e-6)
+        << header;
+  }
 }
 
 TEST(ReportPageTest, PageAsksForNothingOutsideItself) {
