@@ -66,8 +66,7 @@ def run(name):
 
 
 # ================================================================= labels
-def losses(trace):
-    return [s["loss"] for s in trace["steps"]]
+losses = TBG.losses  # the TensorBoard corpus's, one arithmetic for both
 
 
 def write_label(out, name, conv, fault, trace, P, series, steps, notes, onset=None,
@@ -224,14 +223,7 @@ def ht03(out, name):
                        notes, onset=K + 1)
 
 
-def sumsign_stream(onset, every, lmax, l0=10, bs=32):
-    def length(step):
-        return l0 if step < onset else min(lmax, l0 + 1 + (step - onset) // every)
-
-    def stream(step, gen):
-        return T.running_sum_sign(bs, length(step), int(torch.randint(0, 2 ** 30, (1,),
-                                                                       generator=gen)))
-    return stream
+sumsign_stream = TBG.sumsign_stream  # the TensorBoard corpus's, one arithmetic for both
 
 
 @run("HT04-sumsign-relurnn-curriculum")
@@ -651,14 +643,7 @@ def mt04(out, name):
                        mm_steps(10, 10), notes, onset=K + 1)
 
 
-def adding_stream(onset, every, lmax, l0=10, bs=32):
-    def length(step):
-        return l0 if step < onset else min(lmax, l0 + 1 + (step - onset) // every)
-
-    def stream(step, gen):
-        return T.adding_problem(bs, length(step), int(torch.randint(0, 2 ** 30, (1,),
-                                                                     generator=gen)))
-    return stream
+adding_stream = TBG.adding_stream  # the TensorBoard corpus's, one arithmetic for both
 
 
 @run("MT05-adding-relurnn-curriculum")
