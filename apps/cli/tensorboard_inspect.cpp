@@ -1,8 +1,8 @@
 #include "apps/cli/tensorboard_inspect.hpp"
 
 #include <boost/json.hpp>
+#include <deque>
 #include <iomanip>
-#include <map>
 #include <ostream>
 #include <stdexcept>
 #include <vector>
@@ -10,64 +10,31 @@
 #include "apps/cli/json_values.hpp"
 #include "core/model/python_json.hpp"
 #include "engine/graph/job.hpp"
-#include "stages/tensorboard/logdir_reader.hpp"
+#include "stages/tensorboard/series_store.hpp"
 
 namespace rulestream::cli {
 namespace {
 
-// What inspect reports of a tag (copied: the run's reader, which owns its tags, is gone by the
-// time the report is printed).
-struct TagSummary {
-  std::string name;
-  TagKind kind = TagKind::Other;
-  std::uint64_t count = 0;
-  std::int64_t first_step = 0;
-  std::int64_t last_step = 0;
-};
+// The store inspect reads into: every tag listed and counted, the values of the one tag asked
+// for (if any) kept as the files hold them.
+SeriesStoreOptions store_options(const TensorBoardInspectRequest& request) {
+  SeriesStoreOptions options{.order = KeptOrder::AsWritten};
+  options.keep_values = [&request](const std::string& run, const std::string& tag) {
+    return request.tag && *request.tag == tag && (!request.run || *request.run == run);
+  };
+  return options;
+}
 
-struct Point {
-  std::int64_t step = 0;
-  double wall_time = 0.0;
-  SummaryReading reading;
-};
-
-// Counts every tag's values, and keeps the values of the one tag asked for (if any).
-class InspectSink final : public TensorBoardValueSink {
- public:
-  explicit InspectSink(const TensorBoardInspectRequest& request) : request_(request) {}
-
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
-                const SummaryReading& reading) override {
-    auto& tags = runs_[tag.run];
-    if (tags.size() <= tag.index) tags.resize(tag.index + 1);
-    TagSummary& summary = tags[tag.index];
-    if (summary.count == 0) {
-      summary.name = tag.name;
-      summary.kind = tag.kind;
-      summary.first_step = step;
-    }
-    ++summary.count;
-    summary.last_step = step;
-    if (request_.tag && *request_.tag == tag.name && (!request_.run || *request_.run == tag.run)) {
-      points_[tag.run].push_back({step, wall_time, reading});
-    }
+// The tags of a run in order of first appearance; none for a run without values.
+const std::deque<StoredSeries>& tags_of(const SeriesStore& store, const std::string& run) {
+  static const std::deque<StoredSeries> kNone;
+  for (const RunSeries* each : store.runs()) {
+    if (each->run() == run) return each->tags();
   }
+  return kNone;
+}
 
-  // Tags of a run in order of first appearance; none for a run without values.
-  const std::vector<TagSummary>& tags_of(const std::string& run) const {
-    static const std::vector<TagSummary> kNone;
-    const auto found = runs_.find(run);
-    return found == runs_.end() ? kNone : found->second;
-  }
-  const std::map<std::string, std::vector<Point>>& points() const { return points_; }
-
- private:
-  const TensorBoardInspectRequest& request_;
-  std::map<std::string, std::vector<TagSummary>> runs_;
-  std::map<std::string, std::vector<Point>> points_;
-};
-
-boost::json::object point_json(const Point& point) {
+boost::json::object point_json(const StoredReading& point) {
   boost::json::object entry;
   entry["step"] = point.step;
   entry["wall_time"] = json_number(point.wall_time);
@@ -86,17 +53,17 @@ boost::json::object point_json(const Point& point) {
 }
 
 boost::json::object summary_json(const Storage& storage, TrialFormat format, const LogdirRead& read,
-                                 const InspectSink& sink) {
+                                 const SeriesStore& store) {
   boost::json::object runs;
   for (const std::string& run : read.runs) {
     boost::json::object tags;
-    for (const TagSummary& summary : sink.tags_of(run)) {
+    for (const StoredSeries& summary : tags_of(store, run)) {
       boost::json::object entry;
       entry["kind"] = std::string(tag_kind_name(summary.kind));
-      entry["count"] = summary.count;
+      entry["count"] = summary.values_read;
       entry["first_step"] = summary.first_step;
       entry["last_step"] = summary.last_step;
-      tags[summary.name] = std::move(entry);
+      tags[summary.tag] = std::move(entry);
     }
     boost::json::object entry;
     entry["tags"] = std::move(tags);
@@ -114,20 +81,21 @@ boost::json::object summary_json(const Storage& storage, TrialFormat format, con
 }
 
 void print_summary(const Storage& storage, TrialFormat format, const LogdirRead& read,
-                   const InspectSink& sink, std::ostream& out) {
-  if (format == TrialFormat::TextMetrics) {
-    out << "folder     " << storage.describe() << " (text metrics)\n";
-  } else {
-    out << "logdir     " << storage.describe() << " (TensorBoard)\n";
-  }
-  out << "runs       " << read.runs.size() << ", " << read.files << " "
-      << series_format_of(format).file_noun << ", " << read.bytes << " bytes\n";
+                   const SeriesStore& store, std::ostream& out) {
+  const SeriesFormat& series_format = series_format_of(format);
+  // "logdir" or "folder", in the column's width.
+  const std::string_view noun =
+      series_format.job_noun.substr(series_format.job_noun.rfind(' ') + 1);
+  out << std::left << std::setw(11) << noun << storage.describe() << " ("
+      << series_format.format_label << ")\n";
+  out << "runs       " << read.runs.size() << ", " << read.files << " " << series_format.file_noun
+      << ", " << read.bytes << " bytes\n";
   for (const std::string& run : read.runs) {
-    const auto& tags = sink.tags_of(run);
+    const auto& tags = tags_of(store, run);
     out << "run " << run << ": " << tags.size() << " tags\n";
-    for (const TagSummary& summary : tags) {
+    for (const StoredSeries& summary : tags) {
       out << "  " << std::left << std::setw(10) << tag_kind_name(summary.kind) << " "
-          << std::setw(40) << summary.name << " " << summary.count << " values, steps "
+          << std::setw(40) << summary.tag << " " << summary.values_read << " values, steps "
           << summary.first_step << ".." << summary.last_step << "\n";
     }
   }
@@ -136,13 +104,11 @@ void print_summary(const Storage& storage, TrialFormat format, const LogdirRead&
 
 // The run the request names, or the one run holding its tag; std::invalid_argument otherwise.
 std::string chosen_run(const TensorBoardInspectRequest& request, const LogdirRead& read,
-                       const InspectSink& sink) {
+                       const SeriesStore& store) {
   const std::string& tag = *request.tag;
   std::vector<std::string> holding;
   for (const std::string& run : read.runs) {
-    for (const TagSummary& summary : sink.tags_of(run)) {
-      if (summary.name == tag) holding.push_back(run);
-    }
+    if (store.find(run, tag) != nullptr) holding.push_back(run);
   }
   if (request.run) {
     for (const auto& run : holding) {
@@ -158,11 +124,11 @@ std::string chosen_run(const TensorBoardInspectRequest& request, const LogdirRea
                               " runs (" + runs + "): name one with --run");
 }
 
-void print_points(const std::string& run, const std::vector<Point>& points,
+void print_points(const std::string& run, const std::vector<StoredReading>& points,
                   const TensorBoardInspectRequest& request, std::ostream& out) {
   if (request.json) {
     boost::json::array entries;
-    for (const Point& point : points) entries.push_back(point_json(point));
+    for (const StoredReading& point : points) entries.push_back(point_json(point));
     boost::json::object document;
     document["run"] = run;
     document["tag"] = *request.tag;
@@ -173,7 +139,7 @@ void print_points(const std::string& run, const std::vector<Point>& points,
   out << "run " << run << ", tag " << *request.tag << ": " << points.size() << " values\n";
   out << std::left << std::setw(10) << "step" << std::setw(20) << "wall_time"
       << "value\n";
-  for (const Point& point : points) {
+  for (const StoredReading& point : points) {
     out << std::left << std::setw(10) << point.step << std::setw(20) << std::fixed
         << std::setprecision(3) << point.wall_time << std::defaultfloat << std::setprecision(9);
     if (point.reading.kind == TagKind::Scalar) {
@@ -194,22 +160,20 @@ void print_points(const std::string& run, const std::vector<Point>& points,
 void inspect_series(const Storage& storage, TrialFormat format,
                     const TensorBoardInspectRequest& request, std::ostream& out) {
   if (request.run && !request.tag) throw std::invalid_argument("--run needs --tag");
-  InspectSink sink(request);
-  const LogdirRead read = read_logdir(storage, sink, {}, series_format_of(format));
+  SeriesStore store(store_options(request));
+  const LogdirRead read = read_into_store(storage, store, {}, series_format_of(format));
   if (!request.tag) {
     if (request.json) {
-      out << dump_python_json(summary_json(storage, format, read, sink),
+      out << dump_python_json(summary_json(storage, format, read, store),
                               InvalidUtf8::SurrogateEscape)
           << "\n";
     } else {
-      print_summary(storage, format, read, sink, out);
+      print_summary(storage, format, read, store, out);
     }
     return;
   }
-  const std::string run = chosen_run(request, read, sink);
-  const auto found = sink.points().find(run);
-  print_points(run, found == sink.points().end() ? std::vector<Point>{} : found->second, request,
-               out);
+  const std::string run = chosen_run(request, read, store);
+  print_points(run, store.find(run, *request.tag)->as_written, request, out);
 }
 
 }  // namespace rulestream::cli

@@ -2,8 +2,8 @@
 
 // The parts of a report that are the format's own: the job section (what the job holds: steps
 // per mode, workers or runs, its time span) and the plots. An smdebug job's come from the trial
-// its rules read; a TensorBoard logdir's from its series, read once more whole (its job hands
-// rules each value once and keeps none). Everything else in a report (the rules table, the
+// its rules read; a series format's from the series its job kept (PipelineConfig::keep_series),
+// so that the report reads the job once. Everything else in a report (the rules table, the
 // problems) comes from the job's outcome, the same for every format (report_builder.cpp).
 
 #include <cstdint>

@@ -15,6 +15,7 @@ JobReport build_job_report(PipelineConfig config) {
   if (config.rules.empty()) config.rules = default_rules_for(format);
   config.follow = false;
   config.progress = false;
+  config.keep_series = true;  // the charts are drawn from what the replay read
   config.sinks.clear();
   config.default_stop_actions.clear();
   for (RuleConfig& rule : config.rules) {

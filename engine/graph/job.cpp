@@ -34,8 +34,11 @@ class SeriesJob final : public Job {
   SeriesJob(PipelineConfig config, std::vector<std::unique_ptr<Sink>> sinks,
             const RuleRegistry& registry, TrialFormat format)
       : format_(format),
+        store_(config.keep_series ? std::make_unique<SeriesStore>() : nullptr),
         pipeline_(std::move(config), std::move(sinks), SeriesNaming::defaults(), registry,
-                  series_format_of(format)) {}
+                  series_format_of(format)) {
+    if (store_) pipeline_.keep_series(*store_);
+  }
 
   JobOutcome run() override { return static_cast<JobOutcome>(pipeline_.run()); }
   void request_stop() override { pipeline_.request_stop(); }
@@ -44,9 +47,11 @@ class SeriesJob final : public Job {
     pipeline_.on_notice(std::move(notice));
   }
   TrialFormat format() const override { return format_; }
+  const SeriesStore* series() const override { return store_.get(); }
 
  private:
   TrialFormat format_;
+  std::unique_ptr<SeriesStore> store_;  // before the pipeline, which feeds it
   SeriesPipeline pipeline_;
 };
 

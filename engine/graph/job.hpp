@@ -18,6 +18,7 @@
 #include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"
 #include "stages/tensorboard/series_format.hpp"
+#include "stages/tensorboard/series_store.hpp"
 #include "trial/api/trial.hpp"
 
 namespace rulestream {
@@ -48,6 +49,11 @@ class Job {
   // The smdebug-style trial the rules read, for what needs its steps and tensors (the report's
   // charts, the service's event times); nullopt for a format rules read as series only.
   virtual std::optional<Trial> trial() const { return std::nullopt; }
+
+  // The series a job of a series format read, kept as TensorBoard shows them, when it was
+  // opened with config.keep_series; null otherwise, and for an smdebug trial. Complete once
+  // run() has returned.
+  virtual const SeriesStore* series() const { return nullptr; }
 };
 
 // The loader stage and file filter of a series format (TensorBoard, TextMetrics; smdebug is no

@@ -82,6 +82,10 @@ struct PipelineConfig {
   int threads = 0;  // 0: every core
   bool check_data_crc = true;
   bool progress = false;  // a progress line on stderr (replay on a terminal)
+  // A job of a series format keeps every value it reads in a SeriesStore (Job::series), for
+  // what shows them afterwards (the report), which then reads the job once. Its memory grows
+  // with the job: for a replay, not for a watch that runs for days.
+  bool keep_series = false;
   // Stop actions for rules that ask to stop training (stop_training_on_fire) and configure no
   // stop action of their own (--stop-pid, --stop-command).
   std::vector<StopAction> default_stop_actions;

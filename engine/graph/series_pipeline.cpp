@@ -33,12 +33,14 @@ namespace rulestream {
 // order found.
 class SeriesPipeline::RunState final : public TensorBoardValueSink {
  public:
+  // `kept`: where the run's values are also kept (SeriesPipeline::keep_series); may be null.
   RunState(const SeriesFormat& format, std::string run, const SeriesNaming& naming,
-           const std::vector<std::shared_ptr<const SeriesRule>>& rules)
-      : reader(format.make_loader(std::move(run))), naming_(naming), rules_(rules) {}
+           const std::vector<std::shared_ptr<const SeriesRule>>& rules, RunSeries* kept)
+      : reader(format.make_loader(std::move(run))), naming_(naming), rules_(rules), kept_(kept) {}
 
   void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
                 const SummaryReading& reading) override {
+    if (kept_ != nullptr) kept_->on_value(tag, step, wall_time, reading);
     if (!max_step || step > *max_step) {  // a new step: the run's progress series
       max_step = step;
       // A step with no time (a CSV log without a time column) is progress, but nothing for
@@ -123,6 +125,7 @@ class SeriesPipeline::RunState final : public TensorBoardValueSink {
 
   const SeriesNaming& naming_;
   const std::vector<std::shared_ptr<const SeriesRule>>& rules_;
+  RunSeries* kept_;
 };
 
 namespace {
@@ -251,7 +254,8 @@ void SeriesPipeline::replay(const Storage& storage, SeriesReport& report) {
   const auto listing = storage.list("");
   const auto runs = format_.group_runs(listing);
   for (const RunFiles& run : runs) {
-    runs_.push_back(std::make_unique<RunState>(format_, run.run, naming_, rules_));
+    runs_.push_back(std::make_unique<RunState>(format_, run.run, naming_, rules_,
+                                               store_ ? &store_->run(run.run) : nullptr));
     for (const auto& file : run.files) {
       ++report.files;
       report.bytes += file.size;
@@ -321,7 +325,8 @@ void SeriesPipeline::replay(const Storage& storage, SeriesReport& report) {
 SeriesPipeline::RunState& SeriesPipeline::run_named(const std::string& run) {
   RunState*& state = runs_by_name_[run];
   if (state == nullptr) {
-    runs_.push_back(std::make_unique<RunState>(format_, run, naming_, rules_));
+    runs_.push_back(std::make_unique<RunState>(format_, run, naming_, rules_,
+                                               store_ ? &store_->run(run) : nullptr));
     state = runs_.back().get();
   }
   return *state;

@@ -50,6 +50,7 @@
 #include "stages/tensorboard/run_loader.hpp"
 #include "stages/tensorboard/series_format.hpp"
 #include "stages/tensorboard/series_naming.hpp"
+#include "stages/tensorboard/series_store.hpp"
 
 namespace rulestream {
 
@@ -80,6 +81,11 @@ class SeriesPipeline {
 
   // From any thread: a watch stops after its current poll; a replay reads no further run.
   void request_stop();
+
+  // Every value read is also kept in `store` (as TensorBoard shows it), every run listed (call
+  // before run(); the store outlives it). Runs read at the same time feed it from their
+  // threads, each its own RunSeries.
+  void keep_series(SeriesStore& store) { store_ = &store; }
 
   // Where a watch says, once, after its first look at the logdir, which rules have nothing to
   // judge there yet and what they look for (call before run()).
@@ -138,6 +144,7 @@ class SeriesPipeline {
   std::map<std::string, RunState*> runs_by_name_;  // a watch's runs, by name
   bool noticed_ = false;  // the rules with nothing to judge were said (after the first look)
   std::string logdir_;
+  SeriesStore* store_ = nullptr;  // keep_series
 
   std::function<void(const std::string&)> notice_;
   JobProgress progress_;

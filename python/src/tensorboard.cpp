@@ -20,44 +20,49 @@ namespace {
 
 using py::arg;
 
-template <typename Figure>
-py::array_t<double> column(const std::vector<TensorBoardPoint>& points, Figure figure) {
+template <typename Point, typename Figure>
+py::array_t<double> column(const std::vector<Point>& points, Figure figure) {
   py::array_t<double> result(static_cast<py::ssize_t>(points.size()));
   double* out = result.mutable_data();
-  for (const TensorBoardPoint& point : points) *out++ = figure(point);
+  for (const Point& point : points) *out++ = figure(point);
   return result;
 }
 
-py::array_t<std::int64_t> steps_of(const std::vector<TensorBoardPoint>& points) {
+template <typename Point>
+py::array_t<std::int64_t> steps_of(const std::vector<Point>& points) {
   py::array_t<std::int64_t> result(static_cast<py::ssize_t>(points.size()));
   std::int64_t* out = result.mutable_data();
-  for (const TensorBoardPoint& point : points) *out++ = point.step;
+  for (const Point& point : points) *out++ = point.step;
   return result;
 }
 
 // One series as rulestream/tensorboard.py takes it: names, kind, and a column per figure.
-py::dict series_dict(const TensorBoardSeries& series) {
+py::dict series_dict(const StoredSeries& series) {
   py::dict result;
   result["run"] = series.run;
   result["tag"] = series.tag;
   result["kind"] = std::string(tag_kind_name(series.kind));
   result["preempted"] = series.preempted;
-  const auto& points = series.points;
-  result["steps"] = steps_of(points);
-  result["wall_times"] = column(points, [](const TensorBoardPoint& p) { return p.wall_time; });
   if (series.kind == TagKind::Scalar) {
-    result["values"] = column(points, [](const TensorBoardPoint& p) { return p.scalar; });
+    const auto& points = series.scalars;
+    result["steps"] = steps_of(points);
+    result["wall_times"] = column(points, [](const StoredScalar& p) { return p.wall_time; });
+    result["values"] = column(points, [](const StoredScalar& p) { return p.value; });
     return result;
   }
   constexpr double kAbsent = std::numeric_limits<double>::quiet_NaN();
-  result["min"] = column(points, [](const TensorBoardPoint& p) { return p.histogram.min; });
-  result["max"] = column(points, [](const TensorBoardPoint& p) { return p.histogram.max; });
-  result["num"] = column(points, [](const TensorBoardPoint& p) { return p.histogram.num; });
-  result["sum"] = column(points, [](const TensorBoardPoint& p) { return p.histogram.sum; });
-  result["mean"] = column(points, [](const TensorBoardPoint& p) { return p.histogram.mean(); });
+  using Point = StoredHistogram;
+  const auto& points = series.histograms;
+  result["steps"] = steps_of(points);
+  result["wall_times"] = column(points, [](const Point& p) { return p.wall_time; });
+  result["min"] = column(points, [](const Point& p) { return p.figures.min; });
+  result["max"] = column(points, [](const Point& p) { return p.figures.max; });
+  result["num"] = column(points, [](const Point& p) { return p.figures.num; });
+  result["sum"] = column(points, [](const Point& p) { return p.figures.sum; });
+  result["mean"] = column(points, [](const Point& p) { return p.figures.mean(); });
   // A [k,3] histogram tensor carries no sum of squares: NaN there.
-  result["sum_squares"] = column(
-      points, [&](const TensorBoardPoint& p) { return p.histogram.sum_squares.value_or(kAbsent); });
+  result["sum_squares"] =
+      column(points, [&](const Point& p) { return p.figures.sum_squares.value_or(kAbsent); });
   return result;
 }
 
@@ -80,18 +85,18 @@ void bind_tensorboard(py::module_& module) {
       .def_property_readonly("path", &TensorBoardLogdir::path)
       .def_property_readonly("runs", &TensorBoardLogdir::runs)
       .def_property_readonly("problems", &TensorBoardLogdir::problems)
-      .def_property_readonly(
-          "other_tags",
-          [](const TensorBoardLogdir& self) {
-            py::list tags;
-            for (const TensorBoardOtherTag& tag : self.other_tags()) {
-              tags.append(py::make_tuple(tag.run, tag.tag, std::string(tag_kind_name(tag.kind))));
-            }
-            return tags;
-          })
+      .def_property_readonly("other_tags",
+                             [](const TensorBoardLogdir& self) {
+                               py::list tags;
+                               for (const StoredSeries* tag : self.other_tags()) {
+                                 tags.append(py::make_tuple(tag->run, tag->tag,
+                                                            std::string(tag_kind_name(tag->kind))));
+                               }
+                               return tags;
+                             })
       .def_property_readonly("series", [](const TensorBoardLogdir& self) {
         py::list series;
-        for (const TensorBoardSeries& one : self.series()) series.append(series_dict(one));
+        for (const StoredSeries* one : self.series()) series.append(series_dict(*one));
         return series;
       });
   module.def(

@@ -8,42 +8,18 @@
 
 #include "core/model/storage.hpp"
 #include "engine/graph/trial_presence.hpp"
-#include "stages/format/tensorboard_values.hpp"
+#include "stages/tensorboard/series_store.hpp"
 
 namespace rulestream::python {
-
-// One value of a series as a notebook sees it.
-struct TensorBoardPoint {
-  std::int64_t step = 0;
-  double wall_time = 0.0;
-  double scalar = 0.0;         // a scalar series: the value (float32 values widened exactly)
-  HistogramFigures histogram;  // a histogram series: its figures
-};
-
-// A scalar or histogram tag of one run, as TensorBoard shows it: a value at a step at or below
-// the last one kept drops the kept values from that step on (a run restarted from a checkpoint,
-// or written twice), so steps rise strictly and each has one value.
-struct TensorBoardSeries {
-  std::string run;
-  std::string tag;
-  TagKind kind = TagKind::Scalar;  // Scalar or Histogram
-  std::vector<TensorBoardPoint> points;
-  std::size_t preempted = 0;  // values dropped by later ones at the same or an earlier step
-};
-
-// A tag that is neither a scalar nor a histogram (text, images, audio, hparams, ...): listed,
-// with its kind, and not read.
-struct TensorBoardOtherTag {
-  std::string run;
-  std::string tag;
-  TagKind kind = TagKind::Other;
-};
 
 // A TensorBoard logdir (or a folder of text metrics, read the same way: docs/text-metrics.md)
 // read once, as it is when read, for the Python module's TensorBoardTrial
 // (rulestream/tensorboard.py). Runs and files as `rulestream inspect` reads them
-// (stages/tensorboard/logdir_reader.hpp, docs/tensorboard.md). A value whose own kind is not its
-// tag's (a "scalars" tensor of two elements) is left out, as TensorBoard leaves it out.
+// (stages/tensorboard/logdir_reader.hpp, docs/tensorboard.md), into the series store every
+// series format shares (stages/tensorboard/series_store.hpp): a scalar or histogram tag as
+// TensorBoard shows it (a value at a step at or below the last one kept drops the kept values
+// from that step on, so steps rise strictly and each has one value); a value whose own kind is
+// not its tag's (a "scalars" tensor of two elements) left out, as TensorBoard leaves it out.
 // Immutable once read: safe to read from any thread.
 class TensorBoardLogdir {
  public:
@@ -54,16 +30,18 @@ class TensorBoardLogdir {
   const std::string& path() const { return path_; }
   const std::vector<std::string>& runs() const { return runs_; }  // run-name order
   // Scalar and histogram tags, by run, then in order of first appearance in the run.
-  const std::vector<TensorBoardSeries>& series() const { return series_; }
-  const std::vector<TensorBoardOtherTag>& other_tags() const { return other_tags_; }
+  const std::vector<const StoredSeries*>& series() const { return series_; }
+  // The other tags (text, images, audio, hparams, ...): listed, with their kind, not read.
+  const std::vector<const StoredSeries*>& other_tags() const { return other_tags_; }
   // One line each, naming the file (relative to the logdir) and the offset.
   const std::vector<std::string>& problems() const { return problems_; }
 
  private:
   std::string path_;
   std::vector<std::string> runs_;
-  std::vector<TensorBoardSeries> series_;
-  std::vector<TensorBoardOtherTag> other_tags_;
+  SeriesStore store_;
+  std::vector<const StoredSeries*> series_;      // in store_
+  std::vector<const StoredSeries*> other_tags_;  // in store_
   std::vector<std::string> problems_;
 };
 

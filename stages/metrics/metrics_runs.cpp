@@ -72,6 +72,7 @@ const SeriesFormat& text_metrics_series_format() {
       .job_noun = "metrics folder",
       .job_name = "folder of text metrics",
       .file_noun = "metrics files",
+      .format_label = "text metrics",
       .filter = FileFilter::text_metrics(),
       .run_of = metrics_run_of,
       .group_runs = group_metrics_runs,

@@ -38,6 +38,7 @@ const SeriesFormat& tensorboard_series_format() {
       .job_noun = "logdir",
       .job_name = "TensorBoard logdir",
       .file_noun = "event files",
+      .format_label = "TensorBoard",
       .filter = FileFilter::tensorboard_logdir(),
       .run_of = [](std::string_view path) { return run_of(path); },
       .group_runs = [](std::span<const StoredObject> listing) { return group_runs(listing); },

@@ -25,10 +25,13 @@ struct RunFiles {
 
 struct SeriesFormat {
   // How messages name a job of the format, in short and in full, and its files: "logdir",
-  // "TensorBoard logdir", "event files".
+  // "TensorBoard logdir", "event files"; a metrics folder's: "metrics folder", "folder of text
+  // metrics", "metrics files".
   std::string_view job_noun;
   std::string_view job_name;
   std::string_view file_noun;
+  // What the format is called where a report or inspect names it: "TensorBoard", "text metrics".
+  std::string_view format_label;
   FileFilter filter;
   // The run of a file the filter announces (its path relative to the root).
   std::string (*run_of)(std::string_view path) = nullptr;

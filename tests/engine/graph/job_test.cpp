@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "sources/open/storage_factory.hpp"
 #include "stages/format/tensorboard_writer.hpp"
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/rule_test_jobs.hpp"
@@ -129,6 +130,55 @@ TEST(Job, AJobStoppedBeforeItRunsIsNoAllClear) {
   ASSERT_EQ(outcome.statuses.size(), 1U);
   EXPECT_EQ(outcome.statuses[0].status, RuleStatus::Error);
   EXPECT_THAT(outcome.statuses[0].message, HasSubstr("interrupted: not read to the end"));
+}
+
+// A job asked to keep its series (the report) keeps, as it judges them, what a separate read of
+// the logdir finds: every run (an empty one too), every tag, the restart rule applied, with its
+// runs read on two threads. Not asked, it keeps nothing.
+TEST(Job, AJobKeepsTheSeriesItReadsWhenAsked) {
+  TempDir dir;
+  for (const std::string run : {"a", "b", "c", "d"}) {
+    TensorBoardWriter writer(dir.path() / run / "events.out.tfevents.1.host");
+    for (std::int64_t step = 0; step < 300; ++step) {
+      writer.add_scalar("loss", step, static_cast<float>(run[0]) / static_cast<float>(step + 1),
+                        1.7e9 + static_cast<double>(step));
+    }
+    for (std::int64_t step = 250; step < 260; ++step) {  // resumed from a checkpoint
+      writer.add_scalar("loss", step, -1.0F, 1.8e9 + static_cast<double>(step));
+    }
+    const std::vector<float> values{-1.0F, 0.5F, 2.0F};
+    writer.add_histogram("weights", 0, values, 1.7e9);
+  }
+  TensorBoardWriter empty(dir.path() / "e" / "events.out.tfevents.1.host");
+
+  PipelineConfig config = replay_of(dir.path(), "NonFinite");
+  config.threads = 2;
+  EXPECT_EQ(open_job(config, {}, TrialFormat::TensorBoard)->series(), nullptr);
+  config.keep_series = true;
+  const std::unique_ptr<Job> job = open_job(config, {}, TrialFormat::TensorBoard);
+  job->run();
+  ASSERT_NE(job->series(), nullptr);
+  const SeriesStore& kept = *job->series();
+
+  SeriesStore read;
+  read_into_store(*open_storage(dir.path().string(), StorageOptions{}), read);
+  EXPECT_EQ(kept.run_names(), (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(kept.run_names(), read.run_names());
+  for (const std::string run : {"a", "b", "c", "d"}) {
+    const StoredSeries* loss = kept.find(run, "loss");
+    ASSERT_NE(loss, nullptr) << run;
+    ASSERT_EQ(loss->scalars.size(), 260U) << run;
+    EXPECT_EQ(loss->scalars.back().value, -1.0) << run;
+    EXPECT_EQ(loss->preempted, 50U) << run;
+    const StoredSeries* again = read.find(run, "loss");
+    ASSERT_EQ(again->scalars.size(), loss->scalars.size());
+    for (std::size_t i = 0; i < loss->scalars.size(); ++i) {
+      ASSERT_EQ(loss->scalars[i].step, again->scalars[i].step) << run << " " << i;
+      ASSERT_EQ(loss->scalars[i].value, again->scalars[i].value) << run << " " << i;
+    }
+    ASSERT_NE(kept.find(run, "weights"), nullptr);
+    EXPECT_EQ(kept.find(run, "weights")->histograms.size(), 1U);
+  }
 }
 
 }  // namespace
