@@ -34,8 +34,9 @@ rulestream_floor(open sources/open USES model source_common local s3)
 
 rulestream_floor(load stages/load USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(assemble stages/assemble USES model memory reduce)
-rulestream_floor(tensorboard stages/tensorboard USES model format)
-rulestream_floor(metrics stages/metrics USES model format tensorboard)
+rulestream_floor(series stages/series USES model format)
+rulestream_floor(tensorboard stages/tensorboard USES model format series)
+rulestream_floor(metrics stages/metrics USES model format series)
 
 rulestream_floor(store trial/store USES model memory format reduce load PRIVATE_DEPS TBB::tbb)
 rulestream_floor(trial trial/api USES model memory reduce store open)
@@ -48,13 +49,13 @@ rulestream_floor(sinks sinks USES model PRIVATE_DEPS Boost::url CURL::libcurl)
 
 rulestream_floor(graph engine/graph
   USES model memory format reduce load assemble source_common s3 open store trial rules sinks
-       tensorboard metrics
+       series tensorboard metrics
   PRIVATE_DEPS TBB::tbb ${CMAKE_DL_LIBS})
 
 # One HTML page per job (issue 26): the job replayed with its rules, its curves and where the
 # rules fired. Below the commands so that `report` and a later `serve` build the same page.
 rulestream_floor(report apps/report
-  USES model format reduce open store trial rules sinks graph tensorboard metrics)
+  USES model format reduce open store trial rules sinks graph series tensorboard metrics)
 
 # Scale-out on Redis (issue 24): a hiredis connection, job leases with fencing tokens and
 # their heartbeat. On the model floor alone (its errors), below the service that uses it, so
@@ -64,22 +65,24 @@ rulestream_floor(coordination apps/coordination USES model PRIVATE_DEPS PkgConfi
 # The service (issue 24): finds the jobs under its roots, runs each one's rules, keeps where
 # every job stands and answers HTTP (Boost.Beast, header-only) about it.
 rulestream_floor(serve apps/serve
-  USES model source_common local open store trial rules sinks graph tensorboard report coordination
+  USES model source_common local open store trial rules sinks graph series tensorboard report
+       coordination
   PUBLIC_DEPS Boost::headers PRIVATE_DEPS Boost::url)
 
 rulestream_floor(simulator apps/simulator USES model memory format reduce PRIVATE_DEPS TBB::tbb)
 rulestream_floor(commands apps/cli
   USES model format reduce source_common s3 open store trial rules sinks graph simulator
-       tensorboard metrics report serve coordination
+       series tensorboard metrics report serve coordination
   PRIVATE_DEPS Boost::program_options)
 
 # The top floor: the Python module's bindings (python/src; its entry point, module.cpp, is the
 # module's own, as main.cpp is the CLI's). smdebug trials and rules go through the public
 # headers of model, store, trial and rules only; TensorBoard logdirs have no public API yet, so
 # their reading (python/src/tensorboard_logdir.*) uses the internal headers of open (a path's
-# storage), format and tensorboard (the logdir reader) and graph (what a path holds).
+# storage), format and series (the reader and the series store) and graph (what a path holds).
 if(RULESTREAM_WITH_PYTHON)
-  rulestream_floor(python python/src USES model store trial rules open format tensorboard metrics graph
+  rulestream_floor(python python/src
+                   USES model store trial rules open format series tensorboard metrics graph
                    PUBLIC_DEPS pybind11::pybind11)
   set_target_properties(rulestream_python PROPERTIES CXX_VISIBILITY_PRESET hidden)
 endif()

@@ -10,7 +10,7 @@
 #include "apps/cli/json_values.hpp"
 #include "core/model/python_json.hpp"
 #include "engine/graph/job.hpp"
-#include "stages/tensorboard/series_store.hpp"
+#include "stages/series/series_store.hpp"
 
 namespace rulestream::cli {
 namespace {
@@ -52,8 +52,8 @@ boost::json::object point_json(const StoredReading& point) {
   return entry;
 }
 
-boost::json::object summary_json(const Storage& storage, TrialFormat format, const LogdirRead& read,
-                                 const SeriesStore& store) {
+boost::json::object summary_json(const Storage& storage, TrialFormat format,
+                                 const SeriesJobRead& read, const SeriesStore& store) {
   boost::json::object runs;
   for (const std::string& run : read.runs) {
     boost::json::object tags;
@@ -80,7 +80,7 @@ boost::json::object summary_json(const Storage& storage, TrialFormat format, con
   return document;
 }
 
-void print_summary(const Storage& storage, TrialFormat format, const LogdirRead& read,
+void print_summary(const Storage& storage, TrialFormat format, const SeriesJobRead& read,
                    const SeriesStore& store, std::ostream& out) {
   const SeriesFormat& series_format = series_format_of(format);
   // "logdir" or "folder", in the column's width.
@@ -103,7 +103,7 @@ void print_summary(const Storage& storage, TrialFormat format, const LogdirRead&
 }
 
 // The run the request names, or the one run holding its tag; std::invalid_argument otherwise.
-std::string chosen_run(const TensorBoardInspectRequest& request, const LogdirRead& read,
+std::string chosen_run(const TensorBoardInspectRequest& request, const SeriesJobRead& read,
                        const SeriesStore& store) {
   const std::string& tag = *request.tag;
   std::vector<std::string> holding;
@@ -161,7 +161,7 @@ void inspect_series(const Storage& storage, TrialFormat format,
                     const TensorBoardInspectRequest& request, std::ostream& out) {
   if (request.run && !request.tag) throw std::invalid_argument("--run needs --tag");
   SeriesStore store(store_options(request));
-  const LogdirRead read = read_into_store(storage, store, {}, series_format_of(format));
+  const SeriesJobRead read = read_into_store(storage, store, {}, series_format_of(format));
   if (!request.tag) {
     if (request.json) {
       out << dump_python_json(summary_json(storage, format, read, store),

@@ -5,7 +5,7 @@
 #include "apps/report/job_summary.hpp"
 #include "apps/report/series_charts.hpp"
 #include "apps/report/smdebug_charts.hpp"
-#include "stages/tensorboard/series_store.hpp"
+#include "stages/series/series_store.hpp"
 
 namespace rulestream {
 namespace {

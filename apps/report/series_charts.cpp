@@ -103,11 +103,14 @@ std::vector<Chart> series_charts(const SeriesStore& store, const SeriesNaming& n
   std::map<std::string, std::map<std::string, Chart>> scalars;  // prefix, tag
   std::vector<Chart> histograms;
   for (const RunSeries* run : store.runs()) {
+    const bool reinforcement = std::any_of(
+        run->tags().begin(), run->tags().end(),
+        [&](const StoredSeries& series) { return naming.names_reinforcement(series.tag); });
     for (const StoredSeries& series : run->tags()) {
       if (!series.scalars.empty()) {
         const std::vector<SeriesPoint> points = scalar_points(series);
-        const SeriesInfo info = naming.describe(series.run, series.tag);
-        if (info.role == SeriesRole::Loss) {
+        const SeriesInfo info = naming.describe(series.run, series.tag, reinforcement);
+        if (info.role == SeriesRole::Loss || info.role == SeriesRole::ReinforcementLoss) {
           losses.lines.push_back(
               downsampled_line(info.display_name(), ChartLine::Kind::Line, points, keep_steps));
         }

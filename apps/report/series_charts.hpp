@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "apps/report/job_report.hpp"
-#include "stages/tensorboard/series_naming.hpp"
-#include "stages/tensorboard/series_store.hpp"
+#include "stages/series/series_naming.hpp"
+#include "stages/series/series_store.hpp"
 
 namespace rulestream {
 

@@ -6,11 +6,12 @@
 namespace rulestream {
 namespace {
 
-constexpr std::array<std::pair<SeriesRole, std::string_view>, 5> kRoleNames{{
+constexpr std::array<std::pair<SeriesRole, std::string_view>, 6> kRoleNames{{
     {SeriesRole::Loss, "loss"},
     {SeriesRole::GradientNorm, "gradient_norm"},
     {SeriesRole::LearningRate, "learning_rate"},
     {SeriesRole::Gradient, "gradient"},
+    {SeriesRole::ReinforcementLoss, "reinforcement_loss"},
     {SeriesRole::Other, "other"},
 }};
 

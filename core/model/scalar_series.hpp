@@ -15,9 +15,19 @@
 namespace rulestream {
 
 // Gradient: a gradient's histogram (its figures are series: abs_mean, variance, sum).
-enum class SeriesRole : std::uint8_t { Loss, GradientNorm, LearningRate, Gradient, Other };
+// ReinforcementLoss: a loss of a reinforcement-learning job (a value, policy or total loss beside
+// episode returns), which no rule judges as a loss that should fall: a value loss grows with the
+// returns and a policy loss changes sign (stages/series/series_naming.hpp says which jobs).
+enum class SeriesRole : std::uint8_t {
+  Loss,
+  GradientNorm,
+  LearningRate,
+  Gradient,
+  ReinforcementLoss,
+  Other
+};
 
-// "loss", "gradient_norm", "learning_rate", "gradient", "other".
+// "loss", "gradient_norm", "learning_rate", "gradient", "reinforcement_loss", "other".
 std::string_view series_role_name(SeriesRole role);
 std::optional<SeriesRole> series_role_from_name(std::string_view name);
 

@@ -17,8 +17,8 @@
 #include "engine/graph/trial_presence.hpp"
 #include "rules/rule_registry.hpp"
 #include "sinks/sink.hpp"
-#include "stages/tensorboard/series_format.hpp"
-#include "stages/tensorboard/series_store.hpp"
+#include "stages/series/series_format.hpp"
+#include "stages/series/series_store.hpp"
 #include "trial/api/trial.hpp"
 
 namespace rulestream {

@@ -68,7 +68,7 @@ struct PipelineConfig {
   std::vector<RuleConfig> rules;
   std::vector<SinkConfig> sinks;
   // For a TensorBoard logdir: tag patterns replacing the defaults of a role or mode
-  // (stages/tensorboard/series_naming.hpp: "loss", "gradient_norm", "learning_rate",
+  // (stages/series/series_naming.hpp: "loss", "gradient_norm", "learning_rate",
   // "gradient", "train", "eval"), from the rules file's "tensorboard" object.
   std::map<std::string, std::vector<std::string>> tensorboard_names;
   std::optional<std::int64_t> start_step;  // global steps [start, end)

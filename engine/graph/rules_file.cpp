@@ -13,7 +13,7 @@
 #include "engine/graph/stop_action.hpp"
 #include "rules/default_rules.hpp"
 #include "stages/format/json_document.hpp"
-#include "stages/tensorboard/series_naming.hpp"
+#include "stages/series/series_naming.hpp"
 
 namespace rulestream {
 namespace {

@@ -24,23 +24,27 @@
 #include "engine/graph/sink_routing.hpp"
 #include "sources/open/storage_factory.hpp"
 #include "sources/open/trial_source_factory.hpp"
-#include "stages/tensorboard/logdir_reader.hpp"
+#include "stages/series/series_reader.hpp"
 
 namespace rulestream {
 
 // One run: its reader; a series per scalar tag, three per histogram tag (its figures) and one
 // for its progress (the wall time of its steps); and the conditions met not yet sent, in the
 // order found.
-class SeriesPipeline::RunState final : public TensorBoardValueSink {
+class SeriesPipeline::RunState final : public SeriesValueSink {
  public:
   // `kept`: where the run's values are also kept (SeriesPipeline::keep_series); may be null.
   RunState(const SeriesFormat& format, std::string run, const SeriesNaming& naming,
            const std::vector<std::shared_ptr<const SeriesRule>>& rules, RunSeries* kept)
       : reader(format.make_loader(std::move(run))), naming_(naming), rules_(rules), kept_(kept) {}
 
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+  void on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                 const SummaryReading& reading) override {
     if (kept_ != nullptr) kept_->on_value(tag, step, wall_time, reading);
+    if (tag.index >= tags_seen_) {  // a tag's first value: does it mark an RL job?
+      tags_seen_ = tag.index + 1;
+      reinforcement_ = reinforcement_ || naming_.names_reinforcement(tag.name);
+    }
     if (!max_step || step > *max_step) {  // a new step: the run's progress series
       max_step = step;
       // A step with no time (a CSV log without a time column) is progress, but nothing for
@@ -60,7 +64,9 @@ class SeriesPipeline::RunState final : public TensorBoardValueSink {
       if (series.size() <= tag.index) series.resize(tag.index + 1);
       auto& evaluator = series[tag.index];
       if (!evaluator) {
-        evaluator = std::make_unique<SeriesEvaluator>(naming_.describe(tag.run, tag.name), rules_);
+        SeriesInfo info = naming_.describe(tag.run, tag.name, reinforcement_);
+        if (info.role == SeriesRole::ReinforcementLoss) ++reinforcement_losses;
+        evaluator = std::make_unique<SeriesEvaluator>(std::move(info), rules_);
       }
       ++values;
       feed(*evaluator, step, reading.scalar);
@@ -88,8 +94,11 @@ class SeriesPipeline::RunState final : public TensorBoardValueSink {
   std::vector<const SeriesEvaluator*> finding_series;  // the series of each finding
   std::function<void(RunState&)> on_findings;          // called by on_value every kFlushEvery
   std::int64_t values = 0;
+  // Loss series of a reinforcement-learning job (SeriesRole::ReinforcementLoss), which rules
+  // that expect a loss to fall leave alone.
+  std::size_t reinforcement_losses = 0;
   // Besides the reader's: files that end inside a record, files that could not be read.
-  std::vector<TensorBoardProblem> problems;
+  std::vector<SeriesProblem> problems;
   // How many of the reader's problems a watch has said as they came (notice).
   std::size_t problems_noticed = 0;
 
@@ -102,8 +111,7 @@ class SeriesPipeline::RunState final : public TensorBoardValueSink {
     if (findings.size() >= kFlushEvery && on_findings) on_findings(*this);
   }
 
-  void feed_histogram(const TensorBoardTag& tag, std::int64_t step,
-                      const HistogramFigures& histogram) {
+  void feed_histogram(const SeriesTag& tag, std::int64_t step, const HistogramFigures& histogram) {
     if (histograms.size() <= tag.index) histograms.resize(tag.index + 1);
     auto& figures = histograms[tag.index];
     const std::optional<double> abs_mean = histogram.abs_mean();
@@ -126,6 +134,8 @@ class SeriesPipeline::RunState final : public TensorBoardValueSink {
   const SeriesNaming& naming_;
   const std::vector<std::shared_ptr<const SeriesRule>>& rules_;
   RunSeries* kept_;
+  std::size_t tags_seen_ = 0;   // tags whose first value came: indices below this
+  bool reinforcement_ = false;  // one of them marks a reinforcement-learning job
 };
 
 namespace {
@@ -225,9 +235,9 @@ SeriesReport SeriesPipeline::run() {
         if (series) report.restarts += series->restarts();
       }
     }
-    const std::vector<TensorBoardProblem>& read = run->reader->problems();
+    const std::vector<SeriesProblem>& read = run->reader->problems();
     for (const auto* problems : {&read, &std::as_const(run->problems)}) {
-      for (const TensorBoardProblem& problem : *problems) {
+      for (const SeriesProblem& problem : *problems) {
         report.problems.push_back({problem.file, problem.message});
       }
     }
@@ -343,7 +353,7 @@ void SeriesPipeline::read_followed(const Storage& storage, const StoredObject& f
   }
   // A watch says what went wrong as it happens (a file cut short, replaced, corrupt), not only
   // when it ends.
-  const std::vector<TensorBoardProblem>& found = state.reader->problems();
+  const std::vector<SeriesProblem>& found = state.reader->problems();
   for (; state.problems_noticed < found.size(); ++state.problems_noticed) {
     if (notice_) notice_(logdir_ + "/" + found[state.problems_noticed].message);
   }
@@ -567,11 +577,11 @@ void SeriesPipeline::notice_idle_rules() {
 
 std::string SeriesPipeline::values_not_read() const {
   std::size_t count = 0;
-  const TensorBoardProblem* first = nullptr;
+  const SeriesProblem* first = nullptr;
   for (const auto& run : runs_) {
-    const std::vector<TensorBoardProblem>& read = run->reader->problems();
+    const std::vector<SeriesProblem>& read = run->reader->problems();
     for (const auto* problems : {&read, &std::as_const(run->problems)}) {
-      for (const TensorBoardProblem& problem : *problems) {
+      for (const SeriesProblem& problem : *problems) {
         if (!problem.values_lost) continue;
         if (count++ == 0) first = &problem;
       }
@@ -589,14 +599,22 @@ void SeriesPipeline::finish(SeriesReport& report) {
   // Values the logdir holds that were not read (a corrupt record ended a file, an Event did not
   // decode): a rule silent on the rest is no all-clear, and one that fired says so beside it.
   const std::string lost = values_not_read();
+  std::size_t reinforcement_losses = 0;
+  for (const auto& run : runs_) reinforcement_losses += run->reinforcement_losses;
   LedgerSummary summary = ledger_->finish(
       {.source_failure = report.source_failure, .interrupted = report.interrupted, .unread = {}},
       [&](std::size_t rule) {
         RuleAccount account{.caveat = lost, .why_silent = lost};
         if (rules_[rule] && evaluated[rule] == 0) {
-          const std::string nothing = "had nothing to evaluate: the " +
-                                      std::string(format_.job_noun) + " has no " +
-                                      rules_[rule]->looks_for();
+          std::string nothing = "had nothing to evaluate: the " + std::string(format_.job_noun) +
+                                " has no " + rules_[rule]->looks_for();
+          // A loss rule on an RL job: say where its losses went, and how to judge them anyway.
+          if (reinforcement_losses > 0 && nothing.find("loss") != std::string::npos) {
+            nothing += " (its " + std::to_string(reinforcement_losses) +
+                       " loss series are a reinforcement-learning job's, role "
+                       "reinforcement_loss, which no rule judges as a loss that should fall; "
+                       "name them with tag_regex to judge them)";
+          }
           // What was not read may have held it: then it is not known to be missing.
           account.nothing_to_evaluate = lost.empty();
           account.why_silent = lost.empty() ? nothing : lost + "; " + nothing;

@@ -46,11 +46,12 @@
 #include "rules/rule_registry.hpp"
 #include "rules/series_rule.hpp"
 #include "sinks/sink.hpp"
-#include "stages/tensorboard/logdir_reader.hpp"
-#include "stages/tensorboard/run_loader.hpp"
-#include "stages/tensorboard/series_format.hpp"
-#include "stages/tensorboard/series_naming.hpp"
-#include "stages/tensorboard/series_store.hpp"
+#include "stages/series/run_loader.hpp"
+#include "stages/series/series_format.hpp"
+#include "stages/series/series_naming.hpp"
+#include "stages/series/series_reader.hpp"
+#include "stages/series/series_store.hpp"
+#include "stages/tensorboard/logdir_runs.hpp"
 
 namespace rulestream {
 
@@ -123,7 +124,7 @@ class SeriesPipeline {
   void dispatch(RunState& run);
   void finish(SeriesReport& report);
   // How event files are read: no record larger than the memory budget.
-  LogdirReadOptions read_options() const { return {.max_record_bytes = config_.max_memory}; }
+  SeriesReadOptions read_options() const { return {.max_record_bytes = config_.max_memory}; }
   // What the runs' problems say was not read (values_lost), for every rule's status; empty when
   // every value written whole was read.
   std::string values_not_read() const;

@@ -6,7 +6,7 @@
 namespace rulestream::python {
 TensorBoardLogdir::TensorBoardLogdir(const Storage& storage, TrialFormat format)
     : path_(storage.describe()) {
-  const LogdirRead read = read_into_store(storage, store_, {}, series_format_of(format));
+  const SeriesJobRead read = read_into_store(storage, store_, {}, series_format_of(format));
   runs_ = read.runs;
   for (const RunSeries* run : store_.runs()) {
     for (const StoredSeries& series : run->tags()) {
@@ -14,7 +14,7 @@ TensorBoardLogdir::TensorBoardLogdir(const Storage& storage, TrialFormat format)
       (values ? series_ : other_tags_).push_back(&series);
     }
   }
-  for (const TensorBoardProblem& problem : read.problems) problems_.push_back(problem.message);
+  for (const SeriesProblem& problem : read.problems) problems_.push_back(problem.message);
 }
 
 std::optional<TrialFormat> series_format_held(const Storage& storage) {

@@ -8,15 +8,15 @@
 
 #include "core/model/storage.hpp"
 #include "engine/graph/trial_presence.hpp"
-#include "stages/tensorboard/series_store.hpp"
+#include "stages/series/series_store.hpp"
 
 namespace rulestream::python {
 
 // A TensorBoard logdir (or a folder of text metrics, read the same way: docs/text-metrics.md)
 // read once, as it is when read, for the Python module's TensorBoardTrial
 // (rulestream/tensorboard.py). Runs and files as `rulestream inspect` reads them
-// (stages/tensorboard/logdir_reader.hpp, docs/tensorboard.md), into the series store every
-// series format shares (stages/tensorboard/series_store.hpp): a scalar or histogram tag as
+// (stages/series/series_reader.hpp, docs/tensorboard.md), into the series store every
+// series format shares (stages/series/series_store.hpp): a scalar or histogram tag as
 // TensorBoard shows it (a value at a step at or below the last one kept drops the kept values
 // from that step on, so steps rise strictly and each has one value); a value whose own kind is
 // not its tag's (a "scalars" tensor of two elements) left out, as TensorBoard leaves it out.

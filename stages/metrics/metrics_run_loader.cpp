@@ -146,7 +146,7 @@ void MetricsRunLoader::csv_before_read(const Storage& storage, const StoredObjec
 
 void MetricsRunLoader::read_bytes(const std::string& file, const SharedBytes& bytes,
                                   std::uint64_t bytes_offset, bool last_bytes,
-                                  TensorBoardValueSink& sink) {
+                                  SeriesValueSink& sink) {
   FileState& state = state_of(file);
   if (state.dead) return;
   if (state.resume_offset < bytes_offset || state.resume_offset - bytes_offset > bytes.size()) {
@@ -176,7 +176,7 @@ void MetricsRunLoader::read_bytes(const std::string& file, const SharedBytes& by
   }
 }
 
-const TensorBoardTag& MetricsRunLoader::tag_named(const std::string& name) {
+const SeriesTag& MetricsRunLoader::tag_named(const std::string& name) {
   const auto found = tag_index_.find(name);
   if (found != tag_index_.end()) return tags_[found->second];
   const std::size_t index = tags_.size();
@@ -187,15 +187,15 @@ const TensorBoardTag& MetricsRunLoader::tag_named(const std::string& name) {
   return tags_.back();
 }
 
-const TensorBoardTag& MetricsRunLoader::tag_at(std::size_t position, const std::string& name) {
+const SeriesTag& MetricsRunLoader::tag_at(std::size_t position, const std::string& name) {
   if (position >= tags_by_position_.size()) tags_by_position_.resize(position + 1, nullptr);
-  const TensorBoardTag*& tag = tags_by_position_[position];
+  const SeriesTag*& tag = tags_by_position_[position];
   if (tag == nullptr || tag->name != name) tag = &tag_named(name);
   return *tag;
 }
 
-void MetricsRunLoader::value(const TensorBoardTag& tag, std::int64_t step, double time,
-                             double value, TensorBoardValueSink& sink) {
+void MetricsRunLoader::value(const SeriesTag& tag, std::int64_t step, double time, double value,
+                             SeriesValueSink& sink) {
   SummaryReading reading;
   reading.kind = TagKind::Scalar;
   reading.scalar = value;
@@ -215,7 +215,7 @@ void MetricsRunLoader::row_problem(const std::string& file, std::uint64_t offset
 
 void MetricsRunLoader::read_csv(const std::string& file, std::string_view text,
                                 std::uint64_t offset, bool last_bytes, FileState& state,
-                                TensorBoardValueSink& sink) {
+                                SeriesValueSink& sink) {
   std::size_t at = state.resume_offset - offset;
   std::vector<std::string> fields;
   std::size_t end = 0;
@@ -282,7 +282,7 @@ void MetricsRunLoader::read_csv(const std::string& file, std::string_view text,
       }
       const auto number = parse_python_float(fields[column]);
       if (!number) continue;  // empty, or text: no value
-      const TensorBoardTag*& tag = state.column_tags[column];
+      const SeriesTag*& tag = state.column_tags[column];
       if (tag == nullptr) tag = &tag_named(state.names[column]);
       value(*tag, *step, time, *number, sink);
     }
@@ -291,7 +291,7 @@ void MetricsRunLoader::read_csv(const std::string& file, std::string_view text,
 
 void MetricsRunLoader::read_json_lines(const std::string& file, std::string_view text,
                                        std::uint64_t offset, bool last_bytes, FileState& state,
-                                       TensorBoardValueSink& sink) {
+                                       SeriesValueSink& sink) {
   std::size_t at = state.resume_offset - offset;
   std::vector<JsonMember> members;
   std::vector<std::string> names;
@@ -361,7 +361,7 @@ void MetricsRunLoader::read_json_lines(const std::string& file, std::string_view
 
 void MetricsRunLoader::read_trainer_state(const std::string& file, std::string_view text,
                                           std::uint64_t offset, FileState& state,
-                                          TensorBoardValueSink& sink) {
+                                          SeriesValueSink& sink) {
   JsonScanner scanner(text, state.resume_offset - offset);
   const auto consumed = [&] { state.resume_offset = offset + scanner.position(); };
   // What is not JSON ends the file: where the scanner stands, or where it found the fault.
@@ -459,7 +459,7 @@ void MetricsRunLoader::read_trainer_state(const std::string& file, std::string_v
         for (std::size_t i = 0; i < members.size(); ++i) {
           const JsonMember& member = members[i];
           if (i == step_at || member.value.kind != JsonScalar::Kind::Number) continue;
-          const TensorBoardTag& tag = tag_at(i, member.key);
+          const SeriesTag& tag = tag_at(i, member.key);
           std::optional<std::int64_t>& last = last_step_[tag.index];
           if (last && *step <= *last) continue;  // taken when the file was read before
           last = *step;

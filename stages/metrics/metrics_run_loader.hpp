@@ -1,6 +1,6 @@
 #pragma once
 
-// The loader stage of text metrics (stages/tensorboard/run_loader.hpp): reads one run's metrics
+// The loader stage of text metrics (stages/series/run_loader.hpp): reads one run's metrics
 // files as their writers write them, into the series every format shares. A value is a
 // (column or key, step, time) of a row:
 // - CSV logs (Lightning's metrics.csv, Ultralytics' results.csv, stable-baselines3's
@@ -30,7 +30,7 @@
 
 #include "core/model/file_filter.hpp"
 #include "stages/metrics/metrics_keys.hpp"
-#include "stages/tensorboard/run_loader.hpp"
+#include "stages/series/run_loader.hpp"
 
 namespace rulestream {
 
@@ -41,12 +41,12 @@ class MetricsRunLoader final : public RunLoader {
   const std::string& run() const override { return run_; }
   void before_read(const Storage& storage, const StoredObject& file) override;
   void read_bytes(const std::string& file, const SharedBytes& bytes, std::uint64_t bytes_offset,
-                  bool last_bytes, TensorBoardValueSink& sink) override;
+                  bool last_bytes, SeriesValueSink& sink) override;
   void abandon(const std::string& file, std::uint64_t offset, const std::string& why) override;
   std::uint64_t resume_offset(const std::string& file) const override;
   bool file_dead(const std::string& file) const override;
-  const std::deque<TensorBoardTag>& tags() const override { return tags_; }
-  const std::vector<TensorBoardProblem>& problems() const override { return problems_; }
+  const std::deque<SeriesTag>& tags() const override { return tags_; }
+  const std::vector<SeriesProblem>& problems() const override { return problems_; }
   // 0 once a file's times are seconds since its start; nullopt otherwise.
   std::optional<double> started() const override { return started_; }
 
@@ -67,8 +67,8 @@ class MetricsRunLoader final : public RunLoader {
     std::string header_bytes;
     std::vector<std::string> names;
     MetricsKeys keys;
-    std::vector<const TensorBoardTag*> column_tags;  // by column, made at its first value
-    std::uint64_t rows = 0;                          // rows read from the file's start
+    std::vector<const SeriesTag*> column_tags;  // by column, made at its first value
+    std::uint64_t rows = 0;                     // rows read from the file's start
     std::uint64_t skip_rows = 0;  // rows read before the header was rewritten: not again
     // CSV and JSON lines: rows with no step, lines that are no JSON object (the first few are
     // problems; the rest are counted in one).
@@ -86,29 +86,29 @@ class MetricsRunLoader final : public RunLoader {
   void restart(FileState& state);
   void csv_before_read(const Storage& storage, const StoredObject& file, FileState& state);
   void read_csv(const std::string& file, std::string_view text, std::uint64_t offset,
-                bool last_bytes, FileState& state, TensorBoardValueSink& sink);
+                bool last_bytes, FileState& state, SeriesValueSink& sink);
   void read_json_lines(const std::string& file, std::string_view text, std::uint64_t offset,
-                       bool last_bytes, FileState& state, TensorBoardValueSink& sink);
+                       bool last_bytes, FileState& state, SeriesValueSink& sink);
   void read_trainer_state(const std::string& file, std::string_view text, std::uint64_t offset,
-                          FileState& state, TensorBoardValueSink& sink);
-  const TensorBoardTag& tag_named(const std::string& name);
+                          FileState& state, SeriesValueSink& sink);
+  const SeriesTag& tag_named(const std::string& name);
   // tag_named for the member at `position` of an object: objects of one log mostly hold the
   // same keys in the same order, so the tag found there last time is tried first.
-  const TensorBoardTag& tag_at(std::size_t position, const std::string& name);
-  void value(const TensorBoardTag& tag, std::int64_t step, double time, double value,
-             TensorBoardValueSink& sink);
+  const SeriesTag& tag_at(std::size_t position, const std::string& name);
+  void value(const SeriesTag& tag, std::int64_t step, double time, double value,
+             SeriesValueSink& sink);
   // A row with no step, a line that is no JSON object: said for the first few of a file.
   void row_problem(const std::string& file, std::uint64_t offset, std::uint64_t& count,
                    const std::string& why);
 
   std::string run_;
   std::map<std::string, FileState, std::less<>> files_;
-  std::deque<TensorBoardTag> tags_;
+  std::deque<SeriesTag> tags_;
   std::unordered_map<std::string, std::size_t> tag_index_;
-  std::vector<const TensorBoardTag*> tags_by_position_;  // tag_at's memory
+  std::vector<const SeriesTag*> tags_by_position_;  // tag_at's memory
   // trainer_state.json: the last step each tag took, by tag index.
   std::vector<std::optional<std::int64_t>> last_step_;
-  std::vector<TensorBoardProblem> problems_;
+  std::vector<SeriesProblem> problems_;
   std::optional<double> started_;
 };
 

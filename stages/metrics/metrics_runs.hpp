@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/model/storage.hpp"
-#include "stages/tensorboard/series_format.hpp"
+#include "stages/series/series_format.hpp"
 
 namespace rulestream {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/model/storage.hpp"
-#include "stages/tensorboard/series_format.hpp"
+#include "stages/series/series_format.hpp"
 
 namespace rulestream {
 
@@ -24,8 +24,11 @@ bool is_event_file(std::string_view path);
 std::string run_of(std::string_view path);
 
 // The runs of a listing (paths relative to the logdir), in run-name order, each run's files in
-// file-name order; files that are not
-// event files are left out.
+// file-name order; files that are not event files are left out.
 std::vector<RunFiles> group_runs(std::span<const StoredObject> listing);
+
+// TensorBoard logdirs as a series format: the rules above, and RunReader (run_reader.hpp) as
+// the loader stage.
+const SeriesFormat& tensorboard_series_format();
 
 }  // namespace rulestream

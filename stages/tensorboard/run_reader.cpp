@@ -64,8 +64,7 @@ void RunReader::before_read(const Storage& storage, const StoredObject& file) {
 }
 
 void RunReader::read_bytes(const std::string& file, const SharedBytes& bytes,
-                           std::uint64_t bytes_offset, bool last_bytes,
-                           TensorBoardValueSink& sink) {
+                           std::uint64_t bytes_offset, bool last_bytes, SeriesValueSink& sink) {
   static_cast<void>(last_bytes);
   read(file, bytes, bytes_offset, sink);
 }
@@ -82,7 +81,7 @@ bool RunReader::file_dead(const std::string& file) const {
 }
 
 void RunReader::read(const std::string& file, const SharedBytes& bytes, std::uint64_t bytes_offset,
-                     TensorBoardValueSink& sink) {
+                     SeriesValueSink& sink) {
   FileState& state = files_[file];
   if (state.dead) return;
   if (state.resume_offset < bytes_offset || state.resume_offset - bytes_offset > bytes.size()) {
@@ -122,7 +121,7 @@ void RunReader::read(const std::string& file, const SharedBytes& bytes, std::uin
 }
 
 void RunReader::deliver(const std::string& file, std::uint64_t offset, const SharedBytes& payload,
-                        TensorBoardValueSink& sink) {
+                        SeriesValueSink& sink) {
   try {
     decode_tensorboard_event(payload.span(), file, event_);
     if (!started_) started_ = event_.wall_time;
@@ -145,15 +144,14 @@ void RunReader::deliver(const std::string& file, std::uint64_t offset, const Sha
                                " is skipped: " + error.detail()});
       continue;
     }
-    const TensorBoardTag& tag =
+    const SeriesTag& tag =
         known == tag_index_.end() ? tag_for(value, reading) : tags_[known->second];
     sink.on_value(tag, event_.step, event_.wall_time, reading);
   }
 }
 
-const TensorBoardTag& RunReader::tag_for(const SummaryValueView& value,
-                                         const SummaryReading& first) {
-  TensorBoardTag& tag = tags_.emplace_back();
+const SeriesTag& RunReader::tag_for(const SummaryValueView& value, const SummaryReading& first) {
+  SeriesTag& tag = tags_.emplace_back();
   tag.run = run_;
   tag.name.assign(value.tag);
   tag.kind = first.kind;

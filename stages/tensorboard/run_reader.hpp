@@ -28,7 +28,7 @@
 #include "core/model/shared_bytes.hpp"
 #include "stages/format/tensorboard_event.hpp"
 #include "stages/format/tensorboard_values.hpp"
-#include "stages/tensorboard/run_loader.hpp"
+#include "stages/series/run_loader.hpp"
 
 namespace rulestream {
 
@@ -42,7 +42,7 @@ class RunReader final : public RunLoader {
   void before_read(const Storage& storage, const StoredObject& file) override;
   // read(), whatever `last_bytes` says: a record the file ends inside is never read.
   void read_bytes(const std::string& file, const SharedBytes& bytes, std::uint64_t bytes_offset,
-                  bool last_bytes, TensorBoardValueSink& sink) override;
+                  bool last_bytes, SeriesValueSink& sink) override;
 
   // Reads the records of `file` (its path relative to the logdir) held in `bytes`, the file's
   // content from `bytes_offset` on, starting where the last call stopped (resume_offset), which
@@ -50,7 +50,7 @@ class RunReader final : public RunLoader {
   // `sink` in file order. Throws std::invalid_argument for bytes that do not cover the resume
   // offset; everything wrong with the file itself becomes a problem.
   void read(const std::string& file, const SharedBytes& bytes, std::uint64_t bytes_offset,
-            TensorBoardValueSink& sink);
+            SeriesValueSink& sink);
 
   // Before reading `file` as storage now lists it (`size`, `identity`: StoredObject's): when it
   // is no longer the file read so far (another identity, or shorter than what was read), it is
@@ -67,9 +67,9 @@ class RunReader final : public RunLoader {
   // Whether a checksum failure ended `file`: nothing more is read from it.
   bool file_dead(const std::string& file) const override;
 
-  const std::deque<TensorBoardTag>& tags() const override { return tags_; }
+  const std::deque<SeriesTag>& tags() const override { return tags_; }
   // The problems found so far, in the order found.
-  const std::vector<TensorBoardProblem>& problems() const override { return problems_; }
+  const std::vector<SeriesProblem>& problems() const override { return problems_; }
   // The wall time of the first Event read (a writer's file_version record, written when it
   // opened its first file).
   std::optional<double> started() const override { return started_; }
@@ -82,8 +82,8 @@ class RunReader final : public RunLoader {
   };
 
   void deliver(const std::string& file, std::uint64_t offset, const SharedBytes& payload,
-               TensorBoardValueSink& sink);
-  const TensorBoardTag& tag_for(const SummaryValueView& value, const SummaryReading& first);
+               SeriesValueSink& sink);
+  const SeriesTag& tag_for(const SummaryValueView& value, const SummaryReading& first);
 
   std::string run_;
   std::map<std::string, FileState, std::less<>> files_;
@@ -95,9 +95,9 @@ class RunReader final : public RunLoader {
     }
   };
 
-  std::deque<TensorBoardTag> tags_;
+  std::deque<SeriesTag> tags_;
   std::unordered_map<std::string, std::size_t, TagHash, std::equal_to<>> tag_index_;
-  std::vector<TensorBoardProblem> problems_;
+  std::vector<SeriesProblem> problems_;
   std::optional<double> started_;
   TensorBoardEvent event_;  // reused: decoding allocates nothing per record
 };

@@ -17,9 +17,9 @@ namespace {
 
 using namespace rulestream;
 
-class Sink final : public TensorBoardValueSink {
+class Sink final : public SeriesValueSink {
  public:
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double,
+  void on_value(const SeriesTag& tag, std::int64_t step, double,
                 const SummaryReading& reading) override {
     sum_ += static_cast<double>(step) + static_cast<double>(tag.index) + reading.scalar +
             reading.histogram.num;

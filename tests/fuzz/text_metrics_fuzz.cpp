@@ -20,9 +20,9 @@ namespace {
 using namespace rulestream;
 
 // Every value by tag, in order: what a file gave.
-class Sink final : public TensorBoardValueSink {
+class Sink final : public SeriesValueSink {
  public:
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+  void on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                 const SummaryReading& reading) override {
     values[tag.name].push_back({step, wall_time, reading.scalar});
   }

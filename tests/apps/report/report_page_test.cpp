@@ -286,7 +286,7 @@ TEST(ReportPageTest, KerasRunsShareTheLossChartAndHistogramsAreBands) {
 
 // A run written to step 9, then resumed from a checkpoint at step 5 and stopped at step 7: as
 // TensorBoard shows it, the resumed values replace the first pass from step 5 on, beyond step 7
-// too (stages/tensorboard/restart_rule.hpp). Steps 8 and 9 of the first pass are gone.
+// too (stages/series/restart_rule.hpp). Steps 8 and 9 of the first pass are gone.
 TEST(ReportPageTest, ARestartedRunIsDrawnAsTensorBoardDrawsIt) {
   TempDir dir;
   {

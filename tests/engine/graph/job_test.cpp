@@ -9,6 +9,7 @@
 
 #include "sources/open/storage_factory.hpp"
 #include "stages/format/tensorboard_writer.hpp"
+#include "stages/tensorboard/logdir_runs.hpp"
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/rule_test_jobs.hpp"
 #include "tests/support/test_support.hpp"
@@ -161,7 +162,8 @@ TEST(Job, AJobKeepsTheSeriesItReadsWhenAsked) {
   const SeriesStore& kept = *job->series();
 
   SeriesStore read;
-  read_into_store(*open_storage(dir.path().string(), StorageOptions{}), read);
+  read_into_store(*open_storage(dir.path().string(), StorageOptions{}), read, {},
+                  tensorboard_series_format());
   EXPECT_EQ(kept.run_names(), (std::vector<std::string>{"a", "b", "c", "d", "e"}));
   EXPECT_EQ(kept.run_names(), read.run_names());
   for (const std::string run : {"a", "b", "c", "d"}) {

@@ -179,5 +179,57 @@ TEST(TextMetricsJob, RulesOnTimeJudgeTheTimeColumnAndSayWhenThereIsNone) {
   EXPECT_TRUE(blind.recorded().steps_fired("StalledTrainingRule").empty());
 }
 
+// stable-baselines3's PPO logs its last minibatch's loss, which jumps tenfold between updates as
+// the returns (and the value loss with them) grow: no divergence in an RL job, whose losses no
+// rule expects to fall (docs/tensorboard.md). The same column without the rollout/ columns is a
+// supervised loss, and its tenfold jump at its second value is Divergence's: best 0.2 at step
+// 2048, early threshold 4 x 0.2 = 0.8, and 3.0 >= 10 x 0.2 needs no confirmation. NonFinite
+// judges the RL loss as any other.
+TEST(TextMetricsJob, AnRlJobsLossesAreNotJudgedAsSupervisedOnes) {
+  const std::vector<double> losses{0.2, 3.0, 1.1, 2.8, 0.34, 9.0, 0.6, 20.0, 0.66};
+  const auto progress_csv = [&](bool reinforcement, bool nan_at_end) {
+    std::string csv = reinforcement ? "rollout/ep_rew_mean,time/total_timesteps,train/loss\n"
+                                    : "time/total_timesteps,train/loss\n";
+    std::int64_t step = 1024;
+    const auto row = [&](const std::string& loss) {
+      csv += (reinforcement ? std::to_string(20 + step / 512) + "," : std::string()) +
+             std::to_string(step) + "," + loss + "\n";
+      step += 1024;
+    };
+    row("");  // SB3's first row: a rollout, no update yet
+    for (const double loss : losses) row(std::to_string(loss));
+    if (nan_at_end) row("nan");
+    return csv;
+  };
+  const std::vector<std::string> rules{"Divergence", "NonFinite"};
+  for (const bool reinforcement : {true, false}) {
+    TempDir dir;
+    testing::write_text_file(dir.path() / "progress.csv", progress_csv(reinforcement, true));
+    TextMetricsJob job(config_for(dir.path(), rules));
+    const JobOutcome outcome = job.replay();
+    std::vector<std::pair<std::string, std::int64_t>> fired;
+    for (const RuleEvent& event : job.recorded().events()) {
+      if (event.kind == RuleEvent::Kind::ConditionMet) {
+        fired.emplace_back(event.rule, event.global_step);
+      }
+    }
+    const std::int64_t nan_step = 1024 * static_cast<std::int64_t>(losses.size() + 2);
+    if (reinforcement) {
+      EXPECT_EQ(fired,
+                (std::vector<std::pair<std::string, std::int64_t>>{{"NonFinite", nan_step}}));
+      // Named, Divergence says why it judged nothing, and how to judge the losses anyway.
+      ASSERT_EQ(outcome.statuses.size(), 2U);
+      EXPECT_EQ(outcome.statuses[0].status, RuleStatus::Error);
+      EXPECT_NE(outcome.statuses[0].message.find("1 loss series are a reinforcement-learning"),
+                std::string::npos)
+          << outcome.statuses[0].message;
+    } else {
+      ASSERT_FALSE(fired.empty());
+      EXPECT_EQ(fired.front(), (std::pair<std::string, std::int64_t>{"Divergence", 3072}));
+      EXPECT_EQ(fired.back(), (std::pair<std::string, std::int64_t>{"NonFinite", nan_step}));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rulestream

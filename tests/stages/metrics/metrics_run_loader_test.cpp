@@ -14,7 +14,7 @@
 
 #include "sources/open/storage_factory.hpp"
 #include "stages/metrics/metrics_runs.hpp"
-#include "stages/tensorboard/logdir_reader.hpp"
+#include "stages/series/series_reader.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
@@ -35,9 +35,9 @@ std::ostream& operator<<(std::ostream& out, const Value& value) {
 }
 
 // Every value by run, then tag, in the order read.
-class Collected final : public TensorBoardValueSink {
+class Collected final : public SeriesValueSink {
  public:
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+  void on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                 const SummaryReading& reading) override {
     EXPECT_EQ(reading.kind, TagKind::Scalar);
     values[tag.run][tag.name].push_back({step, wall_time, reading.scalar});
@@ -65,13 +65,13 @@ class MetricsFolder : public ::testing::Test {
     return {};
   }
   // The whole folder read once, as a replay reads it.
-  LogdirRead replay(Collected& collected, std::uint64_t window = std::uint64_t{16} << 20) const {
-    return read_logdir(*storage(), collected, {.window_bytes = window},
-                       text_metrics_series_format());
+  SeriesJobRead replay(Collected& collected, std::uint64_t window = std::uint64_t{16} << 20) const {
+    return read_series_job(*storage(), collected, {.window_bytes = window},
+                           text_metrics_series_format());
   }
   // `path` read as a watch reads it: as it is now, more may come.
   void look(MetricsRunLoader& loader, const std::string& path, Collected& collected,
-            std::vector<TensorBoardProblem>& problems, bool final_size = false,
+            std::vector<SeriesProblem>& problems, bool final_size = false,
             std::uint64_t window = std::uint64_t{16} << 20) const {
     read_run_file(*storage(), listed(path), loader, collected, final_size, {.window_bytes = window},
                   problems);
@@ -88,7 +88,7 @@ TEST_F(MetricsFolder, ACsvLogIsReadByItsStepAndTimeColumns) {
         "1000,1,2,2048,\n"
         "1010,2,4,4096,0.5\n");
   Collected collected;
-  const LogdirRead read = replay(collected);
+  const SeriesJobRead read = replay(collected);
   EXPECT_EQ(read.runs, std::vector<std::string>{"sb3/progress.csv"});
   EXPECT_TRUE(read.problems.empty());
   const auto& tags = collected.values["sb3/progress.csv"];
@@ -119,7 +119,7 @@ TEST_F(MetricsFolder, ACsvWithoutAStepColumnIsNoMetricsFile) {
   write("data/table.csv", "a,b\n1,2\n");
   write("log.csv", "step,loss\n,1.0\n2,0.5\nx,0.25\n");
   Collected collected;
-  const LogdirRead read = replay(collected);
+  const SeriesJobRead read = replay(collected);
   ASSERT_EQ(read.problems.size(), 3U);
   EXPECT_NE(read.problems[0].message.find("data/table.csv: no column is a step"),
             std::string::npos);
@@ -150,7 +150,7 @@ TEST_F(MetricsFolder, ACsvReadAsItIsWrittenGivesWhatAReplayGives) {
   for (const std::size_t piece : {1, 3, 7, 16}) {
     MetricsRunLoader loader("run/metrics.csv");
     Collected growing;
-    std::vector<TensorBoardProblem> problems;
+    std::vector<SeriesProblem> problems;
     for (std::size_t size = piece; size < text.size() + piece; size += piece) {
       write("run/metrics.csv", std::string_view(text).substr(0, std::min(size, text.size())));
       look(loader, "run/metrics.csv", growing, problems);
@@ -167,7 +167,7 @@ TEST_F(MetricsFolder, AHeaderRewrittenWithANewColumnIsNotReadTwice) {
   write("v0/metrics.csv", "epoch,step,train_loss\n0,0,2.5\n0,1,2.25\n");
   MetricsRunLoader loader("v0/metrics.csv");
   Collected collected;
-  std::vector<TensorBoardProblem> problems;
+  std::vector<SeriesProblem> problems;
   look(loader, "v0/metrics.csv", collected, problems);
   write("v0/metrics.csv",
         "epoch,step,train_loss,val_loss\n0,0,2.5,\n0,1,2.25,\n0,1,,3.0\n1,2,2.0,\n");
@@ -193,7 +193,7 @@ TEST_F(MetricsFolder, ALastRowCutShortWaitsInAWatchAndIsSaidInAReplay) {
   write("log.csv", "step,loss,acc\n0,1.0,0.5\n1,0.5");
   MetricsRunLoader loader("log.csv");
   Collected watched;
-  std::vector<TensorBoardProblem> problems;
+  std::vector<SeriesProblem> problems;
   look(loader, "log.csv", watched, problems);
   EXPECT_EQ(watched.values["log.csv"]["loss"], (Values{{0, kNoTime, 1.0}}));
   write("log.csv", "step,loss,acc\n0,1.0,0.5\n1,0.5,0.75\n");
@@ -208,7 +208,7 @@ TEST_F(MetricsFolder, ALastRowCutShortWaitsInAWatchAndIsSaidInAReplay) {
   EXPECT_EQ(whole.values["log.csv"]["acc"].size(), 2U);
   write("log.csv", "step,loss,acc\n0,1.0,0.5\n1,0.5");
   Collected cut;
-  const LogdirRead read = replay(cut);
+  const SeriesJobRead read = replay(cut);
   ASSERT_EQ(read.problems.size(), 1U);
   EXPECT_NE(read.problems[0].message.find("log.csv: at offset 24: the last row ends after 2 of 3"),
             std::string::npos)
@@ -229,7 +229,7 @@ TEST_F(MetricsFolder, JsonLinesOfTrainingAndValidation) {
       "\n";
   write("work/vis_data/scalars.json", text);
   Collected collected;
-  const LogdirRead read = replay(collected);
+  const SeriesJobRead read = replay(collected);
   ASSERT_EQ(read.problems.size(), 1U);
   EXPECT_NE(read.problems[0].message.find("a line that is no JSON object"), std::string::npos);
   EXPECT_TRUE(read.problems[0].values_lost);
@@ -245,7 +245,7 @@ TEST_F(MetricsFolder, JsonLinesOfTrainingAndValidation) {
   // Written a few bytes at a time, it reads the same.
   MetricsRunLoader loader("work/vis_data/scalars.json");
   Collected growing;
-  std::vector<TensorBoardProblem> problems;
+  std::vector<SeriesProblem> problems;
   for (std::size_t size = 5; size < text.size() + 5; size += 5) {
     write("work/vis_data/scalars.json",
           std::string_view(text).substr(0, std::min(size, text.size())));
@@ -280,7 +280,7 @@ std::string trainer_state(int last, bool nan_at_3 = false) {
 TEST_F(MetricsFolder, TrainerStateIsReadInWindowsSmallerThanAnEntry) {
   write("out/checkpoint-4/trainer_state.json", trainer_state(4, true));
   Collected whole;
-  const LogdirRead read = replay(whole);
+  const SeriesJobRead read = replay(whole);
   EXPECT_TRUE(read.problems.empty());
   EXPECT_EQ(read.runs, std::vector<std::string>{"out/trainer_state.json"});
   const auto& tags = whole.values["out/trainer_state.json"];
@@ -300,7 +300,7 @@ TEST_F(MetricsFolder, ARewrittenTrainerStateAddsOnlyTheStepsBeyond) {
   write("out/checkpoint-2/trainer_state.json", trainer_state(2));
   MetricsRunLoader loader("out/trainer_state.json");
   Collected collected;
-  std::vector<TensorBoardProblem> problems;
+  std::vector<SeriesProblem> problems;
   look(loader, "out/checkpoint-2/trainer_state.json", collected, problems);
   write("out/checkpoint-4/trainer_state.json", trainer_state(4));
   look(loader, "out/checkpoint-4/trainer_state.json", collected, problems);
@@ -326,7 +326,7 @@ TEST_F(MetricsFolder, ATrainerStateThatIsNoJsonIsSaid) {
         "{\n  \"log_history\": [\n    {\"loss\": 1.0, \"step\": 1},\n"
         "    {\"loss\": 2.0 \"step\": 2}\n  ]\n}\n");
   Collected collected;
-  const LogdirRead read = replay(collected);
+  const SeriesJobRead read = replay(collected);
   ASSERT_EQ(read.problems.size(), 1U);
   // The fault: the quote of "step" (offset 68), in the second entry (offset 55).
   EXPECT_NE(read.problems[0].message.find("trainer_state.json: at offset 68: not the JSON of a "

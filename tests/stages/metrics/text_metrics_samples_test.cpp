@@ -17,7 +17,7 @@
 
 #include "sources/open/storage_factory.hpp"
 #include "stages/metrics/metrics_runs.hpp"
-#include "stages/tensorboard/logdir_reader.hpp"
+#include "stages/series/series_reader.hpp"
 #include "tests/support/precise_json.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -39,9 +39,9 @@ struct Point {
   double value = 0.0;
 };
 
-class Collected final : public TensorBoardValueSink {
+class Collected final : public SeriesValueSink {
  public:
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+  void on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                 const SummaryReading& reading) override {
     points[tag.run][tag.name].push_back({step, wall_time, reading.scalar});
   }
@@ -77,10 +77,10 @@ std::vector<std::string> sample_names() {
 }
 
 // How many of `problems` name `file` and contain `words`.
-std::size_t count_problems(const std::vector<TensorBoardProblem>& problems, const std::string& file,
+std::size_t count_problems(const std::vector<SeriesProblem>& problems, const std::string& file,
                            std::string_view words) {
   return static_cast<std::size_t>(
-      std::count_if(problems.begin(), problems.end(), [&](const TensorBoardProblem& problem) {
+      std::count_if(problems.begin(), problems.end(), [&](const SeriesProblem& problem) {
         return problem.file == file && problem.message.find(words) != std::string::npos;
       }));
 }
@@ -98,7 +98,7 @@ TEST_P(TextMetricsSample, IsReadValueForValueAsPythonReadsIt) {
       testing::read_text_file(samples_root() / "expected" / (name + ".json")), name);
   const auto storage = open_storage((samples_root() / "jobs" / name).string(), StorageOptions{});
   Collected collected;
-  const LogdirRead read = read_logdir(*storage, collected, {}, text_metrics_series_format());
+  const SeriesJobRead read = read_series_job(*storage, collected, {}, text_metrics_series_format());
 
   // Files that are no metrics (a CSV without a step column): said, nothing read from them.
   std::set<std::string> ignored;

@@ -17,7 +17,8 @@
 #include <vector>
 
 #include "sources/open/storage_factory.hpp"
-#include "stages/tensorboard/logdir_reader.hpp"
+#include "stages/series/series_reader.hpp"
+#include "stages/tensorboard/logdir_runs.hpp"
 #include "tests/support/precise_json.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -38,9 +39,9 @@ struct ReadTag {
   std::vector<ReadPoint> points;
 };
 
-class CollectingSink final : public TensorBoardValueSink {
+class CollectingSink final : public SeriesValueSink {
  public:
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+  void on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                 const SummaryReading& reading) override {
     ReadTag& read = runs[tag.run][tag.name];
     read.kind = tag.kind;
@@ -180,7 +181,7 @@ TEST_P(TensorBoardSampleTest, ReadsWhatAnIndependentReaderFinds) {
       testing::parse_json_precisely(testing::read_text_file(expected_path), expected_path.string());
   const auto storage = open_storage((*dir / "logdirs" / GetParam()).string());
   CollectingSink sink;
-  const LogdirRead read = read_logdir(*storage, sink);
+  const SeriesJobRead read = read_series_job(*storage, sink, {}, tensorboard_series_format());
 
   const json::object& runs = expected.at("runs").as_object();
   std::vector<std::string> expected_runs;

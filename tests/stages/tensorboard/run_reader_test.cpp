@@ -25,9 +25,9 @@ struct Seen {
   SummaryReading reading;
 };
 
-class Recorder final : public TensorBoardValueSink {
+class Recorder final : public SeriesValueSink {
  public:
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double,
+  void on_value(const SeriesTag& tag, std::int64_t step, double,
                 const SummaryReading& reading) override {
     seen.push_back({tag.name, tag.kind, step, reading});
   }

@@ -10,7 +10,7 @@
 //
 // Concurrency: run() may be called from any thread; the RunSeries it returns is fed by one thread
 // at a time (a run is read by one thread), and is read once nothing feeds it any more. The
-// store's sink() is for one reading thread (read_logdir).
+// store's sink() is for one reading thread (read_series_job).
 
 #include <cstddef>
 #include <cstdint>
@@ -26,9 +26,9 @@
 
 #include "core/model/storage.hpp"
 #include "stages/format/tensorboard_event.hpp"
-#include "stages/tensorboard/logdir_reader.hpp"
-#include "stages/tensorboard/run_loader.hpp"
-#include "stages/tensorboard/series_format.hpp"
+#include "stages/series/run_loader.hpp"
+#include "stages/series/series_format.hpp"
+#include "stages/series/series_reader.hpp"
 
 namespace rulestream {
 
@@ -89,11 +89,11 @@ struct SeriesStoreOptions {
 };
 
 // One run's tags, fed by the run's loader.
-class RunSeries final : public TensorBoardValueSink {
+class RunSeries final : public SeriesValueSink {
  public:
   RunSeries(std::string run, const SeriesStoreOptions& options);
 
-  void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+  void on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                 const SummaryReading& reading) override;
 
   const std::string& run() const { return run_; }
@@ -106,7 +106,7 @@ class RunSeries final : public TensorBoardValueSink {
   const std::optional<std::pair<double, double>>& dated_span() const { return dated_span_; }
 
  private:
-  StoredSeries& series_of(const TensorBoardTag& tag);
+  StoredSeries& series_of(const SeriesTag& tag);
 
   std::string run_;
   const SeriesStoreOptions& options_;
@@ -115,7 +115,7 @@ class RunSeries final : public TensorBoardValueSink {
   // Values of one tag come in runs: the last tag seen answers most of them. Its loader's
   // address alone is not enough: another loader of the run may reuse it, so the name is
   // compared too.
-  const TensorBoardTag* last_tag_ = nullptr;
+  const SeriesTag* last_tag_ = nullptr;
   StoredSeries* last_series_ = nullptr;
   std::optional<std::pair<double, double>> dated_span_;
 };
@@ -129,8 +129,8 @@ class SeriesStore {
   // The run of that name, added empty at the first call (a run with no values is a run too).
   // Any thread.
   RunSeries& run(const std::string& name);
-  // A sink that hands each value to its run's RunSeries (for read_logdir: one thread).
-  TensorBoardValueSink& sink() { return router_; }
+  // A sink that hands each value to its run's RunSeries (for read_series_job: one thread).
+  SeriesValueSink& sink() { return router_; }
 
   // Every run, in run-name order. Once nothing feeds the store.
   std::vector<const RunSeries*> runs() const;
@@ -140,10 +140,10 @@ class SeriesStore {
   std::optional<std::pair<double, double>> dated_span() const;
 
  private:
-  class Router final : public TensorBoardValueSink {
+  class Router final : public SeriesValueSink {
    public:
     explicit Router(SeriesStore& store) : store_(store) {}
-    void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+    void on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                   const SummaryReading& reading) override;
 
    private:
@@ -157,10 +157,9 @@ class SeriesStore {
   Router router_{*this};
 };
 
-// Reads every file of `format` under `storage`'s root into `store` (read_logdir), every run
+// Reads every file of `format` under `storage`'s root into `store` (read_series_job), every run
 // listed in it, those with no values too.
-LogdirRead read_into_store(const Storage& storage, SeriesStore& store,
-                           const LogdirReadOptions& options = {},
-                           const SeriesFormat& format = tensorboard_series_format());
+SeriesJobRead read_into_store(const Storage& storage, SeriesStore& store,
+                              const SeriesReadOptions& options, const SeriesFormat& format);
 
 }  // namespace rulestream

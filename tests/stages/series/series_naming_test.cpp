@@ -1,4 +1,4 @@
-#include "stages/tensorboard/series_naming.hpp"
+#include "stages/series/series_naming.hpp"
 
 #include <gtest/gtest.h>
 
@@ -51,11 +51,42 @@ TEST(SeriesNamingTest, LightningsTotalGradientNormIsAGradientNorm) {
   EXPECT_EQ(naming.describe(".", "train/grad_norm").role, SeriesRole::GradientNorm);
 }
 
+// What only a reinforcement-learning job logs marks its run; the losses of a marked run (SB3's
+// train/loss) are RL losses, as is a loss whose own name says so, whatever the run. Supervised
+// names that contain a marker's letters are not markers.
+TEST(SeriesNamingTest, ReinforcementLearningRunsAreToldApartByWhatTheyLog) {
+  const SeriesNaming naming = SeriesNaming::defaults();
+  for (const std::string tag :
+       {"rollout/ep_rew_mean", "rollout/ep_len_mean", "charts/episodic_return",
+        "episode_reward_mean", "train/policy_gradient_loss", "losses/value_loss",
+        "info/learner/default_policy/learner_stats/vf_loss", "losses/qf1_loss", "train/actor_loss",
+        "train/critic_loss", "train/approx_kl", "train/clip_fraction",
+        "train/explained_variance"}) {
+    EXPECT_TRUE(naming.names_reinforcement(tag)) << tag;
+  }
+  for (const std::string tag : {"train/loss", "val_loss", "seq_loss", "step_len", "deep_return",
+                                "train/epoch", "eval/accuracy", "Loss/test", "epoch_loss"}) {
+    EXPECT_FALSE(naming.names_reinforcement(tag)) << tag;
+  }
+  EXPECT_EQ(naming.describe("PPO_1", "train/loss", true).role, SeriesRole::ReinforcementLoss);
+  EXPECT_EQ(naming.describe("PPO_1", "train/loss", false).role, SeriesRole::Loss);
+  EXPECT_EQ(naming.describe(".", "losses/value_loss").role, SeriesRole::ReinforcementLoss);
+  EXPECT_EQ(naming.describe(".", "losses/value_loss").mode, Mode::Train);
+  // What is not a loss keeps its role in an RL run.
+  EXPECT_EQ(naming.describe("PPO_1", "train/learning_rate", true).role, SeriesRole::LearningRate);
+  EXPECT_EQ(naming.describe("PPO_1", "rollout/ep_rew_mean", true).role, SeriesRole::Other);
+  EXPECT_EQ(series_role_name(SeriesRole::ReinforcementLoss), "reinforcement_loss");
+  EXPECT_EQ(series_role_from_name("reinforcement_loss"), SeriesRole::ReinforcementLoss);
+}
+
 TEST(SeriesNamingTest, PatternsCanBeReplaced) {
   SeriesNaming naming = SeriesNaming::defaults();
   naming.loss = compile_name_regexes({"^objective$"});
   EXPECT_EQ(naming.describe(".", "objective").role, SeriesRole::Loss);
   EXPECT_EQ(naming.describe(".", "train/loss").role, SeriesRole::Other);
+  naming.replace("reinforcement", {"^reward$"});
+  EXPECT_TRUE(naming.names_reinforcement("reward"));
+  EXPECT_FALSE(naming.names_reinforcement("rollout/ep_rew_mean"));
 }
 
 TEST(SeriesNamingTest, ALossesTrainingAndValidationSeriesShareAGroup) {

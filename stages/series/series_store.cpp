@@ -1,8 +1,8 @@
-#include "stages/tensorboard/series_store.hpp"
+#include "stages/series/series_store.hpp"
 
 #include <algorithm>
 
-#include "stages/tensorboard/restart_rule.hpp"
+#include "stages/series/restart_rule.hpp"
 
 namespace rulestream {
 namespace {
@@ -16,7 +16,7 @@ constexpr double kLatestDate = 4102444800.0;
 RunSeries::RunSeries(std::string run, const SeriesStoreOptions& options)
     : run_(std::move(run)), options_(options) {}
 
-StoredSeries& RunSeries::series_of(const TensorBoardTag& tag) {
+StoredSeries& RunSeries::series_of(const SeriesTag& tag) {
   if (last_tag_ == &tag && last_series_->tag == tag.name) return *last_series_;
   auto found = by_name_.find(tag.name);
   if (found == by_name_.end()) {
@@ -33,7 +33,7 @@ StoredSeries& RunSeries::series_of(const TensorBoardTag& tag) {
   return *last_series_;
 }
 
-void RunSeries::on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+void RunSeries::on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                          const SummaryReading& reading) {
   StoredSeries& series = series_of(tag);
   if (series.values_read == 0) series.first_step = step;
@@ -78,7 +78,7 @@ RunSeries& SeriesStore::run(const std::string& name) {
   return *found->second;
 }
 
-void SeriesStore::Router::on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+void SeriesStore::Router::on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                                    const SummaryReading& reading) {
   if (last_ == nullptr || last_->run() != tag.run) last_ = &store_.run(tag.run);
   last_->on_value(tag, step, wall_time, reading);
@@ -121,9 +121,9 @@ std::optional<std::pair<double, double>> SeriesStore::dated_span() const {
   return span;
 }
 
-LogdirRead read_into_store(const Storage& storage, SeriesStore& store,
-                           const LogdirReadOptions& options, const SeriesFormat& format) {
-  LogdirRead read = read_logdir(storage, store.sink(), options, format);
+SeriesJobRead read_into_store(const Storage& storage, SeriesStore& store,
+                              const SeriesReadOptions& options, const SeriesFormat& format) {
+  SeriesJobRead read = read_series_job(storage, store.sink(), options, format);
   for (const std::string& run : read.runs) store.run(run);
   return read;
 }

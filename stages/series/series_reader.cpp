@@ -1,4 +1,4 @@
-#include "stages/tensorboard/logdir_reader.hpp"
+#include "stages/series/series_reader.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -28,8 +28,8 @@ SharedBytes read_window(const Storage& storage, const std::string& path,
 }  // namespace
 
 void read_run_file(const Storage& storage, const StoredObject& file, RunLoader& reader,
-                   TensorBoardValueSink& sink, bool final_size, const LogdirReadOptions& options,
-                   std::vector<TensorBoardProblem>& problems) {
+                   SeriesValueSink& sink, bool final_size, const SeriesReadOptions& options,
+                   std::vector<SeriesProblem>& problems) {
   std::uint64_t window =
       std::max<std::uint64_t>(std::min(options.window_bytes, options.max_record_bytes), 64);
   reader.before_read(storage, file);
@@ -73,15 +73,15 @@ void read_run_file(const Storage& storage, const StoredObject& file, RunLoader& 
   }
 }
 
-LogdirRead read_logdir(const Storage& storage, TensorBoardValueSink& sink,
-                       const LogdirReadOptions& options, const SeriesFormat& format) {
-  LogdirRead result;
+SeriesJobRead read_series_job(const Storage& storage, SeriesValueSink& sink,
+                              const SeriesReadOptions& options, const SeriesFormat& format) {
+  SeriesJobRead result;
   const auto listing = storage.list("");
   for (const RunFiles& run : format.group_runs(listing)) {
     result.runs.push_back(run.run);
     const std::unique_ptr<RunLoader> loader = format.make_loader(run.run);
     RunLoader& reader = *loader;
-    std::vector<TensorBoardProblem> file_problems;
+    std::vector<SeriesProblem> file_problems;
     for (const StoredObject& file : run.files) {
       ++result.files;
       result.bytes += file.size;
@@ -93,7 +93,7 @@ LogdirRead read_logdir(const Storage& storage, TensorBoardValueSink& sink,
     }
     file_problems.insert(file_problems.end(), reader.problems().begin(), reader.problems().end());
     std::stable_sort(file_problems.begin(), file_problems.end(),
-                     [](const TensorBoardProblem& a, const TensorBoardProblem& b) {
+                     [](const SeriesProblem& a, const SeriesProblem& b) {
                        return std::tie(a.file, a.offset) < std::tie(b.file, b.offset);
                      });
     result.problems.insert(result.problems.end(), file_problems.begin(), file_problems.end());

@@ -1,7 +1,7 @@
 // The series store every series format reads into: TensorBoard's restart rule applied once as
 // values land, counts of what was read, the values as written for inspect, and runs fed from
 // several threads.
-#include "stages/tensorboard/series_store.hpp"
+#include "stages/series/series_store.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 
 #include "sources/open/storage_factory.hpp"
 #include "stages/format/tensorboard_writer.hpp"
+#include "stages/tensorboard/logdir_runs.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace rulestream {
@@ -42,7 +43,7 @@ SummaryReading other() {
   return SummaryReading{};
 }
 
-TensorBoardTag tag_of(const std::string& run, const std::string& name, TagKind kind) {
+SeriesTag tag_of(const std::string& run, const std::string& name, TagKind kind) {
   return {.run = run, .name = name, .kind = kind};
 }
 
@@ -56,7 +57,7 @@ std::vector<std::int64_t> steps_of(const StoredSeries& series) {
 // resumed values at 3 and 4, and counts the three first-pass values dropped (3, 4 and 5).
 TEST(SeriesStoreTest, AppliesTheRestartRuleOnceAsValuesLand) {
   SeriesStore store;
-  const TensorBoardTag loss = tag_of("train", "loss", TagKind::Scalar);
+  const SeriesTag loss = tag_of("train", "loss", TagKind::Scalar);
   RunSeries& run = store.run("train");
   for (std::int64_t step = 0; step <= 5; ++step) run.on_value(loss, step, 100.0 + step, scalar(1));
   run.on_value(loss, 3, 200.0, scalar(2));
@@ -78,9 +79,9 @@ TEST(SeriesStoreTest, AppliesTheRestartRuleOnceAsValuesLand) {
 TEST(SeriesStoreTest, KeepsOnlyValuesOfTheTagsOwnKind) {
   SeriesStore store;
   RunSeries& run = store.run(".");
-  const TensorBoardTag loss = tag_of(".", "loss", TagKind::Scalar);
-  const TensorBoardTag image = tag_of(".", "samples", TagKind::Image);
-  const TensorBoardTag weights = tag_of(".", "weights", TagKind::Histogram);
+  const SeriesTag loss = tag_of(".", "loss", TagKind::Scalar);
+  const SeriesTag image = tag_of(".", "samples", TagKind::Image);
+  const SeriesTag weights = tag_of(".", "weights", TagKind::Histogram);
   run.on_value(loss, 0, 1.0, scalar(3));
   run.on_value(loss, 1, 1.0, other());
   run.on_value(loss, 2, 1.0, scalar(1));
@@ -109,9 +110,9 @@ TEST(SeriesStoreTest, KeepsTheValuesAsWrittenOfTheTagsAskedFor) {
                      .keep_values = [](const std::string& run, const std::string& tag) {
                        return run == "train" && tag == "loss";
                      }});
-  const TensorBoardTag train_loss = tag_of("train", "loss", TagKind::Scalar);
-  const TensorBoardTag train_acc = tag_of("train", "acc", TagKind::Scalar);
-  const TensorBoardTag val_loss = tag_of("val", "loss", TagKind::Scalar);
+  const SeriesTag train_loss = tag_of("train", "loss", TagKind::Scalar);
+  const SeriesTag train_acc = tag_of("train", "acc", TagKind::Scalar);
+  const SeriesTag val_loss = tag_of("val", "loss", TagKind::Scalar);
   for (const std::int64_t step : {0, 1, 2, 1, 2}) {
     store.sink().on_value(train_loss, step, 0.0, scalar(static_cast<double>(step)));
     store.sink().on_value(train_acc, step, 0.0, scalar(0.5));
@@ -136,8 +137,8 @@ TEST(SeriesStoreTest, KeepsTheValuesAsWrittenOfTheTagsAskedFor) {
 // seconds since the start (an elapsed-time column), not a corrupt record's time.
 TEST(SeriesStoreTest, ItsTimeSpanTakesOnlyDates) {
   SeriesStore store;
-  const TensorBoardTag a = tag_of("a", "loss", TagKind::Scalar);
-  const TensorBoardTag b = tag_of("b", "loss", TagKind::Scalar);
+  const SeriesTag a = tag_of("a", "loss", TagKind::Scalar);
+  const SeriesTag b = tag_of("b", "loss", TagKind::Scalar);
   store.run("a").on_value(a, 0, std::numeric_limits<double>::quiet_NaN(), scalar(1));
   store.run("a").on_value(a, 1, 12.5, scalar(1));
   EXPECT_FALSE(store.dated_span().has_value());
@@ -160,7 +161,7 @@ TEST(SeriesStoreTest, RunsFedFromSeveralThreadsKeepTheirOwnValues) {
   for (int index = 0; index < kRuns; ++index) {
     threads.emplace_back([&store, index] {
       const std::string name = "run" + std::to_string(kRuns - 1 - index);
-      const TensorBoardTag loss = tag_of(name, "loss", TagKind::Scalar);
+      const SeriesTag loss = tag_of(name, "loss", TagKind::Scalar);
       RunSeries& run = store.run(name);
       for (std::int64_t step = 0; step < kSteps; ++step) {
         run.on_value(loss, step, 0.0, scalar(static_cast<double>(index)));
@@ -191,8 +192,8 @@ TEST(SeriesStoreTest, ReadIntoStoreListsRunsWithoutValues) {
     TensorBoardWriter empty(dir.path() / "empty" / "events.out.tfevents.2.host");
   }
   SeriesStore store;
-  const LogdirRead read =
-      read_into_store(*open_storage(dir.path().string(), StorageOptions{}), store);
+  const SeriesJobRead read = read_into_store(*open_storage(dir.path().string(), StorageOptions{}),
+                                             store, {}, tensorboard_series_format());
   EXPECT_EQ(read.runs, (std::vector<std::string>{"empty", "train"}));
   EXPECT_EQ(store.run_names(), read.runs);
   EXPECT_TRUE(store.runs()[0]->tags().empty());

@@ -10,12 +10,12 @@
 
 #include "core/model/storage.hpp"
 #include "stages/format/tfrecord_reader.hpp"
-#include "stages/tensorboard/run_loader.hpp"
-#include "stages/tensorboard/series_format.hpp"
+#include "stages/series/run_loader.hpp"
+#include "stages/series/series_format.hpp"
 
 namespace rulestream {
 
-struct LogdirReadOptions {
+struct SeriesReadOptions {
   // How much of a file is read at once: memory stays bounded by this (or by the largest
   // record, which is read whole) however large the files are.
   std::uint64_t window_bytes = std::uint64_t{16} << 20;
@@ -24,9 +24,9 @@ struct LogdirReadOptions {
   std::uint64_t max_record_bytes = kDefaultMaxInflatedBytes;
 };
 
-struct LogdirRead {
+struct SeriesJobRead {
   std::vector<std::string> runs;  // every run, in run-name order, values or not
-  std::vector<TensorBoardProblem> problems;
+  std::vector<SeriesProblem> problems;
   std::uint64_t files = 0;
   std::uint64_t bytes = 0;  // of the event files, as listed
 };
@@ -37,16 +37,15 @@ struct LogdirRead {
 // the next call. A file that is no longer the one read so far (RunLoader::before_read) is
 // read again from its start. StorageError when the file cannot be read.
 void read_run_file(const Storage& storage, const StoredObject& file, RunLoader& reader,
-                   TensorBoardValueSink& sink, bool final_size, const LogdirReadOptions& options,
-                   std::vector<TensorBoardProblem>& problems);
+                   SeriesValueSink& sink, bool final_size, const SeriesReadOptions& options,
+                   std::vector<SeriesProblem>& problems);
 
 // Reads every file of `format` under `storage`'s root (its group_runs says which, and in what
 // order), handing each value to `sink`. Nothing wrong with one file stops the others:
 // a file that cannot be read, a checksum that fails, an Event that does not decode and a file
 // that ends inside a record are problems naming the file (and offset). A listing that fails
 // throws StorageError.
-LogdirRead read_logdir(const Storage& storage, TensorBoardValueSink& sink,
-                       const LogdirReadOptions& options = {},
-                       const SeriesFormat& format = tensorboard_series_format());
+SeriesJobRead read_series_job(const Storage& storage, SeriesValueSink& sink,
+                              const SeriesReadOptions& options, const SeriesFormat& format);
 
 }  // namespace rulestream

@@ -2,9 +2,9 @@
 
 // What the series engine reads a run with, whatever the format: the loader stage of a series
 // format (a TensorBoard run's event files, a metrics file's rows). A run's files are read window
-// by window (read_run_file, logdir_reader.hpp): the loader consumes whole records from where it
+// by window (read_run_file, series_reader.hpp): the loader consumes whole records from where it
 // stopped and leaves a record the window ends inside for the next window, or the next look at
-// a file still being written. Every value goes to a TensorBoardValueSink as a (tag, step, wall
+// a file still being written. Every value goes to a SeriesValueSink as a (tag, step, wall
 // time, reading), so naming, series, rules, the report and inspect are shared by every format.
 //
 // Not thread-safe: one thread at a time reads one run.
@@ -22,7 +22,7 @@
 namespace rulestream {
 
 // One tag of one run. Its address is stable for the loader's life: a sink may key on it.
-struct TensorBoardTag {
+struct SeriesTag {
   std::string run;
   std::string name;
   TagKind kind = TagKind::Other;  // the kind of its first value
@@ -33,15 +33,15 @@ struct TensorBoardTag {
 // Receives each value. `reading.kind` is this value's own kind, which may differ from the
 // tag's (a "scalars" tensor of two elements is Other). `wall_time` is NaN where the format
 // holds no time for the value (a CSV log without a time column).
-class TensorBoardValueSink {
+class SeriesValueSink {
  public:
-  virtual ~TensorBoardValueSink() = default;
-  virtual void on_value(const TensorBoardTag& tag, std::int64_t step, double wall_time,
+  virtual ~SeriesValueSink() = default;
+  virtual void on_value(const SeriesTag& tag, std::int64_t step, double wall_time,
                         const SummaryReading& reading) = 0;
 };
 
 // A problem found in a run's file; `message` names the file and the offset.
-struct TensorBoardProblem {
+struct SeriesProblem {
   std::string file;  // relative to the job's root
   std::uint64_t offset = 0;
   std::string message;
@@ -71,8 +71,7 @@ class RunLoader {
   // Throws std::invalid_argument for bytes that do not cover the resume offset; everything
   // wrong with the file itself becomes a problem.
   virtual void read_bytes(const std::string& file, const SharedBytes& bytes,
-                          std::uint64_t bytes_offset, bool last_bytes,
-                          TensorBoardValueSink& sink) = 0;
+                          std::uint64_t bytes_offset, bool last_bytes, SeriesValueSink& sink) = 0;
 
   // The rest of `file`, from `offset` (its resume offset), is not read, for `why`: a problem
   // that lost values, and the file is dead.
@@ -83,9 +82,9 @@ class RunLoader {
   // Whether nothing more is read from `file` (a checksum failure ended it).
   virtual bool file_dead(const std::string& file) const = 0;
 
-  virtual const std::deque<TensorBoardTag>& tags() const = 0;
+  virtual const std::deque<SeriesTag>& tags() const = 0;
   // The problems found so far, in the order found.
-  virtual const std::vector<TensorBoardProblem>& problems() const = 0;
+  virtual const std::vector<SeriesProblem>& problems() const = 0;
 
   // When the run started, in the clock of its values' wall times, where its files say (a
   // TensorBoard run's first record; 0 for a log whose times are seconds since its start);

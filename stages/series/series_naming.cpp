@@ -1,4 +1,4 @@
-#include "stages/tensorboard/series_naming.hpp"
+#include "stages/series/series_naming.hpp"
 
 #include <stdexcept>
 #include <string_view>
@@ -74,14 +74,22 @@ SeriesNaming SeriesNaming::defaults() {
       compile_name_regexes({std::string("(?i)") + kWordStart + "loss(?![A-Za-z]|[ _/.-]?scale)"});
   naming.learning_rate = compile_name_regexes({word("lr|learning[ _-]?rate")});
   naming.gradient = compile_name_regexes({word("grad|grads|gradient|gradients")});
+  // Episode returns and lengths (SB3's rollout/ep_rew_mean, CleanRL's charts/episodic_return,
+  // RLlib's episode_reward_mean), the losses only RL has (value, policy, actor, critic, Q), and
+  // PPO's diagnostics.
+  const std::string start = std::string("(?i)") + kWordStart;
+  naming.reinforcement = compile_name_regexes(
+      {start + "ep(?:isode)?_?(?:rew|reward|return|len)", start + "episodic_(?:return|length)",
+       start + "(?:policy(?:_gradient)?|value|vf|actor|critic|qf?\\d*)_loss", start + "approx_kl",
+       start + "clip_?fraction", start + "explained_var"});
   naming.train = compile_name_regexes({word("train|training")});
   naming.eval = compile_name_regexes({word("val|valid|validation|eval|evaluation|test|dev")});
   return naming;
 }
 
 const std::vector<std::string>& SeriesNaming::keys() {
-  static const std::vector<std::string> names{"loss",     "gradient_norm", "learning_rate",
-                                              "gradient", "train",         "eval"};
+  static const std::vector<std::string> names{
+      "loss", "gradient_norm", "learning_rate", "gradient", "reinforcement", "train", "eval"};
   return names;
 }
 
@@ -90,6 +98,7 @@ void SeriesNaming::replace(const std::string& key, const std::vector<std::string
                                    : key == "gradient_norm" ? &gradient_norm
                                    : key == "learning_rate" ? &learning_rate
                                    : key == "gradient"      ? &gradient
+                                   : key == "reinforcement" ? &reinforcement
                                    : key == "train"         ? &train
                                    : key == "eval"          ? &eval
                                                             : nullptr;
@@ -101,7 +110,8 @@ void SeriesNaming::replace(const std::string& key, const std::vector<std::string
   *target = compile_name_regexes(patterns);
 }
 
-SeriesInfo SeriesNaming::describe(const std::string& run, const std::string& tag) const {
+SeriesInfo SeriesNaming::describe(const std::string& run, const std::string& tag,
+                                  bool reinforcement_run) const {
   SeriesInfo info;
   info.run = run;
   info.tag = tag;
@@ -118,7 +128,14 @@ SeriesInfo SeriesNaming::describe(const std::string& run, const std::string& tag
   // Face's `loss` beside `val_loss` and `eval_loss`, a training loop's `loss`.
   if (info.mode == Mode::Global && info.role == SeriesRole::Loss) info.mode = Mode::Train;
   if (info.mode != Mode::Global) info.group = job_of(run) + "\n" + group_name(*this, tag);
+  if (info.role == SeriesRole::Loss && (reinforcement_run || names_reinforcement(tag))) {
+    info.role = SeriesRole::ReinforcementLoss;
+  }
   return info;
+}
+
+bool SeriesNaming::names_reinforcement(const std::string& tag) const {
+  return any_found_in(reinforcement, tag);
 }
 
 std::optional<Mode> SeriesNaming::mode_of_run(const std::string& run) const {

@@ -14,7 +14,7 @@
 
 #include "core/model/file_filter.hpp"
 #include "core/model/storage.hpp"
-#include "stages/tensorboard/run_loader.hpp"
+#include "stages/series/run_loader.hpp"
 
 namespace rulestream {
 
@@ -41,8 +41,5 @@ struct SeriesFormat {
   // A fresh loader for the run of that name.
   std::unique_ptr<RunLoader> (*make_loader)(std::string run) = nullptr;
 };
-
-// TensorBoard logdirs (logdir_runs.hpp, run_reader.hpp).
-const SeriesFormat& tensorboard_series_format();
 
 }  // namespace rulestream
