@@ -94,6 +94,7 @@ set(RULESTREAM_PUBLIC_HEADERS
   core/model/compression.hpp
   core/model/dtype.hpp
   core/model/exceptions.hpp
+  core/model/memory_budget.hpp
   core/model/mode.hpp
   core/model/reduction.hpp
   core/model/reduction_set.hpp
