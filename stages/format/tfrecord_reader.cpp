@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <limits>
 #include <new>
+#include <optional>
 #include <sstream>
 
 #include "core/model/exceptions.hpp"
@@ -200,10 +201,24 @@ Compression detect_compression(std::span<const std::byte> file_start) {
   return Compression::None;
 }
 
-SharedBytes decompress_file(const SharedBytes& compressed, Compression compression,
-                            const std::string& file_name, std::uint64_t max_bytes) {
-  if (compression == Compression::None) return compressed;
+namespace {
 
+// How many bytes an inflation reserves at a time: small steps of the budget, so that what it
+// holds is never much more than what it wrote, and few enough that reserving costs nothing
+// beside inflating (a lock per 4 MiB at most).
+std::size_t reservation_step(std::size_t limit) {
+  return std::clamp<std::size_t>(limit / 64, 4096, std::size_t{4} << 20);
+}
+
+std::string container_name(Compression compression) {
+  return compression == Compression::Gzip ? "gzip" : "zlib";
+}
+
+// One attempt at inflating `compressed` whole within `reservation`'s budget; nullopt when the
+// reservation was told to yield (what was written is given back with the buffer).
+std::optional<SharedBytes> inflate_within(const SharedBytes& compressed, Compression compression,
+                                          const std::string& file_name,
+                                          GrowingReservation& reservation) {
   z_stream stream{};
   const int window_bits = compression == Compression::Gzip ? 16 + MAX_WBITS : MAX_WBITS;
   if (inflateInit2(&stream, window_bits) != Z_OK) throw std::bad_alloc();
@@ -214,9 +229,12 @@ SharedBytes decompress_file(const SharedBytes& compressed, Compression compressi
 
   // zlib counts in uInt: feed and drain at most this much at a time.
   constexpr std::size_t kMaxChunk = std::numeric_limits<uInt>::max();
-  const auto limit = static_cast<std::size_t>(
-      std::min<std::uint64_t>(max_bytes, std::numeric_limits<std::size_t>::max()));
+  const std::size_t limit = reservation.budget().limit();
+  const std::size_t step = reservation_step(limit);
+  // The buffer's capacity is address space; what is written (and so resident) is what the
+  // reservation covers, a step at a time.
   InflateBuffer out(std::min(limit, std::max<std::size_t>(compressed.size() * 4, 64 * 1024)));
+  std::size_t covered = 0;  // bytes of `out` the reservation holds for this attempt
   std::size_t produced = 0;
   const std::byte* in = compressed.data();
   std::size_t in_left = compressed.size();
@@ -229,17 +247,27 @@ SharedBytes decompress_file(const SharedBytes& compressed, Compression compressi
       in += chunk;
       in_left -= chunk;
     }
-    // The mapping is whole pages: never past the limit for all that.
-    const std::size_t usable = std::min(out.capacity(), limit);
-    if (produced == usable) {
-      if (usable >= limit) {
-        throw FormatError(file_name, "inflates to more than " + std::to_string(max_bytes) +
-                                         " bytes, the memory budget; not read (a larger "
-                                         "budget reads it: --max-memory)");
+    if (produced == covered) {
+      const std::size_t more = std::min(step, limit - reservation.bytes());
+      const GrowingReservation::Grant grant =
+          more == 0 ? GrowingReservation::Grant::Refused : reservation.grow(more);
+      if (grant == GrowingReservation::Grant::Yield) return std::nullopt;
+      if (grant == GrowingReservation::Grant::Refused) {
+        if (more == 0) {
+          throw FormatError(file_name, "inflates to more than " + std::to_string(limit) +
+                                           " bytes, the memory budget; not read (a larger "
+                                           "budget reads it: --max-memory)");
+        }
+        throw FormatError(file_name, "inflates to more than " + std::to_string(covered) +
+                                         " bytes, all that the memory budget of " +
+                                         std::to_string(limit) +
+                                         " bytes has free; not read (a larger budget reads "
+                                         "it: --max-memory)");
       }
-      out.reserve(std::min(limit, usable * 2));
+      covered += more;
+      if (out.capacity() < covered) out.reserve(std::min(limit, std::max(covered, produced * 2)));
     }
-    const std::size_t room = std::min(std::min(out.capacity(), limit) - produced, kMaxChunk);
+    const std::size_t room = std::min(std::min(out.capacity(), covered) - produced, kMaxChunk);
     stream.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
     stream.avail_out = static_cast<uInt>(room);
 
@@ -263,12 +291,35 @@ SharedBytes decompress_file(const SharedBytes& compressed, Compression compressi
     }
     if (status == Z_MEM_ERROR) throw std::bad_alloc();
     const std::uint64_t consumed = compressed.size() - in_left - stream.avail_in;
-    throw FormatError(
-        file_name, std::string("corrupt ") + (compression == Compression::Gzip ? "gzip" : "zlib") +
-                       " data near compressed offset " + std::to_string(consumed) + ": " +
-                       (stream.msg != nullptr ? stream.msg : "inflate failed"));
+    throw FormatError(file_name, "corrupt " + container_name(compression) +
+                                     " data near compressed offset " + std::to_string(consumed) +
+                                     ": " +
+                                     (stream.msg != nullptr ? stream.msg : "inflate failed"));
   }
   return out.release(produced);
+}
+
+}  // namespace
+
+SharedBytes decompress_file(const SharedBytes& compressed, Compression compression,
+                            const std::string& file_name, GrowingReservation& reservation) {
+  if (compression == Compression::None) return compressed;
+  for (;;) {
+    if (std::optional<SharedBytes> inflated =
+            inflate_within(compressed, compression, file_name, reservation)) {
+      return std::move(*inflated);
+    }
+    // Older work needs the bytes: it ends before this one starts again.
+    reservation.yield_and_wait();
+  }
+}
+
+SharedBytes decompress_file(const SharedBytes& compressed, Compression compression,
+                            const std::string& file_name, std::uint64_t max_bytes) {
+  MemoryBudget budget(static_cast<std::size_t>(
+      std::min<std::uint64_t>(max_bytes, std::numeric_limits<std::size_t>::max())));
+  GrowingReservation reservation(budget);
+  return decompress_file(compressed, compression, file_name, reservation);
 }
 
 }  // namespace rulestream

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/model/compression.hpp"
+#include "core/model/growing_reservation.hpp"
 #include "core/model/shared_bytes.hpp"
 
 namespace rulestream {
@@ -73,19 +74,26 @@ struct RecordScan {
 RecordScan scan_records(const SharedBytes& file_bytes, std::uint64_t start_offset,
                         const std::string& file_name, const FramingOptions& options = {});
 
-// What decompress_file inflates at most unless told otherwise: the pipeline's default memory
-// budget (--max-memory).
+// What decompress_file inflates at most when given a byte count rather than a budget: the
+// pipeline's default memory budget (--max-memory).
 inline constexpr std::uint64_t kDefaultMaxInflatedBytes = std::uint64_t{512} << 20;
 
 // Guesses the compression of a file from its first bytes: a valid uncompressed record header
 // wins; then gzip's and zlib's magic numbers.
 Compression detect_compression(std::span<const std::byte> file_start);
 
-// Inflates a compressed TFRecord file. A stream cut short (a file still being written) yields
-// what could be inflated so far; corrupt data throws FormatError naming `file_name`, and so does
-// a file that inflates to more than `max_bytes` (a file is inflated whole, since record offsets
-// count inflated bytes: a hostile megabyte of gzip could otherwise take gigabytes). Callers pass
-// their memory budget.
+// Inflates a compressed TFRecord file, taking the bytes it writes from `reservation` as it goes
+// (a file is inflated whole, since record offsets count inflated bytes: a hostile megabyte of
+// gzip could otherwise take gigabytes). When the budget is short the reservation evicts caches
+// and waits for other work (GrowingReservation); told to yield, the inflation gives back what it
+// wrote, waits, and starts again. On return the reservation holds what the bytes take: keep it
+// as long as they are kept (or settle it into the cache that keeps them). A stream cut short (a
+// file still being written) yields what could be inflated so far; corrupt data throws
+// FormatError naming `file_name`, and so does a file the budget cannot hold.
+SharedBytes decompress_file(const SharedBytes& compressed, Compression compression,
+                            const std::string& file_name, GrowingReservation& reservation);
+// The same within a budget of `max_bytes` of its own: for callers that keep nothing else
+// (tools, tests). What it returns is counted nowhere.
 SharedBytes decompress_file(const SharedBytes& compressed, Compression compression,
                             const std::string& file_name,
                             std::uint64_t max_bytes = kDefaultMaxInflatedBytes);
