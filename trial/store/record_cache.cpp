@@ -5,7 +5,19 @@
 
 namespace rulestream {
 
-RecordCache::RecordCache(std::size_t value_budget_bytes) : budget_(value_budget_bytes) {}
+RecordCache::RecordCache(std::size_t value_budget_bytes)
+    : RecordCache(value_budget_bytes, std::make_shared<MemoryBudget>(value_budget_bytes)) {}
+
+RecordCache::RecordCache(std::size_t value_cap_bytes, std::shared_ptr<MemoryBudget> budget)
+    : budget_(value_cap_bytes), memory_(std::move(budget)) {
+  memory_->add_reclaimer(*this);
+}
+
+RecordCache::~RecordCache() {
+  // Out of the budget's reach before the values go, then their bytes back to it.
+  memory_->remove_reclaimer(*this);
+  memory_->release(value_bytes_total_.load());
+}
 
 FileId RecordCache::file_id(const std::string& file, const Storage* storage) {
   std::lock_guard lock(files_mutex_);
@@ -57,7 +69,10 @@ RecordCache::Stripe& RecordCache::stripe_for(RecordKey key) {
 }
 
 std::size_t RecordCache::bytes_of(const TensorValue& value) {
-  if (!value.is_string()) return value.bytes().size();
+  if (!value.is_string()) {
+    const SharedBytes& bytes = value.bytes();
+    return bytes.size() * 2 >= bytes.owner_size() ? bytes.owner_size() : bytes.size();
+  }
   std::size_t bytes = 0;
   for (const auto& text : value.strings()) bytes += text.size() + sizeof(std::string);
   return bytes;
@@ -97,30 +112,80 @@ void RecordCache::put_value(RecordKey key, const TensorValue& value) {
   const std::size_t stripe_budget = budget_ / kStripes;
   if (bytes > stripe_budget) return;  // would evict everything else for one value
   Stripe& stripe = stripe_for(key);
-  std::lock_guard lock(stripe.mutex);
-  if (stripe.value_index.contains(key)) return;
-  stripe.values.emplace_front(key, detached(value));
-  stripe.value_index[key] = stripe.values.begin();
-  stripe.value_bytes += bytes;
-  values_held_.fetch_add(1, std::memory_order_relaxed);
-  std::size_t evicted = 0;
-  while (stripe.value_bytes > stripe_budget && !stripe.values.empty()) {
-    auto& oldest = stripe.values.back();
-    const std::size_t oldest_bytes = bytes_of(oldest.second);
-    stripe.value_bytes -= oldest_bytes;
-    evicted += oldest_bytes;
-    stripe.value_index.erase(oldest.first);
-    stripe.values.pop_back();
-    values_held_.fetch_sub(1, std::memory_order_relaxed);
+  {
+    // Room within the stripe's share of the cap first: the values that leave give their bytes
+    // back to the budget, where this one may take them.
+    std::lock_guard lock(stripe.mutex);
+    if (stripe.value_index.contains(key)) return;
+    std::size_t evicted = 0;
+    while (stripe.value_bytes + bytes > stripe_budget && !stripe.values.empty()) {
+      evicted += evict_oldest_locked(stripe);
+    }
+    memory_->release(evicted);
   }
-  // The total after this put (each stripe within its share, so never above the budget), and its
+  // Then within the job's budget: this cache's own oldest values leave; what other holders
+  // hold is theirs (inflations in progress, inflated files), and this value is read again
+  // rather than wait for it.
+  if (!memory_->try_reserve(bytes) && (reclaim(bytes) == 0 || !memory_->try_reserve(bytes))) {
+    return;
+  }
+  TensorValue kept = detached(value);  // its copy made only once its bytes are the budget's
+  std::size_t total = 0;
+  {
+    std::lock_guard lock(stripe.mutex);
+    if (stripe.value_index.contains(key)) {
+      memory_->release(bytes);  // another thread kept it meanwhile
+      return;
+    }
+    stripe.values.emplace_front(key, std::move(kept));
+    stripe.value_index[key] = stripe.values.begin();
+    stripe.value_bytes += bytes;
+    values_held_.fetch_add(1, std::memory_order_relaxed);
+    // Counted while the lock keeps it from leaving: the total never counts it gone first.
+    total = value_bytes_total_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    // Others may have filled the stripe meanwhile: back within its share (not this value).
+    std::size_t evicted = 0;
+    while (stripe.value_bytes > stripe_budget && stripe.values.size() > 1) {
+      evicted += evict_oldest_locked(stripe);
+    }
+    memory_->release(evicted);
+    total -= evicted;
+  }
+  // The total after this put (each stripe within its share, so never above the cap), and its
   // peak: what --max-memory's cap on decoded copies is checked by.
-  const std::size_t total =
-      value_bytes_total_.fetch_add(bytes, std::memory_order_relaxed) + bytes - evicted;
-  value_bytes_total_.fetch_sub(evicted, std::memory_order_relaxed);
   std::size_t peak = peak_value_bytes_.load(std::memory_order_relaxed);
   while (total > peak && !peak_value_bytes_.compare_exchange_weak(peak, total)) {
   }
+}
+
+std::size_t RecordCache::evict_oldest_locked(Stripe& stripe) {
+  auto& oldest = stripe.values.back();
+  const std::size_t bytes = bytes_of(oldest.second);
+  stripe.value_bytes -= bytes;
+  stripe.value_index.erase(oldest.first);
+  stripe.values.pop_back();
+  values_held_.fetch_sub(1, std::memory_order_relaxed);
+  value_bytes_total_.fetch_sub(bytes, std::memory_order_relaxed);
+  return bytes;
+}
+
+std::size_t RecordCache::reclaim(std::size_t bytes) {
+  std::size_t given = 0;
+  std::size_t empty_in_a_row = 0;
+  while (given < bytes && empty_in_a_row < kStripes &&
+         values_held_.load(std::memory_order_relaxed) > 0) {
+    Stripe& stripe = stripes_[next_reclaimed_stripe_.fetch_add(1) % kStripes];
+    std::lock_guard lock(stripe.mutex);
+    if (stripe.values.empty()) {
+      ++empty_in_a_row;
+      continue;
+    }
+    empty_in_a_row = 0;
+    const std::size_t evicted = evict_oldest_locked(stripe);
+    memory_->release(evicted);
+    given += evicted;
+  }
+  return given;
 }
 
 std::optional<ReductionSet> RecordCache::reductions(RecordKey key) {

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/model/memory_budget.hpp"
 #include "core/model/reduction_set.hpp"
 #include "core/model/storage.hpp"
 #include "core/model/tensor_value.hpp"
@@ -19,15 +20,25 @@
 namespace rulestream {
 
 // Decoded tensors and their reductions, keyed by where their record sits.
-// Values are kept within a byte budget, least recently used leaving first (a value that left
-// is read again from its file when asked for); values that sit in a file mapping storage keeps
-// (SharedBytes::in_kept_mapping: local event files) are never held, since reading them again
-// costs a lookup and a slice. Reductions are small and kept for every record,
-// so rules can look at every step of a long job without re-reading it.
-// Thread-safe; entries are striped over several locks so parallel decoders rarely meet.
-class RecordCache {
+// Values are kept within a byte cap and within the job's MemoryBudget, which they share with
+// the inflations of compressed event files: least recently used values leave first, to make
+// room for a new one or when work needs the budget's bytes (reclaim); a value the budget has no
+// room for even then is not kept. A value that left is read again from its file when asked for.
+// Values that sit in a file mapping storage keeps (SharedBytes::in_kept_mapping: local event
+// files) are never held, since reading them again costs a lookup and a slice. Reductions are
+// small and kept for every record, so rules can look at every step of a long job without
+// re-reading it (they are outside the budget, as the store's index is).
+// Thread-safe; entries are striped over several locks so parallel decoders rarely meet. The
+// cache holds the budget (shared) as long as it lives.
+class RecordCache final : private MemoryBudget::Reclaimer {
  public:
+  // Values within `value_budget_bytes`, a budget of the cache's own.
   explicit RecordCache(std::size_t value_budget_bytes);
+  // Values within `value_cap_bytes` and what `budget`, shared with other holders, has room for.
+  RecordCache(std::size_t value_cap_bytes, std::shared_ptr<MemoryBudget> budget);
+  ~RecordCache();
+  RecordCache(const RecordCache&) = delete;
+  RecordCache& operator=(const RecordCache&) = delete;
 
   // The number of an event file (relative path), the same for the same path. A new one is
   // opened in `storage`, when given, for its record reads (file_handle), unless its name is
@@ -48,8 +59,9 @@ class RecordCache {
   void put_reductions(RecordKey key, const ReductionSet& reductions);
 
   std::size_t value_bytes() const;
+  // The cap on values (the budget they share may hold them to less).
   std::size_t value_budget() const { return budget_; }
-  // The most the values held have taken at once (as bytes_of counts them): at most the budget.
+  // The most the values held have taken at once (as bytes_of counts them): at most the cap.
   std::size_t peak_value_bytes() const { return peak_value_bytes_.load(); }
 
  private:
@@ -67,9 +79,19 @@ class RecordCache {
     std::unordered_map<RecordKey, ReductionSet, KeyHash> reductions;
   };
   Stripe& stripe_for(RecordKey key);
+  // What a value takes once kept (as `detached` keeps it): a copy, or all the buffer it is
+  // most of.
   static std::size_t bytes_of(const TensorValue& value);
+  // Removes the stripe's least recently used value (the caller holds its lock and gives the
+  // bytes back to the budget); returns its bytes.
+  std::size_t evict_oldest_locked(Stripe& stripe);
+  // Evicts least recently used values, a stripe at a time round the stripes, until `bytes`
+  // have gone back to the budget or none is left (MemoryBudget::Reclaimer).
+  std::size_t reclaim(std::size_t bytes) override;
 
   std::size_t budget_;
+  std::shared_ptr<MemoryBudget> memory_;
+  std::atomic<std::size_t> next_reclaimed_stripe_{0};
   std::array<Stripe, kStripes> stripes_;
   // How many values the stripes hold: value() answers "none" without a lock while it is zero,
   // as it stays for a local replay, whose values are all read straight from local files

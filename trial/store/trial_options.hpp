@@ -3,8 +3,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+
+#include "core/model/memory_budget.hpp"
 
 namespace rulestream {
 
@@ -24,10 +27,14 @@ struct TrialOptions {
   // trial declares all steps loaded only after it. A marker older than this counts at once.
   std::chrono::milliseconds end_of_job_grace{1000};
   // Decoded values kept in memory for rules that read them again; older ones are re-read from
-  // their files. Reductions are kept for every record whatever this says. Compressed event
-  // files are kept inflated within the same budget (a few files at most), and one that would
-  // inflate past it is reported (FormatError) and not read.
+  // their files. Reductions are kept for every record whatever this says.
   std::size_t value_cache_bytes = std::size_t{256} << 20;
+  // The memory the trial's values, its inflated event files and their inflation draw on
+  // together, shared with whatever else holds it (a pipeline's loader, its other trials): a
+  // compressed event file is inflated within it, waiting for other inflations when it is
+  // short, and one that cannot fit in it at all is reported (FormatError) and not read. Null:
+  // a budget of value_cache_bytes of the trial's own.
+  std::shared_ptr<MemoryBudget> memory_budget;
   // How often wait_for_steps polls.
   std::chrono::milliseconds poll_interval{200};
   // A refresh parses about this many bytes of index files at a time, adding each batch to the

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "core/model/exceptions.hpp"
+#include "core/model/growing_reservation.hpp"
 #include "core/model/trial_layout.hpp"
 #include "stages/format/event_codec.hpp"
 #include "stages/format/index_file.hpp"
@@ -20,8 +21,8 @@ namespace rulestream {
 
 namespace {
 
-// How many compressed event files a store keeps inflated (InflatedFiles), within its value
-// cache's byte budget: a step's records sit in one file per worker.
+// How many compressed event files a store keeps inflated (InflatedFiles), within its memory
+// budget: a step's records sit in one file per worker.
 constexpr std::size_t kInflatedFilesKept = 4;
 
 // How read_records groups records of one file into reads: a read of a kept mapping is a slice
@@ -57,8 +58,10 @@ std::string index_listing_start(std::int64_t step) {
 TrialStore::TrialStore(std::shared_ptr<const Storage> storage, TrialOptions options)
     : storage_(std::move(storage)),
       options_(std::move(options)),
-      cache_(options_.value_cache_bytes),
-      inflated_(options_.value_cache_bytes, kInflatedFilesKept) {}
+      memory_(options_.memory_budget ? options_.memory_budget
+                                     : std::make_shared<MemoryBudget>(options_.value_cache_bytes)),
+      cache_(options_.value_cache_bytes, memory_),
+      inflated_(memory_, kInflatedFilesKept) {}
 
 std::uint64_t TrialStore::generation() const {
   std::shared_lock lock(mutex_);
@@ -324,9 +327,9 @@ EncodedValue TrialStore::locate_record(const RecordRef& ref, const std::string& 
       const auto head = whole.span().first(std::min<std::size_t>(whole.size(), 64));
       if (const Compression compression = detect_compression(head);
           compression != Compression::None) {
-        bytes = decompress_file(whole, compression, storage_->describe() + "/" + file,
-                                options_.value_cache_bytes);
-        inflated_.keep(ref.file_id, bytes);
+        GrowingReservation inflation(*memory_);
+        bytes = decompress_file(whole, compression, storage_->describe() + "/" + file, inflation);
+        inflated_.keep(ref.file_id, bytes, inflation.settle());
         frame = frame_record_at(bytes.span(), ref.start, framing);
       }
     }
@@ -370,8 +373,12 @@ TensorValue TrialStore::decode_located(const RecordRef& ref, const std::string& 
   }
   cache_.put_value(ref.key(), *value);
   // A value cut from a recycled buffer gets bytes of its own: rules keep values (the last step's
-  // weights), and one held value would keep the whole buffer from reuse.
-  if (payload.recycled() && !value->is_string()) {
+  // weights), and one held value would keep the whole buffer from reuse. So does a small part of
+  // a buffer storage does not keep (an inflated event file): the budget counts that buffer only
+  // while a cache holds it, and a rule holding one value would hold all of it.
+  const bool small_part = !payload.from_local_file() && !value->is_string() &&
+                          value->bytes().size() * 2 < value->bytes().owner_size();
+  if ((payload.recycled() || small_part) && !value->is_string()) {
     return TensorValue(value->dtype(), value->shape(), SharedBytes::copy_of(value->bytes().span()));
   }
   return std::move(*value);

@@ -25,6 +25,7 @@
 #include "core/memory/sorted_steps.hpp"
 #include "core/model/collection.hpp"
 #include "core/model/exceptions.hpp"
+#include "core/model/memory_budget.hpp"
 #include "core/model/mode.hpp"
 #include "core/model/reduction.hpp"
 #include "core/model/storage.hpp"
@@ -183,6 +184,8 @@ class TrialStore {
   // Every reduction of a raw record, computed once and cached (or put there by a decoder).
   ReductionSet reductions_of(const RecordRef& ref, const std::string& tensor) const;
   RecordCache& cache() const { return cache_; }
+  // The budget its caches and inflations draw on (TrialOptions::memory_budget, or its own).
+  const std::shared_ptr<MemoryBudget>& memory_budget() const { return memory_; }
   // Where landings' reductions are allocated (LandedReductions).
   const std::shared_ptr<RecordArena>& record_arena() const { return record_arena_; }
   // Which names pass which tensor_names() filters (regexes, collections).
@@ -319,6 +322,8 @@ class TrialStore {
 
   std::shared_ptr<const Storage> storage_;
   TrialOptions options_;
+  // What cache_, inflated_ and the inflations of read_record draw on (TrialOptions).
+  std::shared_ptr<MemoryBudget> memory_;
   // Declared after storage_: the event files it opened there (file_handle) go before it.
   mutable RecordCache cache_;
   mutable InflatedFiles inflated_;  // compressed event files, inflated

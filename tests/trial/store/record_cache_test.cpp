@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model/growing_reservation.hpp"
+
 namespace rulestream {
 namespace {
 
@@ -142,6 +144,54 @@ TEST(RecordCacheTest, AnEmptyCacheAnswersAtOnceAndFindsWhatItThenHolds) {
   cache.put_value({0, 8192}, floats_in(SharedBytes::copy_of(large), 2048));
   EXPECT_FALSE(cache.value({0, 8192}).has_value());
   EXPECT_TRUE(cache.value({0, 0}).has_value());
+}
+
+// Values share the job's budget with other holders: they take their bytes from it, give them
+// back when they leave, and work short of bytes (an inflation) has the oldest leave.
+TEST(RecordCacheTest, ValuesTakeTheirBytesFromTheSharedBudgetAndLeaveForWork) {
+  auto budget = std::make_shared<MemoryBudget>(64 << 10);
+  RecordCache cache(/*value_cap_bytes=*/1 << 20, budget);  // a cap far above the budget
+  std::vector<std::byte> bytes(4096);
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    cache.put_value({0, i * 4096}, floats_in(SharedBytes::copy_of(bytes), 1024));
+  }
+  EXPECT_EQ(cache.value_bytes(), 8u * 4096);
+  EXPECT_EQ(budget->reserved(), 8u * 4096);
+  GrowingReservation work(*budget);
+  ASSERT_EQ(work.grow(60 << 10), GrowingReservation::Grant::Granted);
+  EXPECT_EQ(cache.value_bytes(), 4096u);  // seven values left, one fits beside the work
+  EXPECT_EQ(budget->reserved(), (60u << 10) + 4096);
+  // While the work holds the budget, a new value has only this cache's own to take from.
+  cache.put_value({1, 0}, floats_in(SharedBytes::copy_of(bytes), 1024));
+  EXPECT_TRUE(cache.value({1, 0}).has_value());
+  EXPECT_EQ(cache.value_bytes(), 4096u);
+  EXPECT_LE(budget->peak_reserved(), budget->limit());
+}
+
+// What other holders keep is theirs: a value the budget has no room for is not kept (it is read
+// again when asked for), and nothing else is lost.
+TEST(RecordCacheTest, AValueTheSharedBudgetHasNoRoomForIsNotKept) {
+  auto budget = std::make_shared<MemoryBudget>(64 << 10);
+  RecordCache cache(1 << 20, budget);
+  GrowingReservation work(*budget);
+  ASSERT_EQ(work.grow(62 << 10), GrowingReservation::Grant::Granted);
+  std::vector<std::byte> bytes(4096);
+  cache.put_value({0, 0}, floats_in(SharedBytes::copy_of(bytes), 1024));
+  EXPECT_FALSE(cache.value({0, 0}).has_value());
+  EXPECT_EQ(budget->reserved(), 62u << 10);
+  cache.put_value({0, 4096}, floats_in(SharedBytes::copy_of(bytes), 256));  // 1 KiB fits
+  EXPECT_TRUE(cache.value({0, 4096}).has_value());
+}
+
+TEST(RecordCacheTest, GivesItsValuesBytesBackWhenItGoes) {
+  auto budget = std::make_shared<MemoryBudget>(64 << 10);
+  {
+    RecordCache cache(1 << 20, budget);
+    std::vector<std::byte> bytes(4096);
+    cache.put_value({0, 0}, floats_in(SharedBytes::copy_of(bytes), 1024));
+    EXPECT_EQ(budget->reserved(), 4096u);
+  }
+  EXPECT_EQ(budget->reserved(), 0u);
 }
 
 }  // namespace
