@@ -17,6 +17,7 @@
 #include "core/model/busy_timer.hpp"
 #include "core/model/exceptions.hpp"
 #include "core/model/human_bytes.hpp"
+#include "core/model/memory_budget.hpp"
 #include "core/model/trial_layout.hpp"
 #include "engine/graph/configuration_check.hpp"
 #include "engine/graph/file_tracker.hpp"
@@ -94,7 +95,9 @@ class RulePipeline::Impl {
     options.name = trial_name_for(config_.paths.front());
     options.auto_refresh = false;
     options.check_data_crc = config_.check_data_crc;
-    // Every trial's decoded values share --max-memory.
+    // Every trial's caches and every inflation, the loader's included, share --max-memory;
+    // each trial's values may take their share of it.
+    options.memory_budget = memory_;
     options.value_cache_bytes = config_.max_memory / config_.paths.size();
     options.end_of_job_grace = config_.end_of_job_grace;
     store_ = std::make_shared<TrialStore>(storage_, options);
@@ -105,6 +108,7 @@ class RulePipeline::Impl {
       other.name = trial_name_for(config_.paths[i]);
       other.check_data_crc = config_.check_data_crc;
       other.value_cache_bytes = options.value_cache_bytes;
+      other.memory_budget = memory_;
       // Loaded when the run starts, while the first trial streams (run()).
       others_.push_back(
           Trial::open_deferred(open_storage(config_.paths[i], config_.storage), other));
@@ -161,7 +165,7 @@ class RulePipeline::Impl {
     selection_ = std::make_unique<DecodeSelection>(required_by(runners_));
     keeper_ = std::make_unique<StoreValueKeeper>(*store_);
     loader_body_ = std::make_unique<EventFileLoader>(
-        storage_, store_->record_arena(), config_.check_data_crc, config_.max_memory,
+        storage_, store_->record_arena(), config_.check_data_crc, memory_,
         [this](std::string path, std::string message) {
           report_problem(std::move(path), std::move(message));
         },
@@ -234,6 +238,8 @@ class RulePipeline::Impl {
   PipelineConfig config_;
   std::vector<std::unique_ptr<Sink>> sinks_;
   std::shared_ptr<const Storage> storage_;
+  // The job's one budget (--max-memory): the trials' caches and every inflation draw on it.
+  std::shared_ptr<MemoryBudget> memory_ = std::make_shared<MemoryBudget>(config_.max_memory);
   std::shared_ptr<TrialStore> store_;
   std::optional<Trial> base_;
   std::vector<Trial> others_;
@@ -762,6 +768,8 @@ PipelineReport RulePipeline::Impl::run_in_arena() {
   report.index_files = progress_.index_files;
   report.value_cache_budget = store_->cache().value_budget();
   report.value_cache_peak = store_->cache().peak_value_bytes();
+  report.memory_budget_peak = memory_->peak_reserved();
+  report.memory_budget_waits = memory_->waits();
   report.tensors_decoded = progress_.tensors_decoded;
   report.event_bytes = progress_.event_bytes;
   {

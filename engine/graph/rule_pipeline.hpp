@@ -51,6 +51,11 @@ struct PipelineReport : JobOutcome {
   // budget (--max-memory, shared by the trials) and the most it held at once.
   std::size_t value_cache_budget = 0;
   std::size_t value_cache_peak = 0;
+  // The job's memory budget (--max-memory), which the trials' caches and every inflation of a
+  // compressed event file draw on together: the most they held at once (never above it), and
+  // how many times an inflation waited for another's bytes.
+  std::size_t memory_budget_peak = 0;
+  std::uint64_t memory_budget_waits = 0;
 };
 
 // The streaming engine of DESIGN.md: a source finds index files (a local folder, scanned once
@@ -58,8 +63,9 @@ struct PipelineReport : JobOutcome {
 // decodes the tensors rules need and reduces them in one pass (cached in the trial's store);
 // a serial node assembles steps across workers and releases them in global-step order; every
 // rule runs serially over the released steps, all rules in parallel; events fan out to the
-// sinks. Memory stays bounded: files in flight are limited by the decode node's concurrency,
-// decoded values by config.max_memory (reductions are kept for every step).
+// sinks. Memory stays bounded: files in flight are limited by the decode node's concurrency;
+// decoded values, inflated event files and their inflation share one budget of
+// config.max_memory (reductions are kept for every step).
 class RulePipeline {
  public:
   // Builds the rules (RuleConfigError for a bad configuration) and opens the trials

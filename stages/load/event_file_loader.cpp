@@ -41,12 +41,12 @@ constexpr BatchLimits kRangeLimits{.max_bytes = std::numeric_limits<std::uint64_
 
 EventFileLoader::EventFileLoader(std::shared_ptr<const Storage> storage,
                                  std::shared_ptr<RecordArena> arena, bool check_data_crc,
-                                 std::uint64_t max_inflated_bytes, ProblemReport report,
+                                 std::shared_ptr<MemoryBudget> budget, ProblemReport report,
                                  LoadCounters counters)
     : storage_(std::move(storage)),
       arena_(std::move(arena)),
       check_data_crc_(check_data_crc),
-      max_inflated_bytes_(max_inflated_bytes),
+      budget_(std::move(budget)),
       report_(std::move(report)),
       counters_(counters) {}
 
@@ -271,10 +271,14 @@ std::vector<EventFileLoader::FilePart> EventFileLoader::read_parts(
       keep_mapped ? storage_->map_whole(job.file, Storage::MapFor::ReadingNow) : std::nullopt;
   SharedBytes bytes = mapped ? std::move(*mapped) : storage_->read(job.file);
   const auto head = bytes.span().first(std::min<std::size_t>(bytes.size(), 64));
+  std::vector<FilePart> whole(1);
   if (const Compression compression = detect_compression(head); compression != Compression::None) {
-    bytes = decompress_file(bytes, compression, job.where, max_inflated_bytes_);
+    // In line for the budget only now the file is read: a slow read holds no one up.
+    whole[0].inflation.emplace(*budget_);
+    bytes = decompress_file(bytes, compression, job.where, *whole[0].inflation);
   }
-  return {FilePart{0, std::move(bytes)}};
+  whole[0].bytes = std::move(bytes);
+  return whole;
 }
 
 const EventFileLoader::FilePart* EventFileLoader::part_holding(const std::vector<FilePart>& parts,

@@ -4,11 +4,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/memory/record_arena.hpp"
+#include "core/model/growing_reservation.hpp"
+#include "core/model/memory_budget.hpp"
 #include "core/model/shared_bytes.hpp"
 #include "core/model/storage.hpp"
 #include "core/model/tensor_value.hpp"
@@ -53,10 +56,12 @@ class EventFileLoader {
   using ProblemReport = std::function<void(std::string path, std::string message)>;
 
   // `storage` and `arena` must outlive the loader's calls; `report` is called from any thread.
-  // A compressed event file is inflated whole; one that inflates past `max_inflated_bytes` (the
-  // memory budget) is reported and not read.
+  // A compressed event file is inflated whole, its bytes taken from `budget` (the job's, which
+  // the value cache draws on too) for as long as its records are decoded: when the budget is
+  // short the inflation evicts cached values, then waits for another thread's inflation to end;
+  // one that cannot fit even then is reported and not read (GrowingReservation).
   EventFileLoader(std::shared_ptr<const Storage> storage, std::shared_ptr<RecordArena> arena,
-                  bool check_data_crc, std::uint64_t max_inflated_bytes, ProblemReport report,
+                  bool check_data_crc, std::shared_ptr<MemoryBudget> budget, ProblemReport report,
                   LoadCounters counters);
 
   // The reductions of the records of `index` whose use (uses[i] for index.tensors[i], from
@@ -77,6 +82,8 @@ class EventFileLoader {
   struct FilePart {
     std::uint64_t start = 0;
     SharedBytes bytes;
+    // Holds the budget's bytes for `bytes` when they were inflated, as long as the part lives.
+    std::optional<GrowingReservation> inflation;
   };
   // What one load() works on, passed down its steps.
   struct Job {
@@ -111,7 +118,7 @@ class EventFileLoader {
   std::shared_ptr<const Storage> storage_;
   std::shared_ptr<RecordArena> arena_;
   bool check_data_crc_;
-  std::uint64_t max_inflated_bytes_;
+  std::shared_ptr<MemoryBudget> budget_;
   ProblemReport report_;
   LoadCounters counters_;
 };
