@@ -18,10 +18,14 @@ TensorBoard 2g-padded, 1g-tensor and gzip; smdebug padded broadcasts of 1 and of
 (from ../shared/smdebug-samples/trials/pt-exploding); and two of its own, each inflating to
 twice the largest budget: a gzip-compressed TensorBoard event file of plain scalar events (the
 TensorBoard reader, like TensorBoard, reads no compressed event files: it must refuse it
-cheaply), and the smdebug trial with one event file gzip-compressed and padded with zeros. It then runs
-RULESTREAM_BIN (default build/rulestream)
+cheaply), and the smdebug trial with one event file gzip-compressed and padded with zeros; and,
+for each budget, the smdebug trial with four event files gzip-compressed, each inflating to 0.9
+of that budget (each fits alone; two loader threads inflating at once beside the value cache do
+not, unless they share one budget). It then runs RULESTREAM_BIN (default build/rulestream)
 
-    replay CASE --rule NonFinite --max-memory BUDGET [--threads 2]   at each budget
+    replay CASE --rule NonFinite --max-memory BUDGET [--threads 2]   at each budget (the four
+                                                                     gzip files: WeightUpdateRatio,
+                                                                     which reads values, at theirs)
     inspect CASE [--max-memory BUDGET]                               at each budget, or at the
                                                                      default budget when inspect
                                                                      takes no --max-memory
@@ -60,12 +64,16 @@ DEFAULT_SMDEBUG_TRIAL = os.path.join(SHARED, "smdebug-samples", "trials", "pt-ex
 TENSORBOARD_CASES = ("2g-padded", "1g-tensor", "gzip")  # of the logdirs tbcases.py writes
 BROADCAST_COUNTS = (1, 4)  # tensors smdebug_padded_broadcast.py makes into 2 GiB broadcasts
 LARGE_GZIP_METRICS = 64  # scalars per event in the large gzip case
+GZIP_FILES = 4  # event files compressed in the several-gzip-files case
+GZIP_FILE_SHARE = 0.9  # of the budget, what each of them inflates to
 
 
 @dataclass
 class Case:
     name: str
     path: str
+    rule: str = "NonFinite"  # what replay runs
+    budget_mb: int | None = None  # run at this budget only (None: at every budget)
 
 
 @dataclass
@@ -241,11 +249,41 @@ def smdebug_gzip_case(trial, work, inflated_mb):
     return Case(f"smdebug/gzip ({inflated_mb} MiB inflated)", dst)
 
 
+def smdebug_gzip_files_case(trial, work, budget_mb, files=GZIP_FILES,
+                            share=GZIP_FILE_SHARE):
+    """The smdebug trial with its first `files` event files gzip-compressed whole, each padded
+    with zeros to inflate to `share` of `budget_mb`: each fits the budget alone, two at once do
+    not. Replayed with --threads 2 and a rule that reads values (WeightUpdateRatio), two loader
+    threads inflate at once, beside the value cache: what one process-wide budget must bound."""
+    dst = os.path.join(work, f"smdebug-gzip-files-{budget_mb}")
+    shutil.copytree(trial, dst)
+    events = sorted(os.path.join(folder, name)
+                    for folder, _, names in os.walk(os.path.join(dst, "events"))
+                    for name in names if name.endswith(".tfevents"))
+    target = int(share * (budget_mb << 20))
+    zeros = bytes(1 << 20)
+    for path in events[:files]:
+        with open(path, "rb") as source:
+            data = source.read()
+        compressor = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        with open(path, "wb") as out:
+            out.write(compressor.compress(data))
+            left = target - len(data)
+            while left > 0:
+                out.write(compressor.compress(zeros[:min(left, len(zeros))]))
+                left -= len(zeros)
+            out.write(compressor.flush())
+    return Case(f"smdebug/{files} gzip files, each {share:g} x budget inflated", dst,
+                rule="WeightUpdateRatio", budget_mb=budget_mb)
+
+
 def build_cases(args, work):
     cases = tensorboard_cases(args.reproducers, work)
     cases.append(large_gzip_case(args.reproducers, work, 2 * max(args.budgets)))
     cases.extend(smdebug_cases(args.reproducers, args.smdebug_trial, work))
     cases.append(smdebug_gzip_case(args.smdebug_trial, work, 2 * max(args.budgets)))
+    cases.extend(smdebug_gzip_files_case(args.smdebug_trial, work, budget)
+                 for budget in args.budgets)
     return cases
 
 
@@ -274,13 +312,17 @@ def probe_binary(path):
 
 def planned_runs(binary, case, budgets, threads):
     """(command, budget, argv) for each run of one case."""
+    if case.budget_mb is not None:
+        budgets = [case.budget_mb]
     for budget in budgets:
-        argv = [binary.path, "replay", case.path, "--rule", "NonFinite",
+        argv = [binary.path, "replay", case.path, "--rule", case.rule,
                 "--max-memory", str(budget)]
         if binary.replay_threads:
             argv += ["--threads", str(threads)]
         yield "replay", budget, argv
     inspect = [binary.path, "inspect", case.path]
+    if case.budget_mb is not None and not binary.inspect_budget:
+        return  # inspect at the default budget says nothing of a case made for one budget
     if binary.inspect_budget:
         for budget in budgets:
             yield "inspect", budget, inspect + ["--max-memory", str(budget)]
@@ -389,7 +431,7 @@ def header(binary, args, floor_mb):
                f"inspect takes no --max-memory: run at the default {binary.default_budget_mb} MB")
     return (f"Command: `{command}` on {machine()}; binary {binary.path} built {built}.\n"
             f"Within: finished and peak RSS <= budget + {args.allowance_mb} MB. "
-            f"Replay runs `--rule NonFinite`"
+            f"Replay runs `--rule NonFinite` (WeightUpdateRatio where the case says)"
             + (f" `--threads {args.threads}`" if binary.replay_threads else "") + f"; {inspect}. "
             f"Floor: /bin/true measures {floor_mb:.0f} MB here (a child's peak counts this "
             f"script's own from before exec), so smaller peaks read as {floor_mb:.0f}.")
