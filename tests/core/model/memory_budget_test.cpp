@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <deque>
+#include <latch>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -108,9 +109,11 @@ TEST(MemoryBudget, ThreadsTogetherNeverHoldMoreThanTheLimit) {
   std::atomic<std::size_t> held{0};
   std::atomic<std::size_t> most_held{0};
   std::atomic<std::size_t> refusals{0};
+  std::latch start(8);  // all at once, so that they meet
   std::vector<std::thread> threads;
   for (unsigned seed = 0; seed < 8; ++seed) {
     threads.emplace_back([&, seed] {
+      start.arrive_and_wait();
       std::mt19937 random(seed);
       std::uniform_int_distribution<std::size_t> size(1, 300);
       for (int i = 0; i < 20000; ++i) {
@@ -123,6 +126,7 @@ TEST(MemoryBudget, ThreadsTogetherNeverHoldMoreThanTheLimit) {
         std::size_t most = most_held.load();
         while (now > most && !most_held.compare_exchange_weak(most, now)) {
         }
+        std::this_thread::yield();  // holders hold a while: let the others meet them
         held.fetch_sub(bytes);
         budget.release(bytes);
       }
