@@ -87,6 +87,15 @@ class Rule {
   // and keeps state between steps gets different answers.
   virtual bool evaluates_steps_independently() const { return false; }
 
+  // Whether the rule says when the condition it fired for has cleared (take_cleared): its
+  // incidents then resolve at that step, not after a quiet span (engine/graph/incident_book.hpp).
+  // A rule that says true keeps state, so evaluates_steps_independently() is false.
+  virtual bool clears_itself() const { return false; }
+  // After a step's invoke, condition met or not: the series (each as a finding of the rule names
+  // it first among its tensors) on which the condition it last fired for has cleared at that
+  // step. Emptied by the call. Called from the serial context of invoke_at_step.
+  virtual std::vector<std::string> take_cleared() { return {}; }
+
   // True when the configuration asks that training be stopped when the rule fires
   // (StalledTrainingRule's stop_training_on_fire): the pipeline then needs a stop action.
   virtual bool stops_training_on_fire() const { return false; }

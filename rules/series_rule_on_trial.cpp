@@ -53,7 +53,11 @@ bool SeriesRuleOnTrial::feed(const SeriesInfo& info, std::int64_t step, double v
   auto& state = states_[{info.tag, info.mode}];
   if (!state) state = rule_->start(info);
   Finding found;
-  if (!state->add(step, value, found)) return false;
+  const bool met = state->add(step, value, found);
+  // Named as a finding on the series names it (SeriesInfo::display_name), so that its incident
+  // is the one resolved.
+  if (state->take_cleared()) cleared_.push_back(info.display_name());
+  if (!met) return false;
   if (finding.message.empty()) {
     finding = std::move(found);
   } else {  // several series met the condition at this step: one finding names them all

@@ -33,6 +33,8 @@ class SeriesRuleOnTrial final : public Rule {
   bool invoke_at_step(std::int64_t step) override;
   RequiredTensors required_tensors() const override;
   bool reads_ahead() const override { return true; }
+  bool clears_itself() const override { return rule_->clears_itself(); }
+  std::vector<std::string> take_cleared() override { return std::exchange(cleared_, {}); }
   std::unique_ptr<StepReading> read_step(const Trial& trial, std::int64_t step) const override;
 
  private:
@@ -41,6 +43,7 @@ class SeriesRuleOnTrial final : public Rule {
   std::shared_ptr<const SeriesRule> rule_;
   bool watches_gradient_norm_ = false;
   std::map<std::pair<std::string, Mode>, std::unique_ptr<SeriesState>> states_;
+  std::vector<std::string> cleared_;  // take_cleared: the series cleared at the step judged
 };
 
 // A RuleSpec::create for a series rule: builds it with `create_series` and runs it over the

@@ -128,7 +128,8 @@ class RulePipeline::Impl {
                               .rule = std::string(configured.rule->name()),
                               .stop_actions = configured.stop_actions,
                               .only_where_applicable = rule_config.only_where_applicable,
-                              .incidents = rule_config.incidents});
+                              .incidents = rule_config.incidents,
+                              .clears_itself = configured.rule->clears_itself()});
       // A rule that judges each step on its own evaluates as many steps at once as there are
       // threads, each on an instance of its own (RuleStage).
       std::vector<std::unique_ptr<Rule>> replicas;

@@ -170,6 +170,8 @@ StepOutcome RuleRunner::evaluate_step(Rule& rule, const StepReady& ready, ReadAh
     outcome.kind = Kind::Failed;
     outcome.reason = error.what();
   }
+  if (outcome.kind == Kind::Quiet || outcome.kind == Kind::Fired)
+    outcome.cleared = rule.take_cleared();
   return outcome;
 }
 
@@ -191,6 +193,7 @@ void RuleRunner::record(const StepReady& ready, StepOutcome outcome) {
       return;
     case Kind::Quiet:
       ledger.evaluated(index_);
+      for (const std::string& series : outcome.cleared) ledger.clear(index_, series, ready.step);
       return;
     case Kind::Fired: {
       ledger.evaluated(index_);
@@ -202,6 +205,7 @@ void RuleRunner::record(const StepReady& ready, StepOutcome outcome) {
       }
       if (ready.incomplete) event.message += " (not every worker had written this step)";
       ledger.fire(index_, std::move(event));
+      for (const std::string& series : outcome.cleared) ledger.clear(index_, series, ready.step);
       return;
     }
     case Kind::Unreadable:

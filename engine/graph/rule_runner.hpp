@@ -64,6 +64,9 @@ struct StepOutcome {
   };
   Kind kind = Kind::OutOfRange;
   Finding finding;
+  // Quiet or Fired: the series on which the condition last met cleared at this step
+  // (Rule::take_cleared).
+  std::vector<std::string> cleared;
   std::string reason;
   std::string path;
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "sources/open/storage_factory.hpp"
 #include "stages/format/tensorboard_writer.hpp"
@@ -131,6 +132,37 @@ TEST(Job, AJobStoppedBeforeItRunsIsNoAllClear) {
   ASSERT_EQ(outcome.statuses.size(), 1U);
   EXPECT_EQ(outcome.statuses[0].status, RuleStatus::Error);
   EXPECT_THAT(outcome.statuses[0].message, HasSubstr("interrupted: not read to the end"));
+}
+
+// On an smdebug trial as on a logdir, a rule that says when its condition clears resolves its
+// incident there, and a later firing opens a new one. Divergence on a loss of 1.0 that jumps to
+// 100 at step 40 (>= 10x its best level: no confirmation) and is back at 1.0 from step 41: the
+// median of the last 3 values is under the threshold from step 41 on, so the 20th calm value,
+// step 60, clears it; the jump at step 80 opens incident #2, resolved when the job ends.
+TEST(Job, OnAnSmdebugTrialARuleThatClearsResolvesItsIncidentThere) {
+  TempDir dir;
+  std::vector<testing::JobStep> steps;
+  for (std::int64_t step = 0; step <= 100; ++step) {
+    const float loss = step == 40 || step == 80 ? 100.0F : 1.0F;
+    steps.push_back(
+        {.step = step, .mode = Mode::Train, .tensors = {{"loss", testing::filled({1}, loss)}}});
+  }
+  testing::write_job(dir.path(), steps, {testing::collection("losses", {"^loss$"})});
+
+  const Ran ran = run_job(replay_of(dir.path(), "Divergence"), TrialFormat::Smdebug);
+
+  std::vector<std::tuple<RuleEvent::Kind, std::int64_t, std::string>> seen;
+  for (const RuleEvent& event : ran.events) {
+    if (event.kind == RuleEvent::Kind::Status) continue;
+    ASSERT_TRUE(event.incident.has_value());
+    seen.emplace_back(event.kind, event.global_step, event.incident->id);
+  }
+  using Kind = RuleEvent::Kind;
+  EXPECT_EQ(seen, (std::vector<std::tuple<Kind, std::int64_t, std::string>>{
+                      {Kind::ConditionMet, 40, "Divergence/loss#1"},
+                      {Kind::IncidentResolved, 60, "Divergence/loss#1"},
+                      {Kind::ConditionMet, 80, "Divergence/loss#2"},
+                      {Kind::IncidentResolved, 100, "Divergence/loss#2"}}));
 }
 
 // A job asked to keep its series (the report) keeps, as it judges them, what a separate read of
