@@ -296,6 +296,40 @@ TEST(PlateauRuleTest, ALossThatStillMovesOrHasConvergedToZeroIsQuiet) {
   EXPECT_TRUE(feed(*series_rule("Plateau"), kLoss, {1.0, 0.1, 0.0, 0.0, 0.0, 0.0}).steps.empty());
 }
 
+// A loss that learns fast and then, at once, barely moves: parameters that almost all stopped
+// changing (every layer frozen but a bias). Falls of 30% to step 3 (0.343), then changes of
+// 0.29%, 0.15% and 0.09%: each at most 1% and at least 20x smaller than 30% (1.5%). The third
+// such change is step 6; the stall began at step 3.
+TEST(PlateauRuleTest, ALossWhoseImprovementCollapsesAtOnceFiresAtItsPatience) {
+  const Values loss{1.0, 0.7, 0.49, 0.343, 0.342, 0.3415, 0.3412, 0.341};
+  const Fed fed = feed(*series_rule("Plateau"), kLoss, loss);
+  EXPECT_THAT(fed.steps, ElementsAre(6));
+  EXPECT_THAT(fed.last.message, HasSubstr("stopped improving at step 3"));
+  EXPECT_THAT(fed.last.message, HasSubstr("it fell 30%"));
+  // Learning fast again (a fall of 10%) clears it: the same collapse after it fires again,
+  // three small changes later (steps 8 + 3 = 11).
+  Values again = loss;
+  for (const double value : {0.3069, 0.3068, 0.30675, 0.3067}) again.push_back(value);
+  const Fed twice = feed(*series_rule("Plateau"), kLoss, again);
+  EXPECT_THAT(twice.steps, ElementsAre(6, 11));
+}
+
+// What a healthy run's loss does: slow down gradually (each fall half the one before: never 20x
+// at once), scatter by a few percent from batch to batch, or rise and settle (no fall before).
+TEST(PlateauRuleTest, ALossThatSlowsGraduallyOrScattersIsQuiet) {
+  Values gradual{1.0};
+  double fall = 0.3;
+  for (int i = 0; i < 12; ++i, fall /= 2) gradual.push_back(gradual.back() * (1.0 - fall));
+  EXPECT_TRUE(feed(*series_rule("Plateau"), kLoss, gradual).steps.empty());
+  EXPECT_TRUE(feed(*series_rule("Plateau"), kLoss, {1.0, 0.7, 0.72, 0.7, 0.72, 0.7, 0.72, 0.7})
+                  .steps.empty());
+  EXPECT_TRUE(
+      feed(*series_rule("Plateau"), kLoss, {1.0, 1.3, 1.301, 1.302, 1.303, 1.304}).steps.empty());
+  // A collapse of 10x only (a fall of 10%, then changes of 1%) is no stall at the default 20x.
+  EXPECT_TRUE(
+      feed(*series_rule("Plateau"), kLoss, {1.0, 0.9, 0.891, 0.882, 0.873, 0.864}).steps.empty());
+}
+
 // --- The default set -------------------------------------------------------------------------
 
 TEST(DefaultRulesTest, EveryDefaultRuleIsBuiltInAndRunsOnLogdirs) {
