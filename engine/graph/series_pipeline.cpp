@@ -165,6 +165,7 @@ SeriesPipeline::SeriesPipeline(PipelineConfig config, std::vector<std::unique_pt
                                const SeriesFormat& format)
     : config_(std::move(config)),
       format_(format),
+      budget_(config_.max_memory),
       sinks_(std::move(sinks)),
       naming_(std::move(naming)) {
   if (config_.paths.empty()) throw std::invalid_argument("SeriesPipeline: no logdir");

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/memory_budget.hpp"
 #include "core/model/rule_event.hpp"
 #include "core/model/storage.hpp"
 #include "engine/graph/job_outcome.hpp"
@@ -123,8 +124,11 @@ class SeriesPipeline {
   // findings come from one thread at a time).
   void dispatch(RunState& run);
   void finish(SeriesReport& report);
-  // How event files are read: no record larger than the memory budget.
-  SeriesReadOptions read_options() const { return {.max_record_bytes = config_.max_memory}; }
+  // How event files are read: no record larger than the memory budget, and windows grown for
+  // large records within the job's budget, shared by the runs read at once.
+  SeriesReadOptions read_options() {
+    return {.max_record_bytes = config_.max_memory, .budget = &budget_};
+  }
   // What the runs' problems say was not read (values_lost), for every rule's status; empty when
   // every value written whole was read.
   std::string values_not_read() const;
@@ -134,6 +138,7 @@ class SeriesPipeline {
 
   PipelineConfig config_;
   const SeriesFormat& format_;
+  MemoryBudget budget_;  // the job's --max-memory: what reading holds beyond its windows
   std::vector<std::unique_ptr<Sink>> sinks_;
   SeriesNaming naming_;
   std::vector<std::shared_ptr<const SeriesRule>> rules_;  // null: no series form

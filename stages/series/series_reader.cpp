@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
 #include "core/model/exceptions.hpp"
+#include "core/model/growing_reservation.hpp"
 
 namespace rulestream {
 
@@ -25,20 +27,55 @@ SharedBytes read_window(const Storage& storage, const std::string& path,
   return SharedBytes::of_recycled_copy(buffer, std::span(buffer->data(), got));
 }
 
+// Holds `bytes` of `budget` in `grown` (made at the first call), waiting for other readers' bytes
+// when the budget says so. False when the budget cannot give them even alone.
+bool take_window(MemoryBudget& budget, std::uint64_t bytes,
+                 std::optional<GrowingReservation>& grown) {
+  if (!grown) grown.emplace(budget);
+  for (;;) {
+    if (grown->bytes() >= bytes) return true;
+    switch (grown->grow(static_cast<std::size_t>(bytes - grown->bytes()))) {
+      case GrowingReservation::Grant::Granted:
+        return true;
+      case GrowingReservation::Grant::Refused:
+        return false;
+      case GrowingReservation::Grant::Yield:
+        grown->yield_and_wait();  // gave everything back: take it all again
+        break;
+    }
+  }
+}
+
 }  // namespace
 
 void read_run_file(const Storage& storage, const StoredObject& file, RunLoader& reader,
                    SeriesValueSink& sink, bool final_size, const SeriesReadOptions& options,
                    std::vector<SeriesProblem>& problems) {
-  std::uint64_t window =
+  const std::uint64_t first_window =
       std::max<std::uint64_t>(std::min(options.window_bytes, options.max_record_bytes), 64);
+  std::uint64_t window = first_window;
+  // A window grown past the first, for a record larger than it, holds budget bytes
+  // (options.budget).
+  std::optional<GrowingReservation> grown;
   reader.before_read(storage, file);
   if (reader.resume_offset(file.path) >= file.size || reader.file_dead(file.path)) return;
   const std::unique_ptr<RandomAccessFile> random_access = storage.open_random_access(file.path);
   std::shared_ptr<std::vector<std::byte>> buffer;
+  const auto too_large = [&](std::uint64_t offset) {
+    reader.abandon(file.path, offset,
+                   "a record larger than the memory budget of " +
+                       std::to_string(options.max_record_bytes) +
+                       " bytes (--max-memory); the rest of the file is not read");
+  };
   for (;;) {
     const std::uint64_t offset = reader.resume_offset(file.path);
     if (offset >= file.size || reader.file_dead(file.path)) return;
+    // A grown window's bytes come from the budget before it is read (the last window's buffer is
+    // gone by now: nothing is held uncounted while this waits for another reader's bytes).
+    if (options.budget != nullptr && window > first_window &&
+        !take_window(*options.budget, window - first_window, grown)) {
+      return too_large(offset);
+    }
     // No more than the listing says is there: a followed logdir's file of a few KiB must not
     // cost a window's buffer (16 MiB, zeroed) at every poll. What was written since the
     // listing is read at the next one.
@@ -61,15 +98,10 @@ void read_run_file(const Storage& storage, const StoredObject& file, RunLoader& 
                           false});
       return;
     }
-    // A record larger than the window: read it whole, within the budget.
-    if (window >= options.max_record_bytes) {
-      reader.abandon(file.path, offset,
-                     "a record larger than the memory budget of " +
-                         std::to_string(options.max_record_bytes) +
-                         " bytes (--max-memory); the rest of the file is not read");
-      return;
-    }
+    // A record larger than the window: read it whole in a larger one, within the budget.
+    if (window >= options.max_record_bytes) return too_large(offset);
     window = std::min(window * 2, options.max_record_bytes);
+    buffer.reset();  // a larger window is a new buffer: this one goes with `bytes`, now
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/memory_budget.hpp"
 #include "core/model/storage.hpp"
 #include "stages/format/tfrecord_reader.hpp"
 #include "stages/series/run_loader.hpp"
@@ -22,6 +23,12 @@ struct SeriesReadOptions {
   // The largest record read (the memory budget, --max-memory): a larger one ends its file with
   // a problem rather than a window as large as it.
   std::uint64_t max_record_bytes = kDefaultMaxInflatedBytes;
+  // The job's memory budget (--max-memory), shared with what else the job holds: a window grown
+  // past window_bytes for a record that does not fit one takes its bytes from it, waiting for
+  // another reader's (GrowingReservation), and a record it cannot make room for ends its file
+  // with a problem. Null: only max_record_bytes bounds a window. The window_bytes each reading
+  // thread holds are outside it (docs/architecture.md, "Limits").
+  MemoryBudget* budget = nullptr;
 };
 
 struct SeriesJobRead {
