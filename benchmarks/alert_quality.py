@@ -5,8 +5,9 @@ usage: python3 benchmarks/alert_quality.py [RULESTREAM_BIN] [--corpus DIR]... [-
 
 Scores RULESTREAM_BIN (default build/rulestream) with the alert corpus's own scorer
 (../shared/alert-corpus/score.py, the Numenta-style scoring its README describes) on each corpus
-given (default: ../shared/alert-corpus, benchmarks/alert-corpus and benchmarks/alert-corpus-text,
-the last one written as text metrics: trainer_state.json, CSV logs, JSON lines), with no rule
+given (default: ../shared/alert-corpus, benchmarks/alert-corpus, benchmarks/alert-corpus-text,
+written as text metrics: trainer_state.json, CSV logs, JSON lines, and benchmarks/alert-corpus-fresh,
+runs made after the default set was tuned, both formats, scored as unseen), with no rule
 named, so that each job is judged by the default set (`rulestream rules --defaults`), or with the
 rule arguments after `--`. It prints the scorer's summary for each corpus, then all of them
 together against issue 42's targets: per fault kind the share of runs detected within their window
@@ -43,7 +44,8 @@ def parse(argv):
             binary = argv[i]
             i += 1
     return binary, corpora or [SHARED, os.path.join(HERE, "alert-corpus"),
-                               os.path.join(HERE, "alert-corpus-text")], rule_args
+                               os.path.join(HERE, "alert-corpus-text"),
+                               os.path.join(HERE, "alert-corpus-fresh")], rule_args
 
 
 def score(binary, corpus, rule_args):
