@@ -42,6 +42,9 @@ TBB_SUITES+=':TensorBoardSamplesJudged.*'
 TBB_SUITES+=':PinnedForStepTest.*:TrialPinnedForStep.*'
 # A job of each format through open_job (2026-11-29): the smdebug one runs the pipeline's graph.
 TBB_SUITES+=':Job.*'
+# --max-memory's budget across a replay's loader threads (2026-11-29): it runs the pipeline's
+# graph, whose parallel_for reads what the test's thread wrote before it (the same hand-off).
+TBB_SUITES+=':MemoryBudgetPipeline.*'
 # A flow graph of the test's own (2026-11-27: its twelve reports, run by hand without halting,
 # are all the gate's members written as it is made and read in its node's tasks, and the test's
 # objects of one round made where the last round's were).
