@@ -28,10 +28,8 @@ SeriesStoreOptions store_options(const TensorBoardInspectRequest& request) {
 // The tags of a run in order of first appearance; none for a run without values.
 const std::deque<StoredSeries>& tags_of(const SeriesStore& store, const std::string& run) {
   static const std::deque<StoredSeries> kNone;
-  for (const RunSeries* each : store.runs()) {
-    if (each->run() == run) return each->tags();
-  }
-  return kNone;
+  const RunSeries* found = store.find_run(run);
+  return found == nullptr ? kNone : found->tags();
 }
 
 boost::json::object point_json(const StoredReading& point) {

@@ -106,6 +106,12 @@ const StoredSeries* SeriesStore::find(const std::string& run, const std::string&
   return found == runs_.end() ? nullptr : found->second->find(tag);
 }
 
+const RunSeries* SeriesStore::find_run(const std::string& run) const {
+  const std::lock_guard lock(mutex_);
+  const auto found = runs_.find(run);
+  return found == runs_.end() ? nullptr : found->second.get();
+}
+
 std::optional<std::pair<double, double>> SeriesStore::dated_span() const {
   std::optional<std::pair<double, double>> span;
   for (const RunSeries* run : runs()) {

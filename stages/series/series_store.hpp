@@ -136,6 +136,8 @@ class SeriesStore {
   std::vector<const RunSeries*> runs() const;
   std::vector<std::string> run_names() const;
   const StoredSeries* find(const std::string& run, const std::string& tag) const;
+  // The run of that name; null when no file of it was read.
+  const RunSeries* find_run(const std::string& run) const;
   // The runs' dated spans together (RunSeries::dated_span).
   std::optional<std::pair<double, double>> dated_span() const;
 

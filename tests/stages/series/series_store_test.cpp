@@ -197,6 +197,9 @@ TEST(SeriesStoreTest, ReadIntoStoreListsRunsWithoutValues) {
   EXPECT_EQ(read.runs, (std::vector<std::string>{"empty", "train"}));
   EXPECT_EQ(store.run_names(), read.runs);
   EXPECT_TRUE(store.runs()[0]->tags().empty());
+  ASSERT_NE(store.find_run("empty"), nullptr);
+  EXPECT_TRUE(store.find_run("empty")->tags().empty());
+  EXPECT_EQ(store.find_run("validation"), nullptr);
   const StoredSeries* loss = store.find("train", "epoch_loss");
   ASSERT_NE(loss, nullptr);
   ASSERT_EQ(loss->scalars.size(), 4U);
