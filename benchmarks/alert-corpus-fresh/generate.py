@@ -17,20 +17,15 @@ import os
 import sys
 
 sys.dont_write_bytecode = True
-try:
-    import torch
-except ImportError:                      # Debian's python3-torch lives under /usr/bin/python3
-    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != \
-            os.path.realpath("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    raise
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 TB_CORPUS = os.path.join(os.path.dirname(HERE), "alert-corpus")
 TEXT_CORPUS = os.path.join(os.path.dirname(HERE), "alert-corpus-text")
 sys.path.insert(0, HERE)
 sys.path.insert(1, TB_CORPUS)
 sys.path.insert(2, TEXT_CORPUS)
+from debian_torch import import_torch    # noqa: E402  (../alert-corpus/debian_torch.py)
+
+torch = import_torch()
 import fresh_tasks as FT                 # noqa: E402
 import labels as lb                      # noqa: E402  (../alert-corpus/labels.py)
 import layouts                           # noqa: E402  (../alert-corpus/layouts.py)

@@ -19,18 +19,13 @@ import sys
 import time
 
 sys.dont_write_bytecode = True
-try:
-    import torch
-except ImportError:                      # Debian's python3-torch lives under /usr/bin/python3
-    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != \
-            os.path.realpath("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    raise
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 TB_CORPUS = os.path.join(os.path.dirname(HERE), "alert-corpus")
 sys.path.insert(0, HERE)
 sys.path.insert(1, TB_CORPUS)
+from debian_torch import import_torch    # noqa: E402  (../alert-corpus/debian_torch.py)
+
+torch = import_torch()
 import labels as lb                      # noqa: E402  (../alert-corpus/labels.py)
 import tasks as T                        # noqa: E402  (../alert-corpus/tasks.py)
 import writers as W                      # noqa: E402
